@@ -1,0 +1,15 @@
+/*
+ * local.h - the local backend: every node runs as processes on this host,
+ * under tools/jobfs-shim.
+ *
+ * shim_path is the jobfs-shim binary (the daemon passes the one beside
+ * itself).  The returned backend is freed with jf_backend_free().
+ */
+#ifndef JF_LOCAL_H
+#define JF_LOCAL_H
+
+#include "backends/backend.h"
+
+struct jf_backend *jf_local_new(const char *shim_path, struct jf_error *err);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * cluster.h - the machines jobfs schedules onto, and their prices.
+ *
+ * A cluster is a list of GPU models (vram, cores and memory per GPU, prices
+ * per GPU-hour for on-demand and spot) and a list of machines (a model and
+ * a GPU count).  A machine's cores and memory are gpus x the model's per-GPU
+ * figures.  CPU-only work is priced per core-hour (cpu_price_*).
+ *
+ * Money is integer micro-units of `currency` (1 CNY = 1,000,000).
+ *
+ * jf_cluster_builtin() is DESIGN 7's embedded default; jf_cluster_parse()
+ * reads the YAML cluster file (format in the README).  Both return a heap
+ * cluster the caller frees with jf_cluster_free().
+ */
+#ifndef JF_CLUSTER_H
+#define JF_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+#define JF_CLUSTER_MAX_MODELS   64
+#define JF_CLUSTER_MAX_MACHINES 100000
+#define JF_MACHINE_MAX_GPUS     64
+
+struct jf_gpu_model {
+	char *name;                 /* "4090" */
+	int64_t vram_bytes;         /* 24Gi */
+	int64_t cpu_milli_per_gpu;  /* 20000 */
+	int64_t mem_bytes_per_gpu;  /* 101G */
+	int64_t price_ondemand;     /* micro-units per GPU-hour */
+	int64_t price_spot;         /* micro-units per GPU-hour */
+};
+
+struct jf_machine {
+	char *name;                 /* "4090-0" */
+	size_t model;               /* index into models */
+	int gpus;                   /* 1 .. JF_MACHINE_MAX_GPUS */
+	int64_t cpu_milli;          /* gpus x cpu_milli_per_gpu */
+	int64_t mem_bytes;          /* gpus x mem_bytes_per_gpu */
+};
+
+struct jf_cluster {
+	char *name;                 /* "builtin" or from the file */
+	char *currency;             /* "CNY" */
+	int64_t cpu_price_ondemand; /* micro-units per core-hour, CPU-only nodes */
+	int64_t cpu_price_spot;
+	int64_t preempt_grace_s;    /* default 30 */
+	struct jf_gpu_model *models;
+	size_t nmodels;
+	struct jf_machine *machines;
+	size_t nmachines;
+};
+
+struct jf_cluster *jf_cluster_builtin(void);
+enum jf_err jf_cluster_parse(const char *text, size_t len,
+			     struct jf_cluster **out, struct jf_error *err);
+void jf_cluster_free(struct jf_cluster *c);
+
+/* Index of the model named name, or -1. */
+int jf_cluster_model_index(const struct jf_cluster *c, const char *name);
+
+#endif

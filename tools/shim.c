@@ -1,0 +1,2 @@
+/* placeholder: replaced by the real supervisor */
+int main(void) { return 111; }
