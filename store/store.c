@@ -1,0 +1,190 @@
+/*
+ * store.c - opening the database, the statement cache, transactions.
+ *
+ * The database is opened in WAL mode with foreign keys on and
+ * synchronous=FULL, so a committed transaction survives a power cut.
+ * Statements are prepared once (SQLITE_PREPARE_PERSISTENT) and reused.
+ * Transactions nest by counting: only the outermost begin/commit touch
+ * SQLite; a failure inside makes the outermost commit roll back.
+ */
+#include "store/store_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const sql_text[Q__COUNT] = {
+#define Q(name, sql) [name] = sql,
+#include "store/queries.def"
+#undef Q
+};
+
+enum jf_err jf_q_err(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return JF_OK;
+	case SQLITE_CONSTRAINT:
+		return JF_EEXIST;
+	case SQLITE_NOMEM:
+		return JF_ENOMEM;
+	case SQLITE_TOOBIG:
+		return JF_EFBIG;
+	default:
+		return JF_EIO;
+	}
+}
+
+sqlite3_stmt *jf_q(struct jf_store *st, enum jf_q q)
+{
+	sqlite3_stmt *s = st->stmts[q];
+	if (!s) {
+		if (sqlite3_prepare_v3(st->db, sql_text[q], -1, SQLITE_PREPARE_PERSISTENT, &s,
+				       NULL) != SQLITE_OK)
+			return NULL;
+		st->stmts[q] = s;
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return s;
+}
+
+enum jf_err jf_q_exec(struct jf_store *st, sqlite3_stmt *s)
+{
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return JF_OK;
+	if (st->depth > 0 && (rc & 0xff) != SQLITE_CONSTRAINT)
+		st->failed = true;
+	return jf_q_err(rc);
+}
+
+char *jf_q_dup(sqlite3_stmt *s, int col)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+	return strdup(t ? (const char *)t : "");
+}
+
+void jf_q_copy(sqlite3_stmt *s, int col, char *buf, size_t n)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+	if (!n)
+		return;
+	snprintf(buf, n, "%s", t ? (const char *)t : "");
+}
+
+void jf_q_text(sqlite3_stmt *s, int i, const char *text)
+{
+	if (text)
+		sqlite3_bind_text(s, i, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+void jf_q_id(sqlite3_stmt *s, int i, int64_t id)
+{
+	if (id)
+		sqlite3_bind_int64(s, i, id);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+enum jf_err jf_store_open(const char *path, struct jf_store **out, struct jf_error *err)
+{
+	*out = NULL;
+	struct jf_store *st = calloc(1, sizeof(*st));
+	if (!st)
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	int rc = sqlite3_open_v2(path, &st->db,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+				 NULL);
+	if (rc != SQLITE_OK) {
+		jf_error_set(err, JF_EIO, 0, "cannot open %s: %s", path,
+			     st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	char *msg = NULL;
+	if (sqlite3_exec(st->db,
+			 "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+			 "PRAGMA foreign_keys = ON;",
+			 NULL, NULL, &msg) != SQLITE_OK) {
+		jf_error_set(err, JF_EIO, 0, "cannot configure %s: %s", path, msg);
+		sqlite3_free(msg);
+		goto fail;
+	}
+	if (jf_store_migrate(st, err) != JF_OK)
+		goto fail;
+	*out = st;
+	return JF_OK;
+fail:
+	jf_store_close(st);
+	return err ? err->code : JF_EIO;
+}
+
+void jf_store_close(struct jf_store *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < Q__COUNT; i++)
+		sqlite3_finalize(st->stmts[i]);
+	sqlite3_close(st->db);
+	free(st);
+}
+
+enum jf_err jf_store_begin(struct jf_store *st)
+{
+	if (st->depth++ > 0)
+		return JF_OK;
+	st->failed = false;
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		st->depth = 0;
+		return JF_EIO;
+	}
+	return JF_OK;
+}
+
+enum jf_err jf_store_commit(struct jf_store *st)
+{
+	if (st->depth == 0)
+		return JF_EIO;
+	if (--st->depth > 0)
+		return JF_OK;
+	if (st->failed) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return JF_EIO;
+	}
+	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return JF_EIO;
+	}
+	return JF_OK;
+}
+
+void jf_store_rollback(struct jf_store *st)
+{
+	if (st->depth == 0)
+		return;
+	st->depth = 0;
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+enum jf_err jf_store_check(struct jf_store *st, struct jf_error *err)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "PRAGMA integrity_check", -1, &s, NULL) != SQLITE_OK)
+		return jf_error_set(err, JF_EIO, 0, "%s", sqlite3_errmsg(st->db));
+	enum jf_err rc = JF_OK;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *r = (const char *)sqlite3_column_text(s, 0);
+		if (!r || strcmp(r, "ok") != 0)
+			rc = jf_error_set(err, JF_EIO, 0, "integrity_check: %s", r ? r : "?");
+	} else {
+		rc = jf_error_set(err, JF_EIO, 0, "%s", sqlite3_errmsg(st->db));
+	}
+	sqlite3_finalize(s);
+	return rc;
+}

@@ -1,0 +1,275 @@
+/*
+ * store.h - jobfs's state in SQLite: the only code that speaks SQL.
+ *
+ * Tables: queues, groups (a queue's groups and the independent batches of
+ * /tasks), tasks, nodes, attempts, events and the billing ledger.  The
+ * schema is versioned with PRAGMA user_version and migrated on open; the
+ * database runs in WAL mode with foreign keys on.
+ *
+ * Every state change the engine makes is one transaction: jf_store_begin(),
+ * the changes, jf_store_commit().  Readers (fs/) call the getters outside
+ * any transaction and always see committed state.
+ *
+ * Records: the *_rec structs are filled by the getters; their heap members
+ * (spec, message) belong to the record and are freed with the matching
+ * *_release().  Fixed-size members are always NUL-terminated.
+ *
+ * Events carry a ready line "TIME TYPE REASON OBJECT MESSAGE\n" and its byte
+ * offset within each enclosing scope (node, task, group, queue), so the
+ * append-only `events` files can be read at any offset without rendering
+ * what comes before.
+ */
+#ifndef JF_STORE_H
+#define JF_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+struct jf_store;
+
+#define JF_NAME_MAX 64
+#define JF_GPU_IDS_MAX 96
+
+enum jf_group_kind { JF_KIND_GROUP = 0, JF_KIND_BATCH = 1 };
+
+struct jf_queue_rec {
+	int64_t id;
+	char name[JF_NAME_MAX];
+	char *spec;                /* text as written, "" if none */
+	int64_t capacity;          /* 0 = unlimited */
+	int64_t group_timeout;     /* seconds, 0 = off */
+	int64_t created_ms;
+	uint32_t uid, gid;
+	int64_t events_bytes;
+};
+
+struct jf_group_rec {
+	int64_t id;
+	int64_t queue_id;          /* 0 for a batch */
+	enum jf_group_kind kind;
+	char dirname[JF_NAME_MAX];
+	char *display;             /* display name (spec name or dirname) */
+	int state;                 /* enum jf_state */
+	char *message;
+	char *spec;                /* accepted spec text, NULL in Draft/Invalid */
+	char *draft;               /* last refused text, NULL if none */
+	char *ignored;             /* K8s fields ignored, one per line, "" if none */
+	int64_t created_ms, submitted_ms, started_ms, finished_ms;
+	uint32_t uid, gid;
+	int64_t seq;               /* submission order */
+	int64_t completions, parallelism, nodes;
+	int64_t failures;          /* failed attempts, all tasks together */
+	int64_t events_bytes;
+	char jobname[JF_NAME_MAX]; /* ${JOB_NAME} as substituted at submission */
+};
+
+struct jf_task_rec {
+	int64_t id;
+	int64_t group_id;
+	int64_t idx;
+	int state;
+	char *message;
+	char *display;             /* NULL unless renamed */
+	int64_t attempt;           /* attempts started so far */
+	int64_t failures;          /* failed attempts counted against retries */
+	int64_t started_ms, finished_ms;
+	int64_t events_bytes;
+};
+
+struct jf_node_rec {
+	int64_t id;
+	int64_t task_id;
+	int64_t idx;
+	int state;
+	char *message;
+	char machine[JF_NAME_MAX];
+	char gpu_ids[JF_GPU_IDS_MAX];  /* "0,1" */
+	int64_t pid;
+	int exit_code;             /* -1 = none yet */
+	int64_t attempt;           /* current or last attempt number, 0 = never ran */
+	int64_t attempt_id;        /* row id of that attempt, 0 = none */
+	int64_t started_ms, finished_ms;
+	int64_t events_bytes;
+};
+
+struct jf_attempt_rec {
+	int64_t id;
+	int64_t node_id;
+	int64_t attempt;
+	char handle[64];
+	char *run_dir;
+	char machine[JF_NAME_MAX];
+	char gpu_ids[JF_GPU_IDS_MAX];
+	int64_t cpu_milli;
+	int64_t pid;
+	int64_t start_ms, end_ms;  /* end 0 while running */
+	int exit_code;             /* -1 while running */
+	char *reason;
+};
+
+struct jf_ledger_rec {
+	int64_t id;
+	int64_t queue_id, group_id, task_id, node_id, attempt_id;
+	char queue[JF_NAME_MAX];   /* names at the time, kept after rmdir */
+	char group[JF_NAME_MAX];
+	int64_t task_idx, node_idx, attempt;
+	char billing[16];
+	char gpu[JF_NAME_MAX];     /* "" for CPU-only */
+	int64_t gpus;
+	int64_t start_ms, end_ms;  /* end 0 while open */
+	int64_t seconds;
+	int64_t rate;              /* micro-units per hour */
+	int64_t amount;            /* micro-units */
+	int64_t seq;               /* place in ledger.csv (order of closing) */
+};
+
+/* Scope of a cost or events query. */
+enum jf_scope { JF_SCOPE_ALL, JF_SCOPE_QUEUE, JF_SCOPE_GROUP, JF_SCOPE_TASK, JF_SCOPE_NODE };
+
+/* open / close / transactions */
+enum jf_err jf_store_open(const char *path, struct jf_store **out, struct jf_error *err);
+void jf_store_close(struct jf_store *st);
+enum jf_err jf_store_begin(struct jf_store *st);
+enum jf_err jf_store_commit(struct jf_store *st);
+void jf_store_rollback(struct jf_store *st);
+int jf_store_schema_version(struct jf_store *st);
+/* PRAGMA integrity_check: JF_OK when "ok". */
+enum jf_err jf_store_check(struct jf_store *st, struct jf_error *err);
+
+/* queues */
+enum jf_err jf_queue_create(struct jf_store *st, const char *name, uint32_t uid, uint32_t gid,
+			    int64_t now_ms, int64_t *id);
+enum jf_err jf_queue_get(struct jf_store *st, int64_t id, struct jf_queue_rec *q);
+enum jf_err jf_queue_find(struct jf_store *st, const char *name, struct jf_queue_rec *q);
+enum jf_err jf_queue_set_spec(struct jf_store *st, int64_t id, const char *text,
+			      int64_t capacity, int64_t group_timeout);
+enum jf_err jf_queue_delete(struct jf_store *st, int64_t id);
+/* List queues with id > after, in id order, calling fn until it returns
+ * non-zero; at most limit rows. */
+enum jf_err jf_queue_list(struct jf_store *st, int64_t after, int limit,
+			  int (*fn)(void *ctx, int64_t id, const char *name), void *ctx);
+void jf_queue_release(struct jf_queue_rec *q);
+
+/* groups and batches */
+enum jf_err jf_group_create(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
+			    const char *dirname, uint32_t uid, uint32_t gid, int64_t now_ms,
+			    int64_t *id);
+enum jf_err jf_group_get(struct jf_store *st, int64_t id, struct jf_group_rec *g);
+enum jf_err jf_group_find(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
+			  const char *dirname, struct jf_group_rec *g);
+enum jf_err jf_group_list(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
+			  int64_t after, int limit,
+			  int (*fn)(void *ctx, int64_t id, const char *dirname), void *ctx);
+/* Groups not in a final or draft state, in submission order. */
+enum jf_err jf_group_list_active(struct jf_store *st,
+				 int (*fn)(void *ctx, int64_t id), void *ctx);
+enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft,
+			    const char *message);
+/* Accept a spec: stores it, moves to Waiting, creates the task rows
+ * 0 .. completions-1 in state Waiting. */
+enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_text,
+			    const char *display, const char *ignored, int64_t completions,
+			    int64_t parallelism, int64_t nodes, const char *jobname,
+			    int64_t now_ms);
+enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, int state, const char *message,
+			       int64_t now_ms);
+enum jf_err jf_group_add_failure(struct jf_store *st, int64_t id);
+/* For restart: failures to 0, and every task (or only task_id) back to
+ * Waiting with no failures counted. */
+enum jf_err jf_group_reset(struct jf_store *st, int64_t id, int64_t task_id);
+enum jf_err jf_group_rename(struct jf_store *st, int64_t id, const char *dirname);
+enum jf_err jf_group_delete(struct jf_store *st, int64_t id);
+/* Counts of the group's tasks per state: counts[JF_ST__COUNT]. */
+enum jf_err jf_group_count_tasks(struct jf_store *st, int64_t id, int64_t *counts);
+/* Counts of the groups' tasks per state across a whole queue (or all
+ * batches when queue_id is 0 and kind is JF_KIND_BATCH). */
+enum jf_err jf_queue_count_tasks(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
+				 int64_t *counts);
+/* Nodes held (Initializing or Running) by a queue's groups. */
+enum jf_err jf_queue_running_nodes(struct jf_store *st, int64_t queue_id, int64_t *n);
+void jf_group_release(struct jf_group_rec *g);
+
+/* tasks */
+enum jf_err jf_task_get(struct jf_store *st, int64_t id, struct jf_task_rec *t);
+enum jf_err jf_task_find(struct jf_store *st, int64_t group_id, int64_t idx,
+			 struct jf_task_rec *t);
+/* Tasks of a group with idx > after, in idx order. */
+enum jf_err jf_task_list(struct jf_store *st, int64_t group_id, int64_t after, int limit,
+			 int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx);
+/* Up to limit tasks of the group in state, lowest index first. */
+enum jf_err jf_task_list_state(struct jf_store *st, int64_t group_id, int state, int limit,
+			       int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx);
+enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, int state, const char *message,
+			      int64_t now_ms);
+enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attempt,
+				 int64_t failures);
+/* Every task of the group in one of from_mask's states (bit 1<<state)
+ * moves to state; *changed gets how many did. */
+enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigned from_mask,
+				  int state, const char *message, int64_t now_ms,
+				  int64_t *changed);
+void jf_task_release(struct jf_task_rec *t);
+
+/* nodes: rows are made on first use (jf_node_ensure) */
+enum jf_err jf_node_ensure(struct jf_store *st, int64_t task_id, int64_t idx, int64_t *id);
+enum jf_err jf_node_get(struct jf_store *st, int64_t id, struct jf_node_rec *n);
+/* ENOENT when the node was never made (it has not run yet). */
+enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx,
+			 struct jf_node_rec *n);
+enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, int state, const char *message,
+			      int64_t now_ms);
+enum jf_err jf_node_set_run(struct jf_store *st, int64_t id, const char *machine,
+			    const char *gpu_ids, int64_t pid, int exit_code, int64_t attempt,
+			    int64_t attempt_id);
+void jf_node_release(struct jf_node_rec *n);
+
+/* attempts */
+enum jf_err jf_attempt_create(struct jf_store *st, int64_t node_id, int64_t attempt,
+			      const char *run_dir, const char *machine, const char *gpu_ids,
+			      int64_t cpu_milli, int64_t *id);
+enum jf_err jf_attempt_started(struct jf_store *st, int64_t id, const char *handle, int64_t pid,
+			       int64_t start_ms);
+enum jf_err jf_attempt_ended(struct jf_store *st, int64_t id, int64_t end_ms, int exit_code,
+			     const char *reason);
+enum jf_err jf_attempt_get(struct jf_store *st, int64_t id, struct jf_attempt_rec *a);
+/* The attempt of node_id numbered attempt; ENOENT if none. */
+enum jf_err jf_attempt_find(struct jf_store *st, int64_t node_id, int64_t attempt,
+			    struct jf_attempt_rec *a);
+/* Attempts started and not ended (for adoption after a restart). */
+enum jf_err jf_attempt_list_open(struct jf_store *st,
+				 int (*fn)(void *ctx, const struct jf_attempt_rec *a), void *ctx);
+void jf_attempt_release(struct jf_attempt_rec *a);
+
+/* events */
+struct jf_event_scope {
+	int64_t queue_id, group_id, task_id, node_id;   /* 0 = not in that scope */
+};
+enum jf_err jf_event_add(struct jf_store *st, const struct jf_event_scope *sc, int64_t time_ms,
+			 const char *type, const char *reason, const char *object,
+			 const char *message);
+/* Copy bytes [off, off+size) of a scope's events text into buf; *got is
+ * the count copied (0 at the end). */
+enum jf_err jf_event_read(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t off,
+			  char *buf, size_t size, size_t *got);
+enum jf_err jf_event_size(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t *bytes);
+
+/* ledger */
+enum jf_err jf_ledger_open(struct jf_store *st, const struct jf_ledger_rec *r, int64_t *id);
+/* Close the open segment of attempt_id at end_ms: computes seconds and amount. */
+enum jf_err jf_ledger_close(struct jf_store *st, int64_t attempt_id, int64_t end_ms);
+/* Sum of closed amounts in a scope, plus open segments billed up to now_ms;
+ * *seconds likewise. */
+enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
+			  int64_t *amount, int64_t *seconds);
+/* Closed rows with seq > after, in closing order (ledger.csv). */
+enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
+			   int (*fn)(void *ctx, const struct jf_ledger_rec *r), void *ctx);
+/* Totals by a column: "queue", "group", "billing", "gpu". */
+enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
+			     int (*fn)(void *ctx, const char *key, int64_t amount,
+				       int64_t seconds), void *ctx);
+
+#endif

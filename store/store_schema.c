@@ -1,0 +1,153 @@
+/*
+ * store_schema.c - the schema and its migrations.
+ *
+ * migrations[i] takes a database from user_version i to i+1; each runs in
+ * its own transaction together with the version bump, so a crash leaves
+ * the database at one version or the next, never between.  Add a
+ * migration at the end; never edit one that has shipped.
+ */
+#include "store/store_int.h"
+
+#include <stdio.h>
+
+static const char *const migrations[] = {
+	/* 0 -> 1: the first schema */
+	"CREATE TABLE queues ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  spec TEXT NOT NULL DEFAULT '',"
+	"  capacity INTEGER NOT NULL DEFAULT 0,"
+	"  group_timeout INTEGER NOT NULL DEFAULT 0,"
+	"  created_ms INTEGER NOT NULL,"
+	"  uid INTEGER NOT NULL, gid INTEGER NOT NULL,"
+	"  events_bytes INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE groups ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  queue_id INTEGER REFERENCES queues(id) ON DELETE RESTRICT,"
+	"  kind INTEGER NOT NULL,"
+	"  dirname TEXT NOT NULL,"
+	"  display TEXT NOT NULL,"
+	"  state INTEGER NOT NULL,"
+	"  message TEXT NOT NULL DEFAULT '',"
+	"  spec TEXT, draft TEXT, ignored TEXT NOT NULL DEFAULT '', jobname TEXT NOT NULL DEFAULT '',"
+	"  created_ms INTEGER NOT NULL, submitted_ms INTEGER NOT NULL DEFAULT 0,"
+	"  started_ms INTEGER NOT NULL DEFAULT 0, finished_ms INTEGER NOT NULL DEFAULT 0,"
+	"  uid INTEGER NOT NULL, gid INTEGER NOT NULL,"
+	"  seq INTEGER NOT NULL DEFAULT 0,"
+	"  completions INTEGER NOT NULL DEFAULT 0, parallelism INTEGER NOT NULL DEFAULT 0,"
+	"  nodes INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,"
+	"  events_bytes INTEGER NOT NULL DEFAULT 0);"
+	"CREATE UNIQUE INDEX groups_dir ON groups(ifnull(queue_id, 0), kind, dirname);"
+	"CREATE INDEX groups_active ON groups(state, seq);"
+	"CREATE TABLE tasks ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  group_id INTEGER NOT NULL REFERENCES groups(id) ON DELETE CASCADE,"
+	"  idx INTEGER NOT NULL,"
+	"  state INTEGER NOT NULL,"
+	"  message TEXT NOT NULL DEFAULT '',"
+	"  display TEXT,"
+	"  attempt INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,"
+	"  started_ms INTEGER NOT NULL DEFAULT 0, finished_ms INTEGER NOT NULL DEFAULT 0,"
+	"  events_bytes INTEGER NOT NULL DEFAULT 0,"
+	"  UNIQUE(group_id, idx));"
+	"CREATE INDEX tasks_state ON tasks(group_id, state, idx);"
+	"CREATE TABLE nodes ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  task_id INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,"
+	"  idx INTEGER NOT NULL,"
+	"  state INTEGER NOT NULL,"
+	"  message TEXT NOT NULL DEFAULT '',"
+	"  machine TEXT NOT NULL DEFAULT '', gpu_ids TEXT NOT NULL DEFAULT '',"
+	"  pid INTEGER NOT NULL DEFAULT 0, exit_code INTEGER NOT NULL DEFAULT -1,"
+	"  attempt INTEGER NOT NULL DEFAULT 0, attempt_id INTEGER NOT NULL DEFAULT 0,"
+	"  started_ms INTEGER NOT NULL DEFAULT 0, finished_ms INTEGER NOT NULL DEFAULT 0,"
+	"  events_bytes INTEGER NOT NULL DEFAULT 0,"
+	"  UNIQUE(task_id, idx));"
+	"CREATE INDEX nodes_state ON nodes(state);"
+	"CREATE TABLE attempts ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,"
+	"  attempt INTEGER NOT NULL,"
+	"  handle TEXT NOT NULL DEFAULT '', run_dir TEXT NOT NULL,"
+	"  machine TEXT NOT NULL DEFAULT '', gpu_ids TEXT NOT NULL DEFAULT '',"
+	"  cpu_milli INTEGER NOT NULL DEFAULT 0,"
+	"  pid INTEGER NOT NULL DEFAULT 0,"
+	"  start_ms INTEGER NOT NULL DEFAULT 0, end_ms INTEGER NOT NULL DEFAULT 0,"
+	"  exit_code INTEGER NOT NULL DEFAULT -1, reason TEXT NOT NULL DEFAULT '',"
+	"  UNIQUE(node_id, attempt));"
+	"CREATE INDEX attempts_open ON attempts(end_ms) WHERE end_ms = 0;"
+	"CREATE TABLE events ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  queue_id INTEGER, group_id INTEGER, task_id INTEGER, node_id INTEGER,"
+	"  queue_off INTEGER, group_off INTEGER, task_off INTEGER, node_off INTEGER,"
+	"  len INTEGER NOT NULL, line TEXT NOT NULL);"
+	"CREATE INDEX events_queue ON events(queue_id, queue_off) WHERE queue_off IS NOT NULL;"
+	"CREATE INDEX events_group ON events(group_id, group_off) WHERE group_off IS NOT NULL;"
+	"CREATE INDEX events_task ON events(task_id, task_off) WHERE task_off IS NOT NULL;"
+	"CREATE INDEX events_node ON events(node_id, node_off) WHERE node_off IS NOT NULL;"
+	"CREATE TABLE ledger ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  queue_id INTEGER NOT NULL, group_id INTEGER NOT NULL, task_id INTEGER NOT NULL,"
+	"  node_id INTEGER NOT NULL, attempt_id INTEGER NOT NULL UNIQUE,"
+	"  queue TEXT NOT NULL, grp TEXT NOT NULL,"
+	"  task_idx INTEGER NOT NULL, node_idx INTEGER NOT NULL, attempt INTEGER NOT NULL,"
+	"  billing TEXT NOT NULL, gpu TEXT NOT NULL, gpus INTEGER NOT NULL,"
+	"  start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL DEFAULT 0,"
+	"  seconds INTEGER NOT NULL DEFAULT 0, rate INTEGER NOT NULL,"
+	"  amount INTEGER NOT NULL DEFAULT 0,"
+	"  closed_seq INTEGER);"
+	"CREATE INDEX ledger_group ON ledger(group_id);"
+	"CREATE INDEX ledger_queue ON ledger(queue_id);"
+	"CREATE INDEX ledger_task ON ledger(task_id);"
+	"CREATE INDEX ledger_node ON ledger(node_id);"
+	"CREATE INDEX ledger_open ON ledger(end_ms) WHERE end_ms = 0;"
+	"CREATE UNIQUE INDEX ledger_closed ON ledger(closed_seq) WHERE closed_seq IS NOT NULL;"
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+};
+
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+static int user_version(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int v = -1;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+enum jf_err jf_store_migrate(struct jf_store *st, struct jf_error *err)
+{
+	int v = user_version(st->db);
+	if (v < 0)
+		return jf_error_set(err, JF_EIO, 0, "cannot read schema version: %s",
+				    sqlite3_errmsg(st->db));
+	if (v > NMIGRATIONS)
+		return jf_error_set(err, JF_EINVAL, 0,
+				    "database schema version %d is newer than this jobfs (%d)",
+				    v, NMIGRATIONS);
+	for (; v < NMIGRATIONS; v++) {
+		char bump[64];
+		snprintf(bump, sizeof(bump), "PRAGMA user_version = %d", v + 1);
+		char *msg = NULL;
+		if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(st->db, migrations[v], NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(st->db, bump, NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(st->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+			jf_error_set(err, JF_EIO, 0, "schema migration %d -> %d failed: %s", v,
+				     v + 1, msg ? msg : sqlite3_errmsg(st->db));
+			sqlite3_free(msg);
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+			return JF_EIO;
+		}
+	}
+	return JF_OK;
+}
+
+int jf_store_schema_version(struct jf_store *st)
+{
+	return user_version(st->db);
+}
