@@ -127,6 +127,8 @@ struct jf_spec {
 	size_t nsuccess;
 	char **ignored;           /* K8s paths not modelled, e.g. "spec.template.metadata.labels" */
 	size_t nignored;
+	bool indexed;             /* K8s completionMode: Indexed (jobfs exports
+				   * JOB_COMPLETION_INDEX either way) */
 	/* which keys were written, so a renderer can tell defaults apart */
 	bool has_count;
 };

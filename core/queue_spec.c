@@ -1,0 +1,111 @@
+/*
+ * queue_spec.c - the queue spec of DESIGN 2.2.
+ *
+ * Keys: capacity (nodes, >= 0, 0 = unlimited), group_timeout (a duration,
+ * 0 = off), partition (a Slurm partition name), private (bool).  Unknown
+ * keys are errors; an empty text (or only comments) is all defaults.  *out
+ * is written only on success, so a refused spec leaves it unchanged.
+ */
+#include "core/spec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/quantity.h"
+#include "core/yamltree.h"
+
+#define QUEUE_MAX_CAPACITY   1000000
+#define QUEUE_MAX_TIMEOUT    (366LL * 86400)
+
+static bool partition_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > JF_SPEC_MAX_NAME)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' || *s == '.'))
+			return false;
+	return true;
+}
+
+static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec *q,
+			      struct jf_error *err)
+{
+	static const char *const known[] = {
+		"capacity", "group_timeout", "partition", "private", NULL
+	};
+	enum jf_err rc = jf_ymap_check_keys(root, "", known, err);
+	if (rc)
+		return rc;
+	const struct jf_ynode *n;
+	if ((n = jf_ymap_get(root, "capacity")) &&
+	    (rc = jf_ynode_int(n, "capacity", 0, QUEUE_MAX_CAPACITY, &q->capacity, err)))
+		return rc;
+	if ((n = jf_ymap_get(root, "group_timeout"))) {
+		const char *t;
+		if ((rc = jf_ynode_text(n, "group_timeout", 0, &t, err)))
+			return rc;
+		if (!jf_duration_parse(t, &q->group_timeout))
+			return jf_yerror(err, JF_EINVAL, n, "group_timeout",
+					 "bad duration \"%.64s\": use e.g. 90s, 30m, 2h or "
+					 "1h30m (0 = off)", t);
+		if (q->group_timeout > QUEUE_MAX_TIMEOUT)
+			return jf_yerror(err, JF_EINVAL, n, "group_timeout",
+					 "duration %.64s is out of range: at most 366d", t);
+	}
+	if ((n = jf_ymap_get(root, "partition"))) {
+		const char *t;
+		if ((rc = jf_ynode_text(n, "partition", 0, &t, err)))
+			return rc;
+		if (!partition_ok(t))
+			return jf_yerror(err, JF_EINVAL, n, "partition",
+					 "bad partition name \"%.64s\": use 1 to %d letters, "
+					 "digits, '.', '_' or '-'", t, JF_SPEC_MAX_NAME);
+		q->partition = strdup(t);
+		if (!q->partition)
+			return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	}
+	if ((n = jf_ymap_get(root, "private")) &&
+	    (rc = jf_ynode_bool(n, "private", &q->private_, err)))
+		return rc;
+	return JF_OK;
+}
+
+enum jf_err jf_queue_spec_parse(const char *text, size_t len,
+				struct jf_queue_spec *out, struct jf_error *err)
+{
+	struct jf_error e = { 0 };
+	struct jf_queue_spec q = { 0 };
+	struct jf_ydoc *doc;
+	enum jf_err rc = jf_ydoc_parse(text, len, &doc, &e);
+	if (rc)
+		goto fail;
+	const struct jf_ynode *root = jf_ydoc_root(doc);
+	if (!jf_ynode_is_null(root)) {
+		if (root->type != JF_Y_MAP)
+			rc = jf_yerror(&e, JF_EINVAL, root, "",
+				       "the queue spec must be a mapping of keys, not %s",
+				       jf_ynode_kind(root));
+		else
+			rc = parse_root(root, &q, &e);
+	}
+	jf_ydoc_free(doc);
+	if (rc)
+		goto fail;
+	*out = q;
+	return JF_OK;
+fail:
+	free(q.partition);
+	if (err)
+		*err = e;
+	return rc;
+}
+
+void jf_queue_spec_release(struct jf_queue_spec *q)
+{
+	if (!q)
+		return;
+	free(q->partition);
+	q->partition = NULL;
+}

@@ -1,0 +1,967 @@
+/*
+ * test_local.c - the local backend and tools/jobfs-shim, with real
+ * processes.
+ *
+ * Every test gets its own temporary directory and backend; the shim is the
+ * one the build made ($JOBFS_SHIM).  Waiting is poll() on the backend's fd
+ * with a timeout of a few seconds, never an open-ended sleep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backends/local/local.h"
+
+#define PATH "PATH=/usr/local/bin:/usr/bin:/bin"
+
+struct fix {
+	char dir[PATH_MAX];
+	struct jf_backend *be;
+	int nrun;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* $JOBFS_SHIM (meson test sets it), else the one in this build tree. */
+static const char *shim_path(void)
+{
+	const char *shim = getenv("JOBFS_SHIM");
+#ifdef JF_BUILD_DIR
+	if (!shim)
+		shim = JF_BUILD_DIR "/tools/jobfs-shim";
+#endif
+	return shim;
+}
+
+static struct jf_backend *new_backend(void)
+{
+	struct jf_error err = { 0 };
+	const char *shim = shim_path();
+	assert_non_null(shim);
+	struct jf_backend *be = jf_local_new(shim, &err);
+	if (!be)
+		fail_msg("jf_local_new: %s", err.msg);
+	return be;
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->be = new_backend();
+	snprintf(f->dir, sizeof(f->dir), "/tmp/jf-local-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	*state = f;
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	remove(path);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+	jf_backend_free(f->be);
+	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* A fresh run directory under the test's directory. */
+static const char *run_dir(struct fix *f, char *buf, size_t n)
+{
+	if (snprintf(buf, n, "%s/run%d", f->dir, f->nrun++) >= (int)n)
+		fail_msg("path too long");
+	assert_int_equal(mkdir(buf, 0755), 0);
+	return buf;
+}
+
+static char *read_file(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return NULL;
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return NULL;
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	size_t r;
+	while ((r = fread(buf + len, 1, cap - len - 1, fp)) > 0) {
+		len += r;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+	}
+	fclose(fp);
+	buf[len] = '\0';
+	return buf;
+}
+
+static off_t file_size(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -1;
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+static void start_run(struct jf_backend *be, const char *dir, const struct jf_proc *procs,
+		      size_t nprocs, uint64_t cookie, struct jf_run_started *out)
+{
+	struct jf_launch l = {
+		.run_dir = dir,
+		.cwd = dir,
+		.uid = getuid(),
+		.gid = getgid(),
+		.procs = procs,
+		.nprocs = nprocs,
+	};
+	struct jf_error err = { 0 };
+	enum jf_err rc = jf_backend_start(be, &l, cookie, out, &err);
+	if (rc != JF_OK)
+		fail_msg("start: %s", err.msg);
+}
+
+/* One sh -c SCRIPT process named main. */
+static void start_sh(struct jf_backend *be, const char *dir, const char *script,
+		     uint64_t cookie, struct jf_run_started *out)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	start_run(be, dir, &p, 1, cookie, out);
+}
+
+/* Wait at most timeout_ms for one result. */
+static bool wait_result(struct jf_backend *be, int timeout_ms, struct jf_run_result *res)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	for (;;) {
+		if (jf_backend_reap(be, res, 1) == 1)
+			return true;
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return false;
+		struct pollfd p = { .fd = jf_backend_fd(be), .events = POLLIN };
+		poll(&p, 1, (int)left);
+	}
+}
+
+static void expect_result(struct jf_backend *be, int timeout_ms, struct jf_run_result *res)
+{
+	if (!wait_result(be, timeout_ms, res))
+		fail_msg("no result within %d ms", timeout_ms);
+}
+
+/* Wait (bounded) until the file holds needle: the process is ready. */
+static void wait_for_text(const char *dir, const char *name, const char *needle)
+{
+	for (int i = 0; i < 500; i++) {
+		char *t = read_file(dir, name);
+		bool found = t && strstr(t, needle);
+		free(t);
+		if (found)
+			return;
+		usleep(10000);
+	}
+	fail_msg("%s never contained '%s'", name, needle);
+}
+
+static pid_t handle_pid(const char *handle)
+{
+	int pid = 0;
+	assert_int_equal(sscanf(handle, "local:%d:", &pid), 1);
+	return pid;
+}
+
+/* ---- tests ---- */
+
+static void test_success(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st = { 0 };
+	struct jf_run_result res;
+	int64_t before = now_ms();
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir, "echo hello; echo world", 42, &st);
+	assert_true(strncmp(st.handle, "local:", 6) == 0);
+	assert_true(st.pid > 0);
+	assert_true(st.start_ms >= before - 5 && st.start_ms <= now_ms());
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.cookie, 42);
+	assert_int_equal(res.exit_code, 0);
+	assert_int_equal(res.term_signal, 0);
+	assert_false(res.lost);
+	assert_false(res.start_failed);
+	assert_int_equal(res.start_ms, st.start_ms);
+	assert_true(res.end_ms >= res.start_ms && res.end_ms <= now_ms());
+	assert_int_equal(res.nprocs, 1);
+	assert_string_equal(res.procs[0].name, "main");
+	assert_string_equal(res.message, "exit 0");
+
+	char *out = read_file(dir, "stdout");
+	assert_string_equal(out, "hello\nworld\n");
+	free(out);
+	char *logs = read_file(dir, "logs");
+	assert_string_equal(logs, "hello\nworld\n");
+	free(logs);
+	assert_int_equal(file_size(dir, "stderr"), 0);
+	assert_true(file_size(dir, "result") > 0);
+	assert_true(file_size(dir, "started") > 0);
+	assert_int_equal(jf_backend_reap(f->be, &res, 1), 0);
+
+	/* The same directory again: a fresh record, the logs appended to. */
+	start_sh(f->be, dir, "echo again; exit 6", 43, &st);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.cookie, 43);
+	assert_int_equal(res.exit_code, 6);
+	out = read_file(dir, "stdout");
+	assert_string_equal(out, "hello\nworld\nagain\n");
+	free(out);
+}
+
+static void test_exit_code(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir, "exit 3", 7, &st);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.cookie, 7);
+	assert_int_equal(res.exit_code, 3);
+	assert_int_equal(res.term_signal, 0);
+	assert_int_equal(res.procs[0].exit_code, 3);
+	assert_string_equal(res.message, "exit 3");
+	assert_false(res.start_failed);
+}
+
+/* Every line whole in logs; stdout holds only stdout. */
+static void test_interleave(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir,
+		 "i=0; while [ $i -lt 1000 ]; do echo \"out line $i\"; echo \"err line $i\" >&2;"
+		 " i=$((i+1)); done;"
+		 " printf 'partial-'; sleep 0.2; echo 'err whole' >&2; sleep 0.2; echo 'end';"
+		 " printf 'no newline'",
+		 1, &st);
+	expect_result(f->be, 10000, &res);
+	assert_int_equal(res.exit_code, 0);
+
+	char *logs = read_file(dir, "logs");
+	int seen_out[1000] = { 0 }, seen_err[1000] = { 0 };
+	int other = 0;
+	bool partial = false, errwhole = false, nonl = false;
+	for (char *save, *line = strtok_r(logs, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		int k;
+		char tail;
+		if (sscanf(line, "out line %d%c", &k, &tail) == 1 && k >= 0 && k < 1000)
+			seen_out[k]++;
+		else if (sscanf(line, "err line %d%c", &k, &tail) == 1 && k >= 0 && k < 1000)
+			seen_err[k]++;
+		else if (strcmp(line, "partial-end") == 0)
+			partial = true;
+		else if (strcmp(line, "err whole") == 0)
+			errwhole = true;
+		else if (strcmp(line, "no newline") == 0)
+			nonl = true;
+		else
+			other++;
+	}
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(seen_out[i], 1);
+		assert_int_equal(seen_err[i], 1);
+	}
+	assert_int_equal(other, 0);
+	assert_true(partial);
+	assert_true(errwhole);
+	assert_true(nonl);
+	free(logs);
+
+	char *out = read_file(dir, "stdout");
+	char *p = out;
+	for (int i = 0; i < 1000; i++) {
+		char want[32];
+		int n = snprintf(want, sizeof(want), "out line %d\n", i);
+		assert_memory_equal(p, want, (size_t)n);
+		p += n;
+	}
+	assert_string_equal(p, "partial-end\nno newline");
+	free(out);
+	char *err = read_file(dir, "stderr");
+	assert_null(strstr(err, "out line"));
+	assert_non_null(strstr(err, "err line 999\nerr whole\n"));
+	free(err);
+}
+
+static void test_two_procs(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	/* a fails later than b, but a comes first: the node's code is a's. */
+	char *a[] = { "/bin/sh", "-c", "echo hello; echo oops >&2; sleep 0.3; exit 4", NULL };
+	char *b[] = { "/bin/sh", "-c", "echo world; exit 5", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc procs[] = {
+		{ .name = "alpha", .argv = a, .envp = envp },
+		{ .name = "beta", .argv = b, .envp = envp },
+	};
+
+	run_dir(f, dir, sizeof(dir));
+	start_run(f->be, dir, procs, 2, 9, &st);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.exit_code, 4);
+	assert_int_equal(res.nprocs, 2);
+	assert_string_equal(res.procs[0].name, "alpha");
+	assert_int_equal(res.procs[0].exit_code, 4);
+	assert_string_equal(res.procs[1].name, "beta");
+	assert_int_equal(res.procs[1].exit_code, 5);
+	assert_string_equal(res.message, "alpha: exit 4");
+
+	char *logs = read_file(dir, "logs");
+	assert_non_null(strstr(logs, "[alpha] hello\n"));
+	assert_non_null(strstr(logs, "[alpha] oops\n"));
+	assert_non_null(strstr(logs, "[beta] world\n"));
+	free(logs);
+	char *out = read_file(dir, "stdout");
+	assert_null(strstr(out, "[alpha]"));   /* prefixes only in logs */
+	free(out);
+}
+
+static void test_not_found(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *argv[] = { "jobfs-no-such-command", "x", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+
+	run_dir(f, dir, sizeof(dir));
+	start_run(f->be, dir, &p, 1, 5, &st);
+	assert_int_equal(st.pid, 0);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.cookie, 5);
+	assert_true(res.start_failed);
+	assert_false(res.lost);
+	assert_int_equal(res.exit_code, 127);
+	assert_non_null(strstr(res.message, "jobfs-no-such-command"));
+	assert_non_null(strstr(res.message, "No such file"));
+}
+
+/* A file that is there but not executable: 126. */
+static void test_not_executable(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX], prog[PATH_MAX + 16];
+	struct jf_run_started st;
+	struct jf_run_result res;
+
+	run_dir(f, dir, sizeof(dir));
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	int fd = open(prog, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	char *argv[] = { prog, NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	start_run(f->be, dir, &p, 1, 5, &st);
+	expect_result(f->be, 5000, &res);
+	assert_true(res.start_failed);
+	assert_int_equal(res.exit_code, 126);
+	assert_non_null(strstr(res.message, "Permission denied"));
+}
+
+/* One proc cannot start: the others are stopped, the node is a start failure. */
+static void test_partial_start_failure(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *a[] = { "sleep", "100", NULL };
+	char *b[] = { "jobfs-no-such-command", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc procs[] = {
+		{ .name = "server", .argv = a, .envp = envp },
+		{ .name = "client", .argv = b, .envp = envp },
+	};
+
+	run_dir(f, dir, sizeof(dir));
+	start_run(f->be, dir, procs, 2, 1, &st);
+	expect_result(f->be, 5000, &res);
+	assert_true(res.start_failed);
+	assert_int_equal(res.exit_code, 127);
+	assert_int_equal(res.procs[0].exit_code, 137);
+	assert_int_equal(res.procs[1].exit_code, 127);
+	assert_non_null(strstr(res.message, "exec jobfs-no-such-command"));
+}
+
+static void test_term(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *argv[] = { "sleep", "100", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+
+	run_dir(f, dir, sizeof(dir));
+	start_run(f->be, dir, &p, 1, 1, &st);
+	assert_false(wait_result(f->be, 100, &res));
+	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.exit_code, 143);
+	assert_int_equal(res.term_signal, SIGTERM);
+	assert_int_equal(res.procs[0].term_signal, SIGTERM);
+	assert_string_equal(res.message, "killed by SIGTERM");
+	/* The run has ended: signalling it again is not an error. */
+	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
+	assert_int_equal(jf_backend_signal(f->be, "nonsense", JF_RUN_TERM), JF_EINVAL);
+}
+
+static void test_term_trapped(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir,
+		 "trap 'echo bye; exit 0' TERM; echo ready; while :; do sleep 0.05; done", 1, &st);
+	wait_for_text(dir, "stdout", "ready");
+	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_int_equal(res.term_signal, 0);
+	char *out = read_file(dir, "stdout");
+	assert_non_null(strstr(out, "bye\n"));
+	free(out);
+}
+
+static void test_kill(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir, "trap '' TERM; echo ready; sleep 100", 1, &st);
+	wait_for_text(dir, "stdout", "ready");
+	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
+	assert_false(wait_result(f->be, 300, &res));   /* TERM is ignored */
+	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_KILL), JF_OK);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.exit_code, 137);
+	assert_int_equal(res.term_signal, SIGKILL);
+	assert_string_equal(res.message, "killed by SIGKILL");
+}
+
+/* The daemon "crashes" (its backend is lost) while the run goes on. */
+static void test_adopt_running(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir, "echo ready; sleep 0.5; exit 7", 77, &st);
+	jf_backend_free(f->be);
+	f->be = new_backend();
+	assert_int_equal(jf_backend_adopt(f->be, st.handle, dir, 78, &err), JF_OK);
+	assert_false(wait_result(f->be, 100, &res));   /* still running */
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.cookie, 78);
+	assert_int_equal(res.exit_code, 7);
+	assert_false(res.lost);
+	assert_int_equal(res.start_ms, st.start_ms);
+	char *out = read_file(dir, "stdout");
+	assert_string_equal(out, "ready\n");
+	free(out);
+}
+
+/* Adopted after it ended: the result is there at once. */
+static void test_adopt_finished(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir, "exit 4", 1, &st);
+	jf_backend_free(f->be);
+	f->be = NULL;
+	wait_for_text(dir, "result", "exit_code");
+	/* The shim exits right after writing its result. */
+	int pidfd = (int)syscall(SYS_pidfd_open, handle_pid(st.handle), 0);
+	if (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		close(pidfd);
+	}
+	f->be = new_backend();
+	assert_int_equal(jf_backend_adopt(f->be, st.handle, dir, 2, &err), JF_OK);
+	struct pollfd p = { .fd = jf_backend_fd(f->be), .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 0), 1);
+	assert_int_equal(jf_backend_reap(f->be, &res, 1), 1);
+	assert_int_equal(res.cookie, 2);
+	assert_int_equal(res.exit_code, 4);
+	assert_false(res.lost);
+	assert_int_equal(jf_backend_reap(f->be, &res, 1), 0);
+	assert_int_equal(poll(&p, 1, 0), 0);
+
+	/* Same, with the shim long gone (reaped): queued, not watched. */
+	waitpid(handle_pid(st.handle), NULL, WNOHANG);
+	assert_int_equal(jf_backend_adopt(f->be, st.handle, dir, 3, &err), JF_OK);
+	assert_int_equal(poll(&p, 1, 0), 1);
+	assert_int_equal(jf_backend_reap(f->be, &res, 1), 1);
+	assert_int_equal(res.cookie, 3);
+	assert_int_equal(res.exit_code, 4);
+}
+
+static void test_adopt_bogus(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX], handle[64];
+	struct jf_run_result res[4];
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	/* A PID nobody has, and a live PID with the wrong start time. */
+	assert_int_equal(jf_backend_adopt(f->be, "local:2147483646:12345", dir, 1, &err), JF_OK);
+	snprintf(handle, sizeof(handle), "local:%d:1", (int)getpid());
+	assert_int_equal(jf_backend_adopt(f->be, handle, dir, 2, &err), JF_OK);
+	assert_int_equal(jf_backend_adopt(f->be, "slurm:12", dir, 3, &err), JF_EINVAL);
+	assert_int_equal(jf_backend_adopt(f->be, "local:12:x", dir, 3, &err), JF_EINVAL);
+
+	struct pollfd p = { .fd = jf_backend_fd(f->be), .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 1000), 1);
+	assert_int_equal(jf_backend_reap(f->be, res, 4), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(res[i].cookie, (uint64_t)i + 1);
+		assert_true(res[i].lost);
+		assert_non_null(strstr(res[i].message, "supervisor vanished without a result"));
+		assert_true(res[i].end_ms > 0);
+	}
+	assert_int_equal(poll(&p, 1, 0), 0);
+	/* Signalling a vanished run is not an error. */
+	assert_int_equal(jf_backend_signal(f->be, handle, JF_RUN_KILL), JF_OK);
+}
+
+/* SIGKILL to the shim: its process dies too and the run is lost. */
+static void test_shim_killed(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *argv[] = { "sleep", "100", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+
+	run_dir(f, dir, sizeof(dir));
+	/* An earlier attempt's record in the same directory must not count. */
+	char stale[PATH_MAX + 16];
+	snprintf(stale, sizeof(stale), "%s/result", dir);
+	FILE *fp = fopen(stale, "w");
+	assert_non_null(fp);
+	fputs("{\"exit_code\":0,\"signal\":0,\"start_ms\":1,\"end_ms\":2,\"message\":\"old\"}\n", fp);
+	fclose(fp);
+	start_run(f->be, dir, &p, 1, 11, &st);
+	int child = (int)syscall(SYS_pidfd_open, st.pid, 0);
+	assert_true(child >= 0);
+	assert_int_equal(kill(handle_pid(st.handle), SIGKILL), 0);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.cookie, 11);
+	assert_true(res.lost);
+	assert_int_equal(res.start_ms, st.start_ms);
+	assert_non_null(strstr(res.message, "supervisor vanished without a result"));
+	assert_non_null(strstr(res.message, "SIGKILL"));
+	struct pollfd pc = { .fd = child, .events = POLLIN };
+	assert_int_equal(poll(&pc, 1, 3000), 1);   /* PR_SET_PDEATHSIG */
+	close(child);
+}
+
+static void test_log_cap(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *argv[] = { "/bin/sh", "-c", "yes 0123456789abcdef | head -c 1000000; echo done >&2", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	struct jf_launch l = {
+		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
+		.procs = &p, .nprocs = 1, .log_cap_bytes = 10000,
+	};
+	struct jf_error err = { 0 };
+	const char *mark = "[jobfs: log capped at 10000 bytes]\n";
+
+	run_dir(f, dir, sizeof(dir));
+	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	expect_result(f->be, 10000, &res);
+	assert_int_equal(res.exit_code, 0);
+	const char *names[] = { "stdout", "logs" };
+	for (int i = 0; i < 2; i++) {
+		off_t size = file_size(dir, names[i]);
+		assert_true(size > 10000);
+		assert_true(size <= 10000 + 1 + (off_t)strlen(mark));
+		char *t = read_file(dir, names[i]);
+		size_t n = strlen(t);
+		assert_true(n > strlen(mark));
+		assert_string_equal(t + n - strlen(mark), mark);
+		assert_memory_equal(t, "0123456789abcdef\n", 17);
+		free(t);
+	}
+	char *e = read_file(dir, "stderr");
+	assert_string_equal(e, "done\n");
+	free(e);
+}
+
+static void test_env_cwd(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX], cwd[PATH_MAX + 8], real[PATH_MAX], want[2 * PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char bin[PATH_MAX + 8], tool[PATH_MAX + 16], path[2 * PATH_MAX];
+	/* mytool is found only through the PATH in envp. */
+	char *argv[] = { "mytool", NULL };
+	char *envp[] = { path, "JOB_NAME=demo run", "EMPTY=", "ODD=a=b c", NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+
+	run_dir(f, dir, sizeof(dir));
+	snprintf(cwd, sizeof(cwd), "%s/work", dir);
+	assert_int_equal(mkdir(cwd, 0755), 0);
+	assert_non_null(realpath(cwd, real));
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	assert_int_equal(mkdir(bin, 0755), 0);
+	snprintf(tool, sizeof(tool), "%s/mytool", bin);
+	FILE *fp = fopen(tool, "w");
+	assert_non_null(fp);
+	fputs("#!/bin/sh\necho \"$JOB_NAME|$EMPTY|$ODD\"; pwd; echo \"$HOME\"\n"
+	      "exec ls -l /proc/self/fd > ../fds\n", fp);
+	fclose(fp);
+	assert_int_equal(chmod(tool, 0755), 0);
+	snprintf(path, sizeof(path), "PATH=%s:/usr/bin:/bin", bin);
+	struct jf_launch l = {
+		.run_dir = dir, .cwd = cwd, .uid = getuid(), .gid = getgid(),
+		.procs = &p, .nprocs = 1,
+	};
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.exit_code, 0);
+	char *out = read_file(dir, "stdout");
+	/* Nothing of the test's own env. */
+	snprintf(want, sizeof(want), "demo run||a=b c\n%s\n\n", real);
+	assert_string_equal(out, want);
+	/*
+	 * No fd of the shim's or the daemon's: 0 is /dev/null, 1 is the stdout
+	 * pipe (here the redirection), 2 the stderr pipe, 3 is ls's own
+	 * directory, nothing else.
+	 */
+	char *fds = read_file(dir, "fds");
+	assert_non_null(fds);
+	int n = 0;
+	for (char *save, *tok = strtok_r(fds, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+		char *arrow = strstr(tok, " -> ");
+		if (!arrow)
+			continue;   /* "total 0" */
+		const char *target = arrow + 4;
+		while (arrow > tok && arrow[-1] != ' ')
+			arrow--;
+		int fd = atoi(arrow);
+		if (fd == 0)
+			assert_string_equal(target, "/dev/null");
+		else if (fd == 2)
+			assert_true(strncmp(target, "pipe:", 5) == 0);
+		else if (fd > 3)
+			fail_msg("fd leaked into the process: %s", tok);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	free(fds);
+	free(out);
+}
+
+/* As root: a run for another user runs as that user. */
+static void test_drop_privileges(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	struct passwd *pw = getpwnam("nobody");
+
+	if (geteuid() != 0 || !pw) {
+		skip();
+		return;
+	}
+	run_dir(f, dir, sizeof(dir));
+	chmod(f->dir, 0755);
+	char *argv[] = { "sh", "-c", "id -u; id -g; touch x 2>/dev/null || echo denied", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	struct jf_launch l = {
+		.run_dir = dir, .cwd = dir, .uid = pw->pw_uid, .gid = pw->pw_gid,
+		.procs = &p, .nprocs = 1,
+	};
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.exit_code, 0);
+	char *out = read_file(dir, "stdout");
+	char want[64];
+	snprintf(want, sizeof(want), "%u\n%u\ndenied\n", (unsigned)pw->pw_uid, (unsigned)pw->pw_gid);
+	assert_string_equal(out, want);
+	free(out);
+}
+
+static void test_bad_launch(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_error err = { 0 };
+	char *argv[] = { NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = argv };
+	struct jf_launch l = { .run_dir = dir, .procs = &p, .nprocs = 1 };
+
+	run_dir(f, dir, sizeof(dir));
+	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_EINVAL);
+	l.nprocs = 0;
+	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_EINVAL);
+
+	/* A run directory the shim cannot use: an error, no run. */
+	char *ok[] = { "true", NULL };
+	struct jf_proc q = { .name = "main", .argv = ok, .envp = ok };
+	char gone[PATH_MAX + 8];
+	snprintf(gone, sizeof(gone), "%s/missing", dir);
+	struct jf_launch m = { .run_dir = gone, .procs = &q, .nprocs = 1 };
+	assert_int_equal(jf_backend_start(f->be, &m, 1, &st, &err), JF_EIO);
+
+	/* The shim cannot open its output files: its "error" line, no run. */
+	char *echo[] = { "echo", "x", NULL };
+	struct jf_proc e = { .name = "main", .argv = echo, .envp = ok };
+	char blocked[PATH_MAX], sub[PATH_MAX + 8];
+	run_dir(f, blocked, sizeof(blocked));
+	snprintf(sub, sizeof(sub), "%s/stdout", blocked);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	struct jf_launch b = { .run_dir = blocked, .procs = &e, .nprocs = 1 };
+	assert_int_equal(jf_backend_start(f->be, &b, 1, &st, &err), JF_EIO);
+	assert_non_null(strstr(err.msg, "stdout"));
+	assert_int_equal(jf_backend_reap(f->be, NULL, 0), 0);
+
+	struct jf_backend *be = jf_local_new("/nonexistent/jobfs-shim", &err);
+	assert_null(be);
+	assert_int_equal(err.code, JF_EINVAL);
+}
+
+static void test_cpus(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *argv[] = { "grep", "Cpus_allowed_list", "/proc/self/status", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	/* 100000 is on no host: the logical cluster's ids this host lacks are dropped. */
+	int cpus[] = { 0, 100000 };
+	struct jf_launch l = {
+		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
+		.procs = &p, .nprocs = 1, .cpus = cpus, .ncpus = 2,
+	};
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	expect_result(f->be, 5000, &res);
+	assert_int_equal(res.exit_code, 0);
+	char *out = read_file(dir, "stdout");
+	assert_string_equal(out, "Cpus_allowed_list:\t0\n");
+	free(out);
+}
+
+static bool pid_gone(pid_t pid, int timeout_ms)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return errno == ESRCH;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	bool gone = poll(&p, 1, timeout_ms) == 1;
+	close(fd);
+	return gone;
+}
+
+static pid_t read_pid(const char *dir, const char *name)
+{
+	char *t = read_file(dir, name);
+	assert_non_null(t);
+	pid_t pid = atoi(t);
+	free(t);
+	assert_true(pid > 0);
+	return pid;
+}
+
+/* The main process ends: what is left in its process group is killed. */
+static void test_group_cleanup(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir, "sleep 30 & echo $! > bg; exit 2", 1, &st);
+	expect_result(f->be, 1500, &res);   /* well before the 2 s drain */
+	assert_int_equal(res.exit_code, 2);
+	assert_true(pid_gone(read_pid(dir, "bg"), 2000));
+}
+
+/* A grandchild that left the group holds the pipes: given up after 2 s. */
+static void test_drain_timeout(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+
+	run_dir(f, dir, sizeof(dir));
+	start_sh(f->be, dir, "setsid sleep 30 & echo $! > bg; echo bye; sleep 0.3; exit 0", 1, &st);
+	int64_t t0 = now_ms();
+	expect_result(f->be, 6000, &res);
+	int64_t waited = now_ms() - t0;
+	pid_t bg = read_pid(dir, "bg");
+	kill(bg, SIGKILL);
+	assert_int_equal(res.exit_code, 0);
+	assert_true(waited >= 1500);
+	assert_true(res.end_ms - res.start_ms < 1500);   /* end = when main was reaped */
+	char *out = read_file(dir, "stdout");
+	assert_string_equal(out, "bye\n");
+	free(out);
+}
+
+#define MANY 200
+
+static void test_many(void **state)
+{
+	struct fix *f = *state;
+	static char dirs[MANY][PATH_MAX];
+	static char scripts[MANY][32];
+	struct jf_run_started st;
+	struct jf_run_result res[64];
+	bool seen[MANY] = { false };
+	struct timespec t0, t1;
+
+	for (int i = 0; i < MANY; i++) {
+		run_dir(f, dirs[i], sizeof(dirs[i]));
+		snprintf(scripts[i], sizeof(scripts[i]), "sleep 0.2; exit %d", i % 256);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < MANY; i++)
+		start_sh(f->be, dirs[i], scripts[i], (uint64_t)i, &st);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	print_message("%d starts: %.1f ms, %.3f ms per start()\n", MANY, ms, ms / MANY);
+
+	int got = 0;
+	int64_t deadline = now_ms() + 30000;
+	while (got < MANY && now_ms() < deadline) {
+		struct pollfd p = { .fd = jf_backend_fd(f->be), .events = POLLIN };
+		poll(&p, 1, 1000);
+		size_t n = jf_backend_reap(f->be, res, 64);
+		for (size_t i = 0; i < n; i++) {
+			assert_true(res[i].cookie < MANY);
+			assert_false(seen[res[i].cookie]);
+			seen[res[i].cookie] = true;
+			assert_false(res[i].lost);
+			assert_int_equal(res[i].exit_code, (int)(res[i].cookie % 256));
+			got++;
+		}
+	}
+	assert_int_equal(got, MANY);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_success, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_procs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_found, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_executable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_partial_start_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_term, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_term_trapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_finished, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_bogus, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shim_killed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_env_cwd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_privileges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpus, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_cleanup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drain_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_launch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
