@@ -1,0 +1,977 @@
+/*
+ * local.c - the local backend: every node is a tools/jobfs-shim process on
+ * this host, which runs the node's processes and records their end in the
+ * run directory.
+ *
+ * DESIGN
+ *
+ * start() writes RUN_DIR/launch.json, spawns the shim with a pipe on its
+ * fd 3 and waits (10 s at most) for its one ready line.  From then on the
+ * shim owns the processes; the daemon only watches the shim through a pidfd
+ * and, when it has exited, reads RUN_DIR/result.  Nothing about a run lives
+ * only in the daemon: the handle "local:PID:STARTTIME" (STARTTIME is field
+ * 22 of /proc/PID/stat, which tells a reused PID apart) and the run
+ * directory are enough for a restarted daemon to adopt() it.
+ *
+ * What holds:
+ * - A run is in exactly one of two places.  Watched: its pidfd is in the
+ *   inner epoll (data.ptr = the run) and the run is in the PID hash (for
+ *   signal()).  Queued: on the ready list, its end already known (adopt()
+ *   found the shim gone); the eventfd is non-zero while the list is
+ *   non-empty, so the backend's fd is readable exactly while reap() has
+ *   something to return.
+ * - reap() turns a run into a struct jf_run_result and frees it; every run
+ *   is reported exactly once, with the result the shim wrote, or as lost
+ *   when there is none.
+ * - free() forgets the runs but leaves the shims running: they outlive the
+ *   daemon by design.
+ *
+ * Files from outside (result, started) are read with a 1 MiB cap.  start()
+ * removes an old result and started record from a reused run directory;
+ * stdout, stderr and logs are appended to, never truncated (rotating them
+ * into logs.prev is the caller's business).
+ */
+#include "backends/local/local.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#define LOCAL_READY_FD 3
+#define LOCAL_READY_TIMEOUT_MS 10000
+#define LOCAL_FILE_MAX (1 << 20)
+#define LOCAL_HASH_MIN 256
+
+struct run {
+	uint64_t cookie;
+	pid_t pid;                     /* the shim */
+	unsigned long long starttime;  /* /proc/PID/stat field 22 */
+	int pidfd;                     /* -1 if the shim was already gone */
+	int64_t start_ms;              /* 0 = unknown, read RUN_DIR/started */
+	char *run_dir;
+	struct run *hnext;             /* PID hash chain, while watched */
+	struct run *qnext;             /* ready list, while queued */
+};
+
+struct local {
+	struct jf_backend be;          /* first: the engine holds &be */
+	char *shim_path;
+	int epfd;
+	int evfd;
+	struct run **buckets;          /* PID hash of watched runs */
+	size_t nbuckets;               /* a power of two */
+	size_t nwatched;
+	struct run *qhead, *qtail;     /* ready list */
+};
+
+static const struct jf_backend_ops local_ops;
+
+/* ---- small helpers ---- */
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int sys_pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int sys_pidfd_send_signal(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Read a whole file of at most cap bytes; the caller frees *out (NUL-
+ * terminated).  -1 with errno set (EFBIG when over the cap).
+ */
+static int read_capped(const char *path, size_t cap, char **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char *buf = malloc(cap + 1);
+	size_t n = 0;
+	if (!buf) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, cap + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > cap) {
+			free(buf);
+			close(fd);
+			errno = EFBIG;
+			return -1;
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+static int run_path(char *buf, size_t n, const char *dir, const char *name)
+{
+	int k = snprintf(buf, n, "%s/%s", dir, name);
+	return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+/* Field 22 of /proc/PID/stat: the start time in clock ticks since boot. */
+static int proc_starttime(pid_t pid, unsigned long long *out)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');   /* comm may hold spaces and ')' */
+	if (!p || p[1] != ' ')
+		return -1;
+	p += 2;                        /* field 3 */
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -1;
+		p++;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p, &end, 10);
+	if (errno || end == p)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_handle(const char *handle, pid_t *pid, unsigned long long *starttime)
+{
+	int p;
+	unsigned long long st;
+	int used = 0;
+	if (!handle || sscanf(handle, "local:%d:%llu%n", &p, &st, &used) != 2 ||
+	    handle[used] != '\0' || p <= 0)
+		return -1;
+	*pid = p;
+	*starttime = st;
+	return 0;
+}
+
+/* pidfd of pid if it is still the process that started at starttime. */
+static int open_verified(pid_t pid, unsigned long long starttime)
+{
+	unsigned long long now;
+	if (proc_starttime(pid, &now) < 0 || now != starttime)
+		return -1;
+	int pidfd = sys_pidfd_open(pid);
+	if (pidfd < 0)
+		return -1;
+	/* Checked again: the pidfd now pins the process, the PID cannot move. */
+	if (proc_starttime(pid, &now) < 0 || now != starttime) {
+		close(pidfd);
+		return -1;
+	}
+	return pidfd;
+}
+
+static void describe_wait(const siginfo_t *si, char *buf, size_t n)
+{
+	if (si->si_pid == 0)
+		buf[0] = '\0';
+	else if (si->si_code == CLD_EXITED)
+		snprintf(buf, n, "jobfs-shim exit %d", si->si_status);
+	else
+		snprintf(buf, n, "jobfs-shim killed by SIG%s",
+			 sigabbrev_np(si->si_status) ? sigabbrev_np(si->si_status) : "?");
+}
+
+/* ---- the run table ---- */
+
+static void run_free(struct run *r)
+{
+	if (!r)
+		return;
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	free(r->run_dir);
+	free(r);
+}
+
+static struct run *run_new(uint64_t cookie, const char *run_dir, pid_t pid,
+			   unsigned long long starttime)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->run_dir = strdup(run_dir);
+	if (!r->run_dir) {
+		free(r);
+		return NULL;
+	}
+	r->cookie = cookie;
+	r->pid = pid;
+	r->starttime = starttime;
+	r->pidfd = -1;
+	return r;
+}
+
+static size_t bucket_of(const struct local *lb, pid_t pid)
+{
+	return (size_t)(uint32_t)pid & (lb->nbuckets - 1);
+}
+
+/* Doubling keeps chains short; if it cannot, chains just get longer. */
+static void hash_grow(struct local *lb)
+{
+	size_t n = lb->nbuckets * 2;
+	struct run **b = calloc(n, sizeof(*b));
+	if (!b)
+		return;
+	for (size_t i = 0; i < lb->nbuckets; i++) {
+		struct run *r = lb->buckets[i], *next;
+		for (; r; r = next) {
+			next = r->hnext;
+			size_t k = (size_t)(uint32_t)r->pid & (n - 1);
+			r->hnext = b[k];
+			b[k] = r;
+		}
+	}
+	free(lb->buckets);
+	lb->buckets = b;
+	lb->nbuckets = n;
+}
+
+static void hash_add(struct local *lb, struct run *r)
+{
+	if (lb->nwatched >= lb->nbuckets)
+		hash_grow(lb);
+	size_t k = bucket_of(lb, r->pid);
+	r->hnext = lb->buckets[k];
+	lb->buckets[k] = r;
+	lb->nwatched++;
+}
+
+static void hash_del(struct local *lb, struct run *r)
+{
+	struct run **pp = &lb->buckets[bucket_of(lb, r->pid)];
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == r) {
+			*pp = r->hnext;
+			r->hnext = NULL;
+			lb->nwatched--;
+			return;
+		}
+	}
+}
+
+static struct run *hash_find(struct local *lb, pid_t pid, unsigned long long starttime)
+{
+	struct run *r = lb->buckets[bucket_of(lb, pid)];
+	for (; r; r = r->hnext)
+		if (r->pid == pid && r->starttime == starttime)
+			return r;
+	return NULL;
+}
+
+/* Watch r's pidfd.  On failure r is unchanged and not watched. */
+static int run_watch(struct local *lb, struct run *r)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
+	if (epoll_ctl(lb->epfd, EPOLL_CTL_ADD, r->pidfd, &ev) < 0)
+		return -1;
+	hash_add(lb, r);
+	return 0;
+}
+
+static void run_unwatch(struct local *lb, struct run *r)
+{
+	epoll_ctl(lb->epfd, EPOLL_CTL_DEL, r->pidfd, NULL);
+	hash_del(lb, r);
+}
+
+static void run_queue(struct local *lb, struct run *r)
+{
+	uint64_t one = 1;
+	r->qnext = NULL;
+	if (lb->qtail)
+		lb->qtail->qnext = r;
+	else
+		lb->qhead = r;
+	lb->qtail = r;
+	(void)!write(lb->evfd, &one, sizeof(one));
+}
+
+/* ---- results ---- */
+
+static int64_t started_ms(const char *run_dir)
+{
+	char path[PATH_MAX], *text = NULL;
+	long long ms = 0;
+	if (run_path(path, sizeof(path), run_dir, "started") < 0 ||
+	    read_capped(path, LOCAL_FILE_MAX, &text, NULL) < 0)
+		return 0;
+	if (sscanf(text, "started %lld", &ms) != 1 && sscanf(text, "failed %lld", &ms) != 1)
+		ms = 0;
+	free(text);
+	return ms;
+}
+
+static bool json_int_field(json_t *o, const char *key, json_int_t *out)
+{
+	json_t *v = json_object_get(o, key);
+	if (!json_is_integer(v))
+		return false;
+	*out = json_integer_value(v);
+	return true;
+}
+
+/* RUN_DIR/result into out.  -1: missing (errno ENOENT) or unreadable (why). */
+static int result_read(const char *run_dir, struct jf_run_result *out,
+		       char *why, size_t whylen)
+{
+	char path[PATH_MAX], *text = NULL;
+	size_t len;
+	json_error_t je;
+	json_int_t v;
+	int rc = -1;
+
+	if (run_path(path, sizeof(path), run_dir, "result") < 0) {
+		snprintf(why, whylen, "run directory path too long");
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (read_capped(path, LOCAL_FILE_MAX, &text, &len) < 0) {
+		snprintf(why, whylen, "result: %s", strerror(errno));
+		return -1;
+	}
+	json_t *root = json_loadb(text, len, 0, &je);
+	free(text);
+	errno = EINVAL;
+	if (!json_is_object(root)) {
+		snprintf(why, whylen, "result: not a JSON object");
+		goto out;
+	}
+	if (!json_int_field(root, "exit_code", &v)) {
+		snprintf(why, whylen, "result: no exit_code");
+		goto out;
+	}
+	out->exit_code = (int)v;
+	if (json_int_field(root, "signal", &v))
+		out->term_signal = (int)v;
+	if (json_int_field(root, "start_ms", &v))
+		out->start_ms = v;
+	if (json_int_field(root, "end_ms", &v))
+		out->end_ms = v;
+	const char *msg = json_string_value(json_object_get(root, "message"));
+	snprintf(out->message, sizeof(out->message), "%s", msg ? msg : "");
+	out->start_failed = json_is_true(json_object_get(root, "start_failed"));
+	json_t *procs = json_object_get(root, "procs");
+	for (size_t i = 0; i < json_array_size(procs) && i < JF_RUN_MAX_PROCS; i++) {
+		json_t *p = json_array_get(procs, i);
+		struct jf_proc_result *pr = &out->procs[i];
+		const char *name = json_string_value(json_object_get(p, "name"));
+		snprintf(pr->name, sizeof(pr->name), "%s", name ? name : "");
+		if (json_int_field(p, "exit_code", &v))
+			pr->exit_code = (int)v;
+		if (json_int_field(p, "signal", &v))
+			pr->term_signal = (int)v;
+		out->nprocs = i + 1;
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+/* The run has ended (or its shim is gone): fill out, free r. */
+static void run_finish(struct run *r, struct jf_run_result *out)
+{
+	siginfo_t si;
+	char why[128] = "", shim[64] = "";
+
+	memset(out, 0, sizeof(*out));
+	memset(&si, 0, sizeof(si));
+	out->cookie = r->cookie;
+	/* Our own child: reap it.  An adopted shim is someone else's (ECHILD). */
+	if (r->pidfd >= 0 && waitid(P_PIDFD, (id_t)r->pidfd, &si, WEXITED | WNOHANG) == 0)
+		describe_wait(&si, shim, sizeof(shim));
+	if (result_read(r->run_dir, out, why, sizeof(why)) == 0)
+		goto done;
+	int missing = errno == ENOENT;
+
+	int64_t start = r->start_ms ? r->start_ms : started_ms(r->run_dir);
+	memset(out, 0, sizeof(*out));
+	out->cookie = r->cookie;
+	out->lost = true;
+	out->exit_code = -1;
+	out->start_ms = start;
+	out->end_ms = wall_ms();
+	if (!missing)
+		snprintf(out->message, sizeof(out->message),
+			 "supervisor vanished without a result (%s)", why);
+	else if (shim[0])
+		snprintf(out->message, sizeof(out->message),
+			 "supervisor vanished without a result (%s)", shim);
+	else
+		snprintf(out->message, sizeof(out->message),
+			 "supervisor vanished without a result");
+done:
+	run_free(r);
+}
+
+/* ---- start ---- */
+
+static json_t *json_strv(char *const *v, bool *bad)
+{
+	json_t *a = json_array();
+	if (!a) {
+		*bad = true;
+		return NULL;
+	}
+	for (size_t i = 0; v && v[i]; i++) {
+		json_t *s = json_string(v[i]);
+		if (!s || json_array_append_new(a, s) < 0) {
+			*bad = true;
+			break;
+		}
+	}
+	return a;
+}
+
+static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	enum jf_err rc = JF_ENOMEM;
+	bool bad = false;
+	char *text = NULL;
+	int fd = -1;
+
+	json_t *root = json_object();
+	json_t *cpus = json_array();
+	json_t *procs = json_array();
+	if (!root || !cpus || !procs)
+		goto out;
+	for (size_t i = 0; i < l->ncpus; i++)
+		bad |= json_array_append_new(cpus, json_integer(l->cpus[i])) < 0;
+	for (size_t i = 0; i < l->nprocs; i++) {
+		const struct jf_proc *p = &l->procs[i];
+		json_t *o = json_object();
+		json_t *argv = json_strv(p->argv, &bad);
+		json_t *envp = json_strv(p->envp, &bad);
+		/* Each *_new takes its value, on failure too: none is leaked. */
+		if (json_object_set_new(o, "name", json_string(p->name ? p->name : "main")) < 0)
+			bad = true;
+		if (json_object_set_new(o, "argv", argv) < 0)
+			bad = true;
+		if (json_object_set_new(o, "envp", envp) < 0)
+			bad = true;
+		if (json_array_append_new(procs, o) < 0)
+			bad = true;
+	}
+	bad |= json_object_set_new(root, "uid", json_integer(l->uid)) < 0;
+	bad |= json_object_set_new(root, "gid", json_integer(l->gid)) < 0;
+	bad |= json_object_set_new(root, "cwd", json_string(l->cwd ? l->cwd : l->run_dir)) < 0;
+	bad |= json_object_set_new(root, "log_cap", json_integer(l->log_cap_bytes)) < 0;
+	bad |= json_object_set(root, "cpus", cpus) < 0;
+	bad |= json_object_set(root, "procs", procs) < 0;
+	if (bad) {
+		/* json_string() refuses bytes that are not UTF-8. */
+		rc = jf_error_set(err, JF_EINVAL, 0,
+				  "launch: a name, argument, variable or path is not valid UTF-8");
+		goto out;
+	}
+	text = json_dumps(root, JSON_COMPACT);
+	if (!text)
+		goto out;
+	size_t len = strlen(text);
+	if (len > LOCAL_FILE_MAX) {
+		rc = jf_error_set(err, JF_EFBIG, 0, "launch: %zu bytes of arguments and environment, over %d",
+				  len, LOCAL_FILE_MAX);
+		goto out;
+	}
+	if (run_path(path, sizeof(path), l->run_dir, "launch.json") < 0 ||
+	    run_path(tmp, sizeof(tmp), l->run_dir, "launch.json.tmp") < 0) {
+		rc = jf_error_set(err, JF_EINVAL, 0, "run directory path too long");
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write_all(fd, text, len) < 0 || close(fd) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);   /* close() failing above leaves fd closed; EBADF is harmless */
+		unlink(tmp);
+		rc = jf_error_set(err, JF_EIO, 0, "%s: %s", tmp, strerror(e));
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		rc = jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = JF_OK;
+out:
+	if (rc == JF_ENOMEM)
+		jf_error_set(err, JF_ENOMEM, 0, "launch: out of memory");
+	free(text);
+	json_decref(procs);
+	json_decref(cpus);
+	json_decref(root);
+	return rc;
+}
+
+/*
+ * Read one line from the ready pipe within timeout_ms.  Returns its length
+ * (newline stripped), 0 on EOF before a line, -1 on timeout or error.
+ */
+static ssize_t read_ready(int fd, char *buf, size_t cap, int timeout_ms)
+{
+	int64_t deadline = mono_ms() + timeout_ms;
+	size_t len = 0;
+	for (;;) {
+		char *nl = memchr(buf, '\n', len);
+		if (nl) {
+			*nl = '\0';
+			return nl - buf;
+		}
+		if (len == cap - 1) {
+			buf[len] = '\0';
+			return (ssize_t)len;   /* no newline in cap bytes: take what came */
+		}
+		int64_t left = deadline - mono_ms();
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, (int)left);
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r <= 0)
+			continue;
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
+			return -1;
+		if (n == 0) {
+			buf[len] = '\0';
+			return len > 0 ? (ssize_t)len : 0;
+		}
+		if (n > 0)
+			len += (size_t)n;
+	}
+}
+
+/* A shim that will not be a run: make sure it is gone and reaped. */
+static void shim_discard(pid_t pid, int pidfd, int grace_ms, char *how, size_t n)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	if (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		if (poll(&p, 1, grace_ms) <= 0)
+			sys_pidfd_send_signal(pidfd, SIGKILL);
+		while (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 && errno == EINTR)
+			;
+	} else {
+		kill(pid, SIGKILL);
+		while (waitid(P_PID, (id_t)pid, &si, WEXITED) < 0 && errno == EINTR)
+			;
+	}
+	describe_wait(&si, how, n);
+}
+
+static int spawn_shim(struct local *lb, const char *run_dir, int ready_w, pid_t *pid)
+{
+	extern char **environ;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	char *argv[] = { lb->shim_path, (char *)run_dir, NULL };
+	int rc;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
+		return rc;
+	if ((rc = posix_spawnattr_init(&at)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	if ((rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) ||
+	    (rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0)) ||
+	    (rc = posix_spawn_file_actions_adddup2(&fa, ready_w, LOCAL_READY_FD)) ||
+	    (rc = posix_spawnattr_setsigmask(&at, &none)) ||
+	    (rc = posix_spawnattr_setsigdefault(&at, &all)) ||
+	    (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)))
+		goto out;
+	rc = posix_spawn(pid, lb->shim_path, &fa, &at, argv, environ);
+out:
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
+			       uint64_t cookie, struct jf_run_started *out,
+			       struct jf_error *err)
+{
+	struct local *lb = (struct local *)be;
+	int rp[2] = { -1, -1 }, pidfd = -1;
+	pid_t pid = -1;
+	struct run *r = NULL;
+	unsigned long long starttime;
+	char line[512], how[64] = "";
+	long long start_ms;
+	int first_pid = 0;
+	enum jf_err rc;
+
+	if (!l || !l->run_dir || !l->procs || l->nprocs < 1 || l->nprocs > JF_RUN_MAX_PROCS)
+		return jf_error_set(err, JF_EINVAL, 0, "launch: 1 to %d processes", JF_RUN_MAX_PROCS);
+	for (size_t i = 0; i < l->nprocs; i++) {
+		const struct jf_proc *p = &l->procs[i];
+		if (!p->argv || !p->argv[0] || !p->argv[0][0])
+			return jf_error_set(err, JF_EINVAL, 0, "launch: process %zu has no command", i);
+		if (p->name && (!p->name[0] || strlen(p->name) >= sizeof(((struct jf_proc_result *)0)->name)))
+			return jf_error_set(err, JF_EINVAL, 0, "launch: process %zu: bad name", i);
+	}
+	rc = write_launch(l, err);
+	if (rc != JF_OK)
+		return rc;
+	/* A reused run directory: an old record must not pass for this run's. */
+	static const char *const stale[] = { "result", "result.tmp", "started", "started.tmp" };
+	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
+		char path[PATH_MAX];
+		if (run_path(path, sizeof(path), l->run_dir, stale[i]) == 0 &&
+		    unlink(path) < 0 && errno != ENOENT)
+			return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
+	}
+	if (pipe2(rp, O_CLOEXEC) < 0)
+		return jf_error_set(err, JF_EIO, 0, "pipe: %s", strerror(errno));
+	if (rp[1] == LOCAL_READY_FD) {
+		/* dup2 onto itself would keep FD_CLOEXEC: move it off fd 3. */
+		int fd = fcntl(rp[1], F_DUPFD_CLOEXEC, LOCAL_READY_FD + 1);
+		if (fd < 0) {
+			rc = jf_error_set(err, JF_EIO, 0, "fcntl: %s", strerror(errno));
+			goto fail_pipe;
+		}
+		close(rp[1]);
+		rp[1] = fd;
+	}
+	int e = spawn_shim(lb, l->run_dir, rp[1], &pid);
+	close(rp[1]);
+	rp[1] = -1;
+	if (e != 0) {
+		rc = jf_error_set(err, JF_EIO, 0, "cannot run %s: %s", lb->shim_path, strerror(e));
+		goto fail_pipe;
+	}
+	pidfd = sys_pidfd_open(pid);
+	if (pidfd < 0) {
+		rc = jf_error_set(err, JF_EIO, 0, "pidfd_open: %s", strerror(errno));
+		goto fail_shim;
+	}
+	ssize_t n = read_ready(rp[0], line, sizeof(line), LOCAL_READY_TIMEOUT_MS);
+	if (n < 0) {
+		rc = jf_error_set(err, JF_EIO, 0, "jobfs-shim said nothing in %d s",
+				  LOCAL_READY_TIMEOUT_MS / 1000);
+		goto fail_shim;
+	}
+	if (n == 0) {
+		shim_discard(pid, pidfd, 1000, how, sizeof(how));
+		pid = -1;
+		rc = jf_error_set(err, JF_EIO, 0, "jobfs-shim ended before starting anything (%s)",
+				  how[0] ? how : "no status");
+		goto fail_pidfd;
+	}
+	if (strncmp(line, "error ", 6) == 0) {
+		shim_discard(pid, pidfd, 1000, how, sizeof(how));
+		pid = -1;
+		rc = jf_error_set(err, JF_EIO, 0, "jobfs-shim: %s", line + 6);
+		goto fail_pidfd;
+	}
+	if (sscanf(line, "started %lld %d", &start_ms, &first_pid) == 2) {
+		out->pid = first_pid;
+	} else if (sscanf(line, "failed %lld", &start_ms) == 1) {
+		out->pid = 0;   /* nothing runs: the result says why */
+	} else {
+		rc = jf_error_set(err, JF_EIO, 0, "jobfs-shim: unexpected ready line '%.80s'", line);
+		goto fail_shim;
+	}
+	if (proc_starttime(pid, &starttime) < 0) {
+		rc = jf_error_set(err, JF_EIO, 0, "/proc/%d/stat: %s", (int)pid, strerror(errno));
+		goto fail_shim;
+	}
+	r = run_new(cookie, l->run_dir, pid, starttime);
+	if (!r) {
+		rc = jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+		goto fail_shim;
+	}
+	r->pidfd = pidfd;
+	r->start_ms = start_ms;
+	if (run_watch(lb, r) < 0) {
+		rc = jf_error_set(err, JF_EIO, 0, "epoll_ctl: %s", strerror(errno));
+		r->pidfd = -1;
+		run_free(r);
+		goto fail_shim;
+	}
+	snprintf(out->handle, sizeof(out->handle), "local:%d:%llu", (int)pid, starttime);
+	out->start_ms = start_ms;
+	close(rp[0]);
+	return JF_OK;
+
+fail_shim:
+	/* Its processes die with it (PR_SET_PDEATHSIG). */
+	shim_discard(pid, pidfd, 0, how, sizeof(how));
+fail_pidfd:
+	if (pidfd >= 0)
+		close(pidfd);
+fail_pipe:
+	if (rp[0] >= 0)
+		close(rp[0]);
+	if (rp[1] >= 0)
+		close(rp[1]);
+	return rc;
+}
+
+/* ---- the rest of the ops ---- */
+
+static enum jf_err local_adopt(struct jf_backend *be, const char *handle,
+			       const char *run_dir, uint64_t cookie, struct jf_error *err)
+{
+	struct local *lb = (struct local *)be;
+	pid_t pid;
+	unsigned long long starttime;
+
+	if (parse_handle(handle, &pid, &starttime) < 0)
+		return jf_error_set(err, JF_EINVAL, 0, "not a local run handle: '%.64s'",
+				    handle ? handle : "");
+	if (!run_dir)
+		return jf_error_set(err, JF_EINVAL, 0, "adopt: no run directory");
+	struct run *r = run_new(cookie, run_dir, pid, starttime);
+	if (!r)
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	/*
+	 * A shim still there (perhaps a zombie of ours, its result already
+	 * written) is watched: its pidfd is readable as soon as it has exited,
+	 * and reap() collects it.  A shim that is gone is queued: reap() finds
+	 * its result or reports it lost.
+	 */
+	r->pidfd = open_verified(pid, starttime);
+	if (r->pidfd >= 0 && run_watch(lb, r) == 0)
+		return JF_OK;
+	run_queue(lb, r);
+	return JF_OK;
+}
+
+static enum jf_err local_signal(struct jf_backend *be, const char *handle,
+				enum jf_run_signal sig)
+{
+	struct local *lb = (struct local *)be;
+	pid_t pid;
+	unsigned long long starttime;
+	int signo, pidfd, rc;
+
+	if (parse_handle(handle, &pid, &starttime) < 0)
+		return JF_EINVAL;
+	switch (sig) {
+	case JF_RUN_TERM:
+		signo = SIGTERM;
+		break;
+	case JF_RUN_KILL:
+		signo = SIGUSR1;   /* the shim SIGKILLs every process group */
+		break;
+	default:
+		return JF_EINVAL;
+	}
+	struct run *r = hash_find(lb, pid, starttime);
+	if (r) {
+		rc = sys_pidfd_send_signal(r->pidfd, signo);
+	} else {
+		pidfd = open_verified(pid, starttime);
+		if (pidfd < 0)
+			return JF_OK;   /* vanished: nothing to signal */
+		rc = sys_pidfd_send_signal(pidfd, signo);
+		int e = errno;
+		close(pidfd);
+		errno = e;
+	}
+	if (rc == 0 || errno == ESRCH)
+		return JF_OK;
+	return errno == EPERM ? JF_EACCES : JF_EIO;
+}
+
+static int local_fd(struct jf_backend *be)
+{
+	return ((struct local *)be)->epfd;
+}
+
+static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_t max)
+{
+	struct local *lb = (struct local *)be;
+	size_t n = 0;
+
+	while (n < max) {
+		if (lb->qhead) {
+			struct run *r = lb->qhead;
+			lb->qhead = r->qnext;
+			if (!lb->qhead)
+				lb->qtail = NULL;
+			run_finish(r, &out[n++]);
+			continue;
+		}
+		uint64_t count;
+		(void)!read(lb->evfd, &count, sizeof(count));   /* list empty: not readable */
+
+		struct epoll_event ev[64];
+		size_t want = max - n < 64 ? max - n : 64;
+		int k = epoll_wait(lb->epfd, ev, (int)want, 0);
+		if (k <= 0)
+			break;
+		for (int i = 0; i < k; i++) {
+			struct run *r = ev[i].data.ptr;
+			if (!r)
+				continue;   /* the eventfd */
+			run_unwatch(lb, r);
+			run_finish(r, &out[n++]);
+		}
+	}
+	return n;
+}
+
+static void local_free(struct jf_backend *be)
+{
+	struct local *lb = (struct local *)be;
+	for (size_t i = 0; i < lb->nbuckets; i++) {
+		struct run *r = lb->buckets[i], *next;
+		for (; r; r = next) {
+			next = r->hnext;
+			run_free(r);   /* the shim keeps running */
+		}
+	}
+	for (struct run *r = lb->qhead, *next; r; r = next) {
+		next = r->qnext;
+		run_free(r);
+	}
+	free(lb->buckets);
+	if (lb->evfd >= 0)
+		close(lb->evfd);
+	if (lb->epfd >= 0)
+		close(lb->epfd);
+	free(lb->shim_path);
+	free(lb);
+}
+
+static const struct jf_backend_ops local_ops = {
+	.name = "local",
+	.start = local_start,
+	.adopt = local_adopt,
+	.signal = local_signal,
+	.fd = local_fd,
+	.reap = local_reap,
+	.free = local_free,
+};
+
+struct jf_backend *jf_local_new(const char *shim_path, struct jf_error *err)
+{
+	struct local *lb;
+
+	if (!shim_path || !shim_path[0]) {
+		jf_error_set(err, JF_EINVAL, 0, "local backend: no jobfs-shim path");
+		return NULL;
+	}
+	if (access(shim_path, X_OK) < 0) {
+		jf_error_set(err, JF_EINVAL, 0, "local backend: %s: %s", shim_path, strerror(errno));
+		return NULL;
+	}
+	lb = calloc(1, sizeof(*lb));
+	if (!lb)
+		goto nomem;
+	lb->be.ops = &local_ops;
+	lb->epfd = lb->evfd = -1;
+	lb->shim_path = strdup(shim_path);
+	lb->nbuckets = LOCAL_HASH_MIN;
+	lb->buckets = calloc(lb->nbuckets, sizeof(*lb->buckets));
+	if (!lb->shim_path || !lb->buckets)
+		goto nomem;
+	lb->epfd = epoll_create1(EPOLL_CLOEXEC);
+	lb->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (lb->epfd < 0 || lb->evfd < 0)
+		goto sys;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	if (epoll_ctl(lb->epfd, EPOLL_CTL_ADD, lb->evfd, &ev) < 0)
+		goto sys;
+	return &lb->be;
+
+sys:
+	jf_error_set(err, JF_EIO, 0, "local backend: %s", strerror(errno));
+	local_free(&lb->be);
+	return NULL;
+nomem:
+	jf_error_set(err, JF_ENOMEM, 0, "local backend: out of memory");
+	if (lb)
+		local_free(&lb->be);
+	return NULL;
+}
