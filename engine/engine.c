@@ -1,0 +1,293 @@
+/*
+ * engine.c - the engine's life cycle, its caches, events and the clock.
+ *
+ * Start-up: open tables, mark every machine free, adopt the attempts the
+ * store says are running (their processes outlived the last daemon), then
+ * schedule.  Shut-down frees memory only: processes and open ledger
+ * segments stay for the next daemon.
+ */
+#include "engine/engine_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/names.h"
+
+static int64_t real_now(void *ctx)
+{
+	(void)ctx;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t jf_eng_now(struct jf_engine *e)
+{
+	return e->clock.now_ms(e->clock.ctx);
+}
+
+int64_t jf_engine_now(struct jf_engine *e)
+{
+	return jf_eng_now(e);
+}
+
+enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine **out,
+			  struct jf_error *err)
+{
+	*out = NULL;
+	struct jf_engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	e->state_dir = strdup(cfg->state_dir);
+	e->st = cfg->store;
+	e->cluster = cfg->cluster;
+	e->be = cfg->backend;
+	e->clock = cfg->clock;
+	if (!e->clock.now_ms)
+		e->clock.now_ms = real_now;
+	e->kill_grace_ms = cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : 10000;
+	e->machines = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1,
+			     sizeof(*e->machines));
+	e->use = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->use));
+	jf_idmap_init(&e->groups);
+	jf_idmap_init(&e->tasks);
+	jf_idmap_init(&e->runs);
+	if (!e->state_dir || !e->machines || !e->use) {
+		jf_engine_free(e);
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	}
+	jf_sched_machines_init(e->cluster, e->machines);
+	jf_eng_adopt_all(e);
+	*out = e;
+	jf_eng_schedule(e);
+	return JF_OK;
+}
+
+static void grt_free(struct grt *g)
+{
+	if (!g)
+		return;
+	jf_spec_free(g->spec);
+	free(g->display);
+	free(g);
+}
+
+void jf_engine_free(struct jf_engine *e)
+{
+	if (!e)
+		return;
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&e->groups, &i, &k, &v))
+		grt_free(v);
+	i = 0;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
+		struct trun *t = v;
+		free(t->slots);
+		free(t);
+	}
+	i = 0;
+	while (jf_idmap_next(&e->runs, &i, &k, &v))
+		free(v);
+	jf_idmap_release(&e->groups);
+	jf_idmap_release(&e->tasks);
+	jf_idmap_release(&e->runs);
+	jf_backend_free(e->be);
+	jf_store_close(e->st);
+	jf_cluster_free(e->cluster);
+	free(e->machines);
+	free(e->use);
+	free(e->state_dir);
+	free(e);
+}
+
+void jf_engine_set_notify(struct jf_engine *e, jf_change_fn fn, void *ctx)
+{
+	e->notify = fn;
+	e->notify_ctx = ctx;
+}
+
+struct jf_store *jf_engine_store(struct jf_engine *e) { return e->st; }
+const struct jf_cluster *jf_engine_cluster(struct jf_engine *e) { return e->cluster; }
+const char *jf_engine_state_dir(struct jf_engine *e) { return e->state_dir; }
+int jf_engine_backend_fd(struct jf_engine *e) { return jf_backend_fd(e->be); }
+
+void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (m >= e->cluster->nmachines)
+		return;
+	const struct jf_machine *mc = &e->cluster->machines[m];
+	const struct jf_sched_machine *sm = &e->machines[m];
+	uint64_t all = mc->gpus >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << mc->gpus) - 1);
+	u->gpu_mask = all & ~sm->gpu_free;
+	u->cpu_milli = mc->cpu_milli - sm->cpu_free;
+	u->mem_bytes = mc->mem_bytes - sm->mem_free;
+	u->nodes = e->use[m].nodes;
+}
+
+/* ---- the group cache ---- */
+
+struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)
+{
+	struct grt *g = jf_idmap_get(&e->groups, group_id);
+	if (g)
+		return g;
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, group_id, &rec) != JF_OK)
+		return NULL;
+	if (!rec.spec) {
+		jf_group_release(&rec);
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		goto fail;
+	g->id = rec.id;
+	g->queue_id = rec.queue_id;
+	g->kind = rec.kind;
+	snprintf(g->dirname, sizeof(g->dirname), "%s", rec.dirname);
+	g->display = strdup(rec.display);
+	if (rec.queue_id) {
+		struct jf_queue_rec q;
+		if (jf_queue_get(e->st, rec.queue_id, &q) == JF_OK)
+			snprintf(g->queue, sizeof(g->queue), "%s", q.name);
+		jf_queue_release(&q);
+	}
+	struct jf_subst sub = { rec.jobname, g->queue, rec.dirname };
+	struct jf_error perr;
+	jf_error_clear(&perr);
+	if (jf_spec_parse(rec.spec, strlen(rec.spec),
+			  rec.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP, &sub,
+			  &g->spec, &perr) != JF_OK)
+		goto fail;
+	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &perr);
+	int64_t counts[JF_ST__COUNT];
+	if (jf_group_count_tasks(e->st, group_id, counts) == JF_OK)
+		g->failed_tasks = counts[JF_ST_FAILED];
+	if (!g->display || !jf_idmap_put(&e->groups, group_id, g))
+		goto fail;
+	jf_group_release(&rec);
+	return g;
+fail:
+	jf_group_release(&rec);
+	grt_free(g);
+	return NULL;
+}
+
+void jf_eng_group_drop(struct jf_engine *e, int64_t group_id)
+{
+	grt_free(jf_idmap_del(&e->groups, group_id));
+}
+
+const struct jf_spec *jf_engine_spec(struct jf_engine *e, int64_t group_id)
+{
+	struct grt *g = jf_eng_group(e, group_id);
+	return g ? g->spec : NULL;
+}
+
+/* ---- events and notifications ---- */
+
+void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue_id,
+		    int64_t group_id, int64_t task_id, int64_t node_id, bool structure)
+{
+	if (!e->notify)
+		return;
+	struct jf_change ch = {
+		.kind = kind, .queue_id = queue_id, .group_id = group_id,
+		.task_id = task_id, .node_id = node_id, .structure = structure,
+	};
+	e->notify(e->notify_ctx, &ch);
+}
+
+void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx, char *buf,
+			size_t n)
+{
+	int w;
+	if (task_idx < 0)
+		w = snprintf(buf, n, "%s", g->kind == JF_KIND_BATCH ? "batch" : "group");
+	else if (g->kind == JF_KIND_BATCH)
+		w = snprintf(buf, n, "%lld-%s", (long long)task_idx + 1, g->dirname);
+	else
+		w = snprintf(buf, n, "tasks/%lld", (long long)task_idx);
+	if (w >= 0 && (size_t)w < n && node_idx >= 0)
+		snprintf(buf + w, n - (size_t)w, "/nodes/%lld", (long long)node_idx);
+}
+
+void jf_eng_event(struct jf_engine *e, const struct grt *g, int64_t task_id, int64_t task_idx,
+		  int64_t node_id, int64_t node_idx, const char *type, const char *reason,
+		  const char *fmt, ...)
+{
+	char msg[1024], obj[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jf_eng_task_object(g, task_id ? task_idx : -1, node_id ? node_idx : -1, obj, sizeof(obj));
+	struct jf_event_scope sc = {
+		.queue_id = 0, .group_id = g->id, .task_id = task_id, .node_id = node_id,
+	};
+	jf_event_add(e->st, &sc, jf_eng_now(e), type, reason, obj, msg);
+}
+
+void jf_eng_group_event(struct jf_engine *e, int64_t queue_id, int64_t group_id,
+			enum jf_group_kind kind, const char *type, const char *reason,
+			const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	struct jf_event_scope sc = { .queue_id = queue_id, .group_id = group_id };
+	jf_event_add(e->st, &sc, jf_eng_now(e), type, reason,
+		     kind == JF_KIND_BATCH ? "batch" : "group", msg);
+}
+
+/* ---- event sources ---- */
+
+void jf_engine_on_backend(struct jf_engine *e)
+{
+	struct jf_run_result res[32];
+	size_t n;
+	while ((n = jf_backend_reap(e->be, res, 32)) > 0)
+		for (size_t i = 0; i < n; i++)
+			jf_eng_finish(e, &res[i]);
+	jf_eng_schedule(e);
+}
+
+int64_t jf_engine_tick(struct jf_engine *e)
+{
+	int64_t now = jf_eng_now(e);
+	int64_t next = -1;
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&e->runs, &i, &k, &v)) {
+		struct run *r = v;
+		if (r->kill_at_ms && !r->killed) {
+			if (now >= r->kill_at_ms) {
+				jf_backend_signal(e->be, r->handle, JF_RUN_KILL);
+				r->killed = true;
+			} else if (next < 0 || r->kill_at_ms - now < next) {
+				next = r->kill_at_ms - now;
+			}
+			continue;
+		}
+		if (r->deadline_ms && !r->kill_at_ms) {
+			if (now >= r->deadline_ms) {
+				struct trun *t = jf_idmap_get(&e->tasks, r->task_id);
+				if (t)
+					jf_eng_kill_task(e, t, JF_WHY_TIMEOUT);
+				next = 0;
+			} else if (next < 0 || r->deadline_ms - now < next) {
+				next = r->deadline_ms - now;
+			}
+		}
+	}
+	return next;
+}

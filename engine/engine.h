@@ -1,0 +1,107 @@
+/*
+ * engine.h - the glue between the tree, the core, the store and a backend.
+ *
+ * The engine owns the runtime picture: which machine resources are held,
+ * which attempts are running, which are being killed and why.  Everything
+ * it decides is written to the store first (one transaction per change),
+ * then carried out on the backend, then announced to the tree through the
+ * change callback so that fs/ can invalidate caches and wake watchers.
+ *
+ * It is driven from one thread: requests from fs/ (mkdir, spec writes, ctl
+ * verbs), the backend's fd (runs that ended) and a timer (deadlines, kill
+ * grace).  The clock is injected (struct jf_clock) so tests can move time.
+ */
+#ifndef JF_ENGINE_H
+#define JF_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backends/backend.h"
+#include "core/cluster.h"
+#include "core/err.h"
+#include "store/store.h"
+
+struct jf_engine;
+
+struct jf_clock {
+	int64_t (*now_ms)(void *ctx);   /* wall clock, ms since the epoch */
+	void *ctx;
+};
+
+/* Which object changed, for the tree. */
+enum jf_change_kind { JF_CH_QUEUE, JF_CH_GROUP, JF_CH_TASK, JF_CH_NODE, JF_CH_BILLING };
+
+struct jf_change {
+	enum jf_change_kind kind;
+	int64_t queue_id, group_id, task_id, node_id;
+	int64_t task_idx, node_idx;
+	bool structure;       /* children appeared or went (directory listing changed) */
+};
+
+typedef void (*jf_change_fn)(void *ctx, const struct jf_change *ch);
+
+struct jf_engine_config {
+	const char *state_dir;          /* runs/ and ckpt/ live here */
+	struct jf_store *store;         /* taken over */
+	struct jf_cluster *cluster;     /* taken over */
+	struct jf_backend *backend;     /* taken over */
+	struct jf_clock clock;          /* .now_ms NULL = the real clock */
+	int64_t kill_grace_ms;          /* TERM -> KILL for stop/timeout, default 10 s */
+};
+
+enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine **out,
+			  struct jf_error *err);
+/* Frees the engine; running processes keep running (they are adopted by the
+ * next daemon).  Open ledger segments stay open. */
+void jf_engine_free(struct jf_engine *e);
+
+void jf_engine_set_notify(struct jf_engine *e, jf_change_fn fn, void *ctx);
+struct jf_store *jf_engine_store(struct jf_engine *e);
+const struct jf_cluster *jf_engine_cluster(struct jf_engine *e);
+int64_t jf_engine_now(struct jf_engine *e);
+const char *jf_engine_state_dir(struct jf_engine *e);
+
+/* Event sources for the daemon's loop. */
+int jf_engine_backend_fd(struct jf_engine *e);
+void jf_engine_on_backend(struct jf_engine *e);
+/* Deadlines and kill grace; returns ms until it wants to run again (-1 none). */
+int64_t jf_engine_tick(struct jf_engine *e);
+
+/* Requests from the tree.  uid/gid are the caller's (FUSE request). */
+enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, gid_t gid,
+			      int64_t *id, struct jf_error *err);
+enum jf_err jf_engine_rmqueue(struct jf_engine *e, int64_t id, struct jf_error *err);
+enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *text, size_t len,
+				 struct jf_error *err);
+enum jf_err jf_engine_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_group_kind kind,
+			      const char *dirname, uid_t uid, gid_t gid, int64_t *id,
+			      struct jf_error *err);
+/* Parse, validate and accept (or refuse, recording why) a group's spec. */
+enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
+			     uid_t uid, gid_t gid, struct jf_error *err);
+/* Record a refusal found before the text was complete (at write time). */
+void jf_engine_refuse(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
+		      const struct jf_error *why);
+/* A ctl verb on a group/batch (task_id 0) or one task. */
+enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id,
+			  const char *verb, struct jf_error *err);
+enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const char *dirname,
+				   struct jf_error *err);
+enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err);
+
+/* Resource use of machine m, for /cluster. */
+struct jf_machine_use {
+	uint64_t gpu_mask;    /* GPUs held */
+	int64_t cpu_milli;
+	int64_t mem_bytes;
+	int nodes;            /* nodes running there */
+};
+void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u);
+
+/* The parsed spec of an accepted group (borrowed, valid until the group
+ * changes state), or NULL. Parses and caches on first use. */
+const struct jf_spec *jf_engine_spec(struct jf_engine *e, int64_t group_id);
+
+#endif

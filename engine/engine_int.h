@@ -1,0 +1,121 @@
+/*
+ * engine_int.h - the engine's runtime tables, shared by its .c files.
+ *
+ * What holds:
+ * - every attempt that has a process (started, not yet reaped) is in
+ *   `runs`, keyed by attempt id, and holds its slot on `machines`;
+ * - every task with at least one such attempt, or placed and being
+ *   started, is in `tasks`, keyed by task id, with `live` counting its
+ *   attempts still running;
+ * - `groups` caches the parsed spec of accepted groups, keyed by group id.
+ * The store is the truth; these tables are rebuilt from it at start.
+ */
+#ifndef JF_ENGINE_INT_H
+#define JF_ENGINE_INT_H
+
+#include "core/lifecycle.h"
+#include "core/sched.h"
+#include "core/spec.h"
+#include "engine/engine.h"
+#include "engine/idmap.h"
+
+/* Why the engine is killing a run. */
+enum jf_why {
+	JF_WHY_NONE = 0,
+	JF_WHY_TIMEOUT,     /* attempt over its timeout: DeadlineExceeded */
+	JF_WHY_STOP,        /* ctl stop, or the group ended (FailJob, success policy) */
+	JF_WHY_PAUSE,       /* ctl pause */
+	JF_WHY_RESTART,     /* ctl restart */
+	JF_WHY_GANG,        /* another node of the same task failed */
+	JF_WHY_DEADLINE,    /* the group's activeDeadlineSeconds passed */
+};
+
+struct grt {                     /* an accepted group's runtime */
+	int64_t id;
+	int64_t queue_id;
+	enum jf_group_kind kind;
+	char queue[JF_NAME_MAX];     /* "" for batches */
+	char dirname[JF_NAME_MAX];
+	char *display;
+	struct jf_spec *spec;
+	struct jf_sched_req req;
+	bool req_ok;
+	int64_t failed_tasks;        /* indexes failed for good (counted at load) */
+};
+
+struct trun {                    /* a task with nodes placed */
+	int64_t task_id, group_id, idx;
+	int64_t nodes;
+	int64_t live;                /* attempts not reaped yet */
+	int64_t attempt;             /* the task's attempt number */
+	enum jf_why why;             /* set when the engine kills it */
+	bool failed;                 /* some node failed this attempt */
+	int fail_code;
+	char fail_container[64];
+	bool fail_timeout;
+	struct jf_sched_slot *slots; /* one per node; held until the task leaves */
+	int64_t *attempt_ids;        /* one per node: its running attempt, 0 = none */
+	bool held;                   /* slots are taken on machines */
+};
+
+struct run {                     /* one node attempt with a process */
+	int64_t attempt_id, node_id, task_id, group_id;
+	int64_t node_idx, attempt;
+	char handle[JF_HANDLE_MAX];
+	int64_t deadline_ms;         /* 0 = none */
+	int64_t kill_at_ms;          /* TERM sent; KILL at this time; 0 = not killing */
+	bool killed;                 /* KILL sent */
+};
+
+struct jf_engine {
+	char *state_dir;
+	struct jf_store *st;
+	struct jf_cluster *cluster;
+	struct jf_backend *be;
+	struct jf_clock clock;
+	int64_t kill_grace_ms;
+	jf_change_fn notify;
+	void *notify_ctx;
+	struct jf_sched_machine *machines;
+	struct jf_machine_use *use;
+	struct jf_idmap groups;      /* group id -> struct grt */
+	struct jf_idmap tasks;       /* task id -> struct trun */
+	struct jf_idmap runs;        /* attempt id -> struct run */
+	bool scheduling;             /* guards re-entry */
+	bool again;                  /* schedule once more after this pass */
+};
+
+/* engine.c */
+int64_t jf_eng_now(struct jf_engine *e);
+struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id);
+void jf_eng_group_drop(struct jf_engine *e, int64_t group_id);
+void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue_id,
+		    int64_t group_id, int64_t task_id, int64_t node_id, bool structure);
+void jf_eng_event(struct jf_engine *e, const struct grt *g, int64_t task_id, int64_t task_idx,
+		  int64_t node_id, int64_t node_idx, const char *type, const char *reason,
+		  const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+void jf_eng_group_event(struct jf_engine *e, int64_t queue_id, int64_t group_id,
+			enum jf_group_kind kind, const char *type, const char *reason,
+			const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx, char *buf,
+			size_t n);
+
+/* run.c */
+void jf_eng_schedule(struct jf_engine *e);
+void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
+void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
+/* Kill every running task of a group, for why; returns how many. */
+int jf_eng_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why);
+/* After a restart: take over the attempts the store says are running. */
+void jf_eng_adopt_all(struct jf_engine *e);
+/* Decide a group's state from its task counts (after any change). */
+void jf_eng_settle_group(struct jf_engine *e, struct grt *g);
+
+/* env.c: the environment of one node's process: NULL-terminated array of
+ * "K=V" strings, caller frees with jf_env_free. */
+char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
+		    int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
+		    const char *ckpt_dir, uid_t uid);
+void jf_env_free(char **env);
+
+#endif

@@ -1,0 +1,422 @@
+/*
+ * requests.c - what the tree asks of the engine: make and remove queues
+ * and groups, submit specs, ctl verbs, renames.
+ *
+ * Each request checks that it applies (EBUSY with a message naming the
+ * state when it does not), commits its change with an event, then lets
+ * the scheduler act on it.
+ */
+#include "engine/engine_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/names.h"
+
+static void notify_group(struct jf_engine *e, int64_t queue_id, int64_t group_id, bool structure)
+{
+	jf_eng_changed(e, JF_CH_GROUP, queue_id, group_id, 0, 0, structure);
+	if (queue_id)
+		jf_eng_changed(e, JF_CH_QUEUE, queue_id, 0, 0, 0, false);
+}
+
+enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, gid_t gid,
+			      int64_t *id, struct jf_error *err)
+{
+	if (!jf_name_valid(name, err))
+		return JF_EINVAL;
+	enum jf_err rc = jf_queue_create(e->st, name, uid, gid, jf_eng_now(e), id);
+	if (rc == JF_EEXIST)
+		return jf_error_set(err, rc, 0, "queue %s exists", name);
+	if (rc)
+		return jf_error_set(err, rc, 0, "cannot create queue %s: %s", name, jf_err_name(rc));
+	struct jf_event_scope sc = { .queue_id = *id };
+	jf_event_add(e->st, &sc, jf_eng_now(e), "Normal", "Created", "queue",
+		     "queue created (capacity unlimited until spec.yaml says otherwise)");
+	jf_eng_changed(e, JF_CH_QUEUE, *id, 0, 0, 0, true);
+	return JF_OK;
+}
+
+enum jf_err jf_engine_rmqueue(struct jf_engine *e, int64_t id, struct jf_error *err)
+{
+	enum jf_err rc = jf_queue_delete(e->st, id);
+	if (rc == JF_ENOTEMPTY)
+		return jf_error_set(err, rc, 0, "the queue still has groups: remove them first");
+	if (rc)
+		return jf_error_set(err, rc, 0, "cannot remove the queue: %s", jf_err_name(rc));
+	jf_eng_changed(e, JF_CH_QUEUE, id, 0, 0, 0, true);
+	return JF_OK;
+}
+
+enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *text, size_t len,
+				 struct jf_error *err)
+{
+	struct jf_queue_spec q;
+	memset(&q, 0, sizeof(q));
+	enum jf_err rc = jf_queue_spec_parse(text, len, &q, err);
+	struct jf_event_scope sc = { .queue_id = id };
+	if (rc) {
+		jf_event_add(e->st, &sc, jf_eng_now(e), "Warning", "Invalid", "queue", err->msg);
+		jf_eng_changed(e, JF_CH_QUEUE, id, 0, 0, 0, false);
+		return rc;
+	}
+	char *copy = strndup(text, len);
+	if (!copy) {
+		jf_queue_spec_release(&q);
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	}
+	jf_store_begin(e->st);
+	jf_queue_set_spec(e->st, id, copy, q.capacity, q.group_timeout);
+	char cap[32] = "unlimited";
+	if (q.capacity)
+		snprintf(cap, sizeof(cap), "%lld nodes", (long long)q.capacity);
+	char msg[160];
+	snprintf(msg, sizeof(msg), "queue spec accepted: capacity %s, group_timeout %llds", cap,
+		 (long long)q.group_timeout);
+	jf_event_add(e->st, &sc, jf_eng_now(e), "Normal", "Updated", "queue", msg);
+	rc = jf_store_commit(e->st);
+	free(copy);
+	jf_queue_spec_release(&q);
+	if (rc)
+		return jf_error_set(err, rc, 0, "cannot store the queue spec");
+	jf_eng_changed(e, JF_CH_QUEUE, id, 0, 0, 0, false);
+	jf_eng_schedule(e);
+	return JF_OK;
+}
+
+enum jf_err jf_engine_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_group_kind kind,
+			      const char *dirname, uid_t uid, gid_t gid, int64_t *id,
+			      struct jf_error *err)
+{
+	if (!jf_name_valid(dirname, err))
+		return JF_EINVAL;
+	enum jf_err rc = jf_group_create(e->st, queue_id, kind, dirname, uid, gid, jf_eng_now(e),
+					 id);
+	if (rc == JF_EEXIST)
+		return jf_error_set(err, rc, 0, "%s exists", dirname);
+	if (rc)
+		return jf_error_set(err, rc, 0, "cannot create %s: %s", dirname, jf_err_name(rc));
+	notify_group(e, queue_id, *id, true);
+	return JF_OK;
+}
+
+static void record_refusal(struct jf_engine *e, const struct jf_group_rec *g, const char *text,
+			   size_t len, const char *msg)
+{
+	char *copy = strndup(text, len);
+	jf_store_begin(e->st);
+	jf_group_reject(e->st, g->id, copy ? copy : "", msg);
+	jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Invalid", "spec refused: %s", msg);
+	jf_store_commit(e->st);
+	free(copy);
+	notify_group(e, g->queue_id, g->id, false);
+}
+
+void jf_engine_refuse(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
+		      const struct jf_error *why)
+{
+	struct jf_group_rec g;
+	if (jf_group_get(e->st, group_id, &g) != JF_OK)
+		return;
+	if (g.state == JF_ST_DRAFT || g.state == JF_ST_INVALID)
+		record_refusal(e, &g, text, len, why->msg);
+	jf_group_release(&g);
+}
+
+static char *join_lines(char **v, size_t n)
+{
+	size_t len = 1;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(v[i]) + 1;
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return NULL;
+	*p = '\0';
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s%s", i ? "\n" : "", v[i]);
+	return s;
+}
+
+enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
+			     uid_t uid, gid_t gid, struct jf_error *err)
+{
+	(void)uid;
+	(void)gid;
+	struct jf_group_rec g;
+	if (jf_group_get(e->st, group_id, &g) != JF_OK)
+		return jf_error_set(err, JF_ENOENT, 0, "no such group");
+	enum jf_err rc;
+	if (g.state != JF_ST_DRAFT && g.state != JF_ST_INVALID) {
+		rc = jf_error_set(err, JF_EROFS, 0,
+				  "the spec is read-only once accepted (state %s); use ctl restart "
+				  "or make a new group", jf_state_name(g.state));
+		goto out;
+	}
+	char queue[JF_NAME_MAX] = "";
+	if (g.queue_id) {
+		struct jf_queue_rec q;
+		if (jf_queue_get(e->st, g.queue_id, &q) == JF_OK)
+			snprintf(queue, sizeof(queue), "%s", q.name);
+		jf_queue_release(&q);
+	}
+	struct jf_subst sub = { g.dirname, queue, g.dirname };
+	struct jf_spec *spec = NULL;
+	rc = jf_spec_parse(text, len, g.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP,
+			   &sub, &spec, err);
+	struct jf_sched_req req;
+	if (rc == JF_OK && !jf_sched_request(e->cluster, spec, &req, err))
+		rc = JF_EINVAL;
+	if (rc != JF_OK) {
+		record_refusal(e, &g, text, len, err->msg);
+		jf_spec_free(spec);
+		goto out;
+	}
+	int64_t completions = g.kind == JF_KIND_BATCH ? spec->count : spec->completions;
+	int64_t parallelism = g.kind == JF_KIND_BATCH ? spec->count : spec->parallelism;
+	char *ignored = join_lines(spec->ignored, spec->nignored);
+	char *copy = strndup(text, len);
+	const char *display = spec->name ? spec->name : g.dirname;
+	if (!ignored || !copy) {
+		rc = jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	} else {
+		jf_store_begin(e->st);
+		rc = jf_group_accept(e->st, group_id, copy, display, ignored, completions,
+				     parallelism, spec->nodes, g.dirname, jf_eng_now(e));
+		char gpu[96] = "CPU only";
+		if (spec->gpu && spec->gpus > 0)
+			snprintf(gpu, sizeof(gpu), "%d x %s", spec->gpus, spec->gpu);
+		jf_eng_group_event(e, 0, group_id, g.kind, "Normal", "Accepted",
+				   "%lld %s, parallelism %lld, %lld node%s each, %s, %s%s%s",
+				   (long long)completions,
+				   completions == 1 ? "task" : "tasks", (long long)parallelism,
+				   (long long)spec->nodes, spec->nodes == 1 ? "" : "s", gpu,
+				   spec->billing == JF_BILL_SPOT ? "spot" : "on-demand",
+				   spec->nignored ? "; ignored K8s fields: " : "",
+				   spec->nignored ? ignored : "");
+		if (g.queue_id)
+			jf_eng_group_event(e, g.queue_id, 0, g.kind, "Normal", "Accepted",
+					   "group %s accepted: %lld tasks", g.dirname,
+					   (long long)completions);
+		if (rc == JF_OK)
+			rc = jf_store_commit(e->st);
+		else
+			jf_store_rollback(e->st);
+		if (rc)
+			jf_error_set(err, rc, 0, "cannot store the spec: %s", jf_err_name(rc));
+	}
+	free(ignored);
+	free(copy);
+	jf_spec_free(spec);
+	if (rc == JF_OK) {
+		jf_eng_group_drop(e, group_id);
+		notify_group(e, g.queue_id, group_id, true);
+		jf_eng_schedule(e);
+	}
+out:
+	jf_group_release(&g);
+	return rc;
+}
+
+/* ---- ctl ---- */
+
+static enum jf_err busy(struct jf_error *err, const char *verb, const char *what, int state,
+			const char *applies)
+{
+	return jf_error_set(err, JF_EBUSY, 0, "%s does not apply: the %s is %s (%s applies to %s)",
+			    verb, what, jf_state_name(state), verb, applies);
+}
+
+static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const char *verb,
+			     struct jf_error *err)
+{
+	int64_t now = jf_eng_now(e);
+	const char *what = g->kind == JF_KIND_BATCH ? "batch" : "group";
+	int s = g->state;
+	if (s == JF_ST_DRAFT || s == JF_ST_INVALID)
+		return busy(err, verb, what, s, "an accepted spec");
+
+	if (strcmp(verb, "stop") == 0) {
+		if (jf_group_next(s, JF_EV_STOP) < 0)
+			return busy(err, verb, what, s, "Waiting, Running or Paused");
+		jf_store_begin(e->st);
+		jf_group_set_state(e->st, g->id, JF_ST_STOPPED, "stopped by ctl", now);
+		jf_task_set_state_all(e->st, g->id, (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
+				      JF_ST_STOPPED, "stopped by ctl", now, NULL);
+		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Stopped", "stopped by ctl");
+		jf_store_commit(e->st);
+		jf_eng_kill_group(e, g->id, JF_WHY_STOP);
+	} else if (strcmp(verb, "pause") == 0) {
+		if (jf_group_next(s, JF_EV_PAUSE) < 0)
+			return busy(err, verb, what, s, "Waiting or Running");
+		jf_store_begin(e->st);
+		jf_group_set_state(e->st, g->id, JF_ST_PAUSED, "paused by ctl", now);
+		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Paused",
+				   "paused: running nodes are stopped, billing stops with them");
+		jf_store_commit(e->st);
+		jf_eng_kill_group(e, g->id, JF_WHY_PAUSE);
+	} else if (strcmp(verb, "resume") == 0) {
+		if (jf_group_next(s, JF_EV_RESUME) < 0)
+			return busy(err, verb, what, s, "Paused");
+		jf_store_begin(e->st);
+		jf_group_set_state(e->st, g->id, JF_ST_WAITING, "", now);
+		jf_task_set_state_all(e->st, g->id, 1u << JF_ST_PAUSED, JF_ST_WAITING, "", now,
+				      NULL);
+		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Resumed", "resumed");
+		jf_store_commit(e->st);
+	} else if (strcmp(verb, "restart") == 0) {
+		jf_store_begin(e->st);
+		jf_group_set_state(e->st, g->id, JF_ST_WAITING, "", now);
+		jf_group_reset(e->st, g->id, 0);
+		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Restarted",
+				   "restarted: every task runs again from the start");
+		jf_store_commit(e->st);
+		jf_eng_kill_group(e, g->id, JF_WHY_RESTART);
+		struct grt *rt = jf_eng_group(e, g->id);
+		if (rt)
+			rt->failed_tasks = 0;
+	} else {
+		return jf_error_set(err, JF_EINVAL, 0,
+				    "unknown verb \"%s\": use pause, resume, stop or restart", verb);
+	}
+	notify_group(e, g->queue_id, g->id, false);
+	jf_eng_schedule(e);
+	return JF_OK;
+}
+
+static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t task_id,
+			    const char *verb, struct jf_error *err)
+{
+	struct jf_task_rec t;
+	if (jf_task_get(e->st, task_id, &t) != JF_OK || t.group_id != g->id)
+		return jf_error_set(err, JF_ENOENT, 0, "no such task");
+	int s = t.state;
+	int64_t idx = t.idx;
+	jf_task_release(&t);
+	if (g->state == JF_ST_DRAFT || g->state == JF_ST_INVALID)
+		return busy(err, verb, "task", s, "an accepted spec");
+	struct grt *rt = jf_eng_group(e, g->id);
+	if (!rt)
+		return jf_error_set(err, JF_EIO, 0, "the group's spec cannot be read");
+	struct trun *tr = jf_idmap_get(&e->tasks, task_id);
+	int64_t now = jf_eng_now(e);
+	enum jf_event ev;
+	if (strcmp(verb, "stop") == 0)
+		ev = JF_EV_STOP;
+	else if (strcmp(verb, "pause") == 0)
+		ev = JF_EV_PAUSE;
+	else if (strcmp(verb, "resume") == 0)
+		ev = JF_EV_RESUME;
+	else if (strcmp(verb, "restart") == 0)
+		ev = JF_EV_RESTART;
+	else
+		return jf_error_set(err, JF_EINVAL, 0,
+				    "unknown verb \"%s\": use pause, resume, stop or restart", verb);
+	if (jf_task_next(s, ev) < 0)
+		return busy(err, verb, "task", s,
+			    ev == JF_EV_RESUME ? "Paused"
+			    : ev == JF_EV_RESTART ? "any task" : "Waiting or Running");
+	if (ev == JF_EV_RESTART && jf_state_final(g->state))
+		return busy(err, verb, "group", g->state, "a group that has not ended (restart the group)");
+	jf_store_begin(e->st);
+	switch (ev) {
+	case JF_EV_STOP:
+		if (!tr)
+			jf_task_set_state(e->st, task_id, JF_ST_STOPPED, "stopped by ctl", now);
+		jf_eng_event(e, rt, task_id, idx, 0, 0, "Normal", "Stopped", "stopped by ctl");
+		break;
+	case JF_EV_PAUSE:
+		if (!tr)
+			jf_task_set_state(e->st, task_id, JF_ST_PAUSED, "paused by ctl", now);
+		jf_eng_event(e, rt, task_id, idx, 0, 0, "Normal", "Paused", "paused by ctl");
+		break;
+	case JF_EV_RESUME:
+		jf_task_set_state(e->st, task_id, JF_ST_WAITING, "", now);
+		jf_eng_event(e, rt, task_id, idx, 0, 0, "Normal", "Resumed", "resumed by ctl");
+		break;
+	default:
+		jf_group_reset(e->st, g->id, task_id);
+		jf_eng_event(e, rt, task_id, idx, 0, 0, "Normal", "Restarted", "restarted by ctl");
+		break;
+	}
+	jf_store_commit(e->st);
+	if (tr)
+		jf_eng_kill_task(e, tr, ev == JF_EV_STOP ? JF_WHY_STOP
+					: ev == JF_EV_PAUSE ? JF_WHY_PAUSE : JF_WHY_RESTART);
+	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, false);
+	if (!tr)
+		jf_eng_settle_group(e, rt);
+	jf_eng_schedule(e);
+	return JF_OK;
+}
+
+enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id,
+			  const char *verb, struct jf_error *err)
+{
+	struct jf_group_rec g;
+	if (jf_group_get(e->st, group_id, &g) != JF_OK)
+		return jf_error_set(err, JF_ENOENT, 0, "no such group");
+	enum jf_err rc = task_id ? ctl_task(e, &g, task_id, verb, err) : ctl_group(e, &g, verb, err);
+	jf_group_release(&g);
+	return rc;
+}
+
+enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const char *dirname,
+				   struct jf_error *err)
+{
+	if (!jf_name_valid(dirname, err))
+		return JF_EINVAL;
+	struct jf_group_rec g;
+	if (jf_group_get(e->st, group_id, &g) != JF_OK)
+		return jf_error_set(err, JF_ENOENT, 0, "no such group");
+	enum jf_err rc = jf_group_rename(e->st, group_id, dirname);
+	if (rc == JF_EEXIST)
+		jf_error_set(err, rc, 0, "%s exists", dirname);
+	else if (rc == JF_OK)
+		jf_eng_group_event(e, 0, group_id, g.kind, "Normal", "Renamed", "renamed %s to %s",
+				   g.dirname, dirname);
+	int64_t q = g.queue_id;
+	jf_group_release(&g);
+	if (rc == JF_OK) {
+		jf_eng_group_drop(e, group_id);
+		notify_group(e, q, group_id, true);
+	}
+	return rc;
+}
+
+enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err)
+{
+	struct jf_group_rec g;
+	if (jf_group_get(e->st, group_id, &g) != JF_OK)
+		return jf_error_set(err, JF_ENOENT, 0, "no such group");
+	enum jf_err rc = JF_OK;
+	if (!jf_state_final(g.state) && g.state != JF_ST_DRAFT && g.state != JF_ST_INVALID) {
+		rc = jf_error_set(err, JF_EBUSY, 0,
+				  "the %s is %s: stop it first (echo stop > ctl), then rmdir",
+				  g.kind == JF_KIND_BATCH ? "batch" : "group", jf_state_name(g.state));
+	} else {
+		for (size_t i = 0;;) {
+			int64_t k;
+			void *v;
+			if (!jf_idmap_next(&e->tasks, &i, &k, &v))
+				break;
+			if (((struct trun *)v)->group_id == group_id) {
+				rc = jf_error_set(err, JF_EBUSY, 0,
+						  "nodes of this group are still being stopped");
+				break;
+			}
+		}
+		if (rc == JF_OK) {
+			rc = jf_group_delete(e->st, group_id);
+			if (rc)
+				jf_error_set(err, rc, 0, "cannot remove: %s", jf_err_name(rc));
+		}
+	}
+	int64_t q = g.queue_id;
+	jf_group_release(&g);
+	if (rc == JF_OK) {
+		jf_eng_group_drop(e, group_id);
+		notify_group(e, q, group_id, true);
+	}
+	return rc;
+}

@@ -1,0 +1,932 @@
+/*
+ * run.c - starting tasks, reaping them, and what follows from an end.
+ *
+ * A task's life in the engine: schedule() places all its nodes at once
+ * (gang) and start_task() records the placement, then starts one attempt
+ * per node on the backend.  finish() takes each ended attempt; when the
+ * task's last node has ended, resolve_task() applies the spec's rules
+ * (core/lifecycle.c: retry in place, new attempt, fail the index, fail the
+ * group) and settle_group() decides the group's state from its counts.
+ *
+ * Store first: every step is committed before the backend is touched or
+ * the tree is told.
+ */
+#include "engine/engine_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/billing.h"
+
+#define MAX_START_BATCH 256
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void give_to(const char *path, uid_t uid, gid_t gid)
+{
+	if (geteuid() == 0 && uid != 0) {
+		if (chown(path, uid, gid) < 0) {
+			/* the task will see a directory it cannot write: said in its logs */
+		}
+	}
+}
+
+static const char *billing_name(enum jf_billing b)
+{
+	return b == JF_BILL_SPOT ? "spot" : "on-demand";
+}
+
+static void trun_free(struct trun *t)
+{
+	if (!t)
+		return;
+	free(t->slots);
+	free(t->attempt_ids);
+	free(t);
+}
+
+static void release_slots(struct jf_engine *e, struct trun *t)
+{
+	if (!t->held)
+		return;
+	for (int64_t i = 0; i < t->nodes; i++)
+		if (t->slots[i].machine < e->cluster->nmachines)
+			jf_sched_release(e->machines, &t->slots[i]);
+	t->held = false;
+}
+
+/* ---- starting ---- */
+
+static void start_failed(struct jf_engine *e, int64_t attempt_id, const char *msg)
+{
+	struct jf_run_result r;
+	memset(&r, 0, sizeof(r));
+	r.cookie = (uint64_t)attempt_id;
+	r.exit_code = 127;
+	r.start_failed = true;
+	r.start_ms = r.end_ms = jf_eng_now(e);
+	snprintf(r.message, sizeof(r.message), "%s", msg);
+	jf_eng_finish(e, &r);
+}
+
+static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
+		       uid_t uid, gid_t gid)
+{
+	const struct jf_spec *s = g->spec;
+	const struct jf_sched_slot *slot = &t->slots[ni];
+	const char *machine = e->cluster->machines[slot->machine].name;
+	char gpu_ids[JF_GPU_IDS_MAX], run_dir[4096], ckpt[4096], work[4200];
+	jf_gpu_ids_format(slot->gpu_mask, gpu_ids, sizeof(gpu_ids));
+
+	int64_t node_id = 0, attempt_id = 0;
+	struct jf_node_rec nrec;
+	if (jf_node_ensure(e->st, t->task_id, ni, &node_id) != JF_OK ||
+	    jf_node_get(e->st, node_id, &nrec) != JF_OK)
+		return;
+	int64_t attempt = nrec.attempt + 1;
+	jf_node_release(&nrec);
+
+	snprintf(run_dir, sizeof(run_dir), "%s/runs/%lld/%lld", e->state_dir,
+		 (long long)node_id, (long long)attempt);
+	snprintf(ckpt, sizeof(ckpt), "%s/ckpt/%lld", e->state_dir, (long long)t->task_id);
+	snprintf(work, sizeof(work), "%s/work", run_dir);
+	bool dirs_ok = mkdir_p(run_dir, 0755) == 0 && mkdir_p(ckpt, 0700) == 0 &&
+		       mkdir_p(work, 0700) == 0;
+	give_to(ckpt, uid, gid);
+	give_to(work, uid, gid);
+
+	jf_store_begin(e->st);
+	jf_attempt_create(e->st, node_id, attempt, run_dir, machine, gpu_ids, slot->cpu_milli,
+			  &attempt_id);
+	jf_node_set_state(e->st, node_id, JF_ST_INITIALIZING, "", jf_eng_now(e));
+	jf_node_set_run(e->st, node_id, machine, gpu_ids, 0, -1, attempt, attempt_id);
+	if (slot->gpu_mask)
+		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Scheduled",
+			     "assigned to %s, GPUs %s", machine, gpu_ids);
+	else
+		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Scheduled",
+			     "assigned to %s, %lldm CPU", machine, (long long)slot->cpu_milli);
+	if (jf_store_commit(e->st) != JF_OK || !attempt_id)
+		return;
+
+	struct run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->attempt_id = attempt_id;
+	r->node_id = node_id;
+	r->task_id = t->task_id;
+	r->group_id = g->id;
+	r->node_idx = ni;
+	r->attempt = attempt;
+	if (!jf_idmap_put(&e->runs, attempt_id, r)) {
+		free(r);
+		return;
+	}
+	t->attempt_ids[ni] = attempt_id;
+	t->live++;
+	e->use[slot->machine].nodes++;
+
+	if (!dirs_ok) {
+		start_failed(e, attempt_id, "cannot create the run directory");
+		return;
+	}
+
+	struct jf_proc procs[JF_RUN_MAX_PROCS];
+	char **envs[JF_RUN_MAX_PROCS] = { 0 };
+	char **argvs[JF_RUN_MAX_PROCS] = { 0 };
+	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
+	bool ok = true;
+	for (size_t i = 0; i < np; i++) {
+		const struct jf_container *c = &s->containers[i];
+		envs[i] = jf_env_build(e, g, c, t->idx, ni, attempt, gpu_ids, ckpt, uid);
+		argvs[i] = calloc(c->ncommand + c->nargs + 1, sizeof(char *));
+		if (!envs[i] || !argvs[i]) {
+			ok = false;
+			break;
+		}
+		size_t k = 0;
+		for (size_t j = 0; j < c->ncommand; j++)
+			argvs[i][k++] = c->command[j];
+		for (size_t j = 0; j < c->nargs; j++)
+			argvs[i][k++] = c->args[j];
+		procs[i].name = c->name;
+		procs[i].argv = argvs[i];
+		procs[i].envp = envs[i];
+	}
+	struct jf_run_started started;
+	struct jf_error err;
+	jf_error_clear(&err);
+	enum jf_err rc = JF_ENOMEM;
+	if (ok) {
+		struct jf_launch l = {
+			.run_dir = run_dir, .cwd = work, .uid = uid, .gid = gid,
+			.procs = procs, .nprocs = np, .log_cap_bytes = 0,
+		};
+		rc = jf_backend_start(e->be, &l, (uint64_t)attempt_id, &started, &err);
+	}
+	for (size_t i = 0; i < np; i++) {
+		jf_env_free(envs[i]);
+		free(argvs[i]);
+	}
+	if (rc != JF_OK) {
+		start_failed(e, attempt_id, err.msg[0] ? err.msg : "cannot start the node");
+		return;
+	}
+	snprintf(r->handle, sizeof(r->handle), "%s", started.handle);
+	int64_t now = jf_eng_now(e);
+	r->deadline_ms = s->timeout > 0 ? now + s->timeout * 1000 : 0;
+
+	struct jf_ledger_rec lr;
+	memset(&lr, 0, sizeof(lr));
+	lr.queue_id = g->queue_id;
+	lr.group_id = g->id;
+	lr.task_id = t->task_id;
+	lr.node_id = node_id;
+	lr.attempt_id = attempt_id;
+	snprintf(lr.queue, sizeof(lr.queue), "%s", g->queue);
+	snprintf(lr.group, sizeof(lr.group), "%s", g->dirname);
+	lr.task_idx = t->idx;
+	lr.node_idx = ni;
+	lr.attempt = attempt;
+	snprintf(lr.billing, sizeof(lr.billing), "%s", billing_name(s->billing));
+	snprintf(lr.gpu, sizeof(lr.gpu), "%s",
+		 g->req.model >= 0 ? e->cluster->models[g->req.model].name : "");
+	lr.gpus = g->req.gpus;
+	lr.start_ms = started.start_ms;
+	lr.rate = jf_bill_rate(e->cluster, g->req.model, g->req.gpus, g->req.cpu_milli,
+			       s->billing);
+
+	jf_store_begin(e->st);
+	jf_attempt_started(e->st, attempt_id, started.handle, started.pid, started.start_ms);
+	jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
+	jf_node_set_run(e->st, node_id, machine, gpu_ids, started.pid, -1, attempt, attempt_id);
+	jf_ledger_open(e->st, &lr, NULL);
+	for (size_t i = 0; i < np; i++) {
+		const struct jf_container *c = &s->containers[i];
+		if (c->image)
+			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
+				     "created %s; image %s not pulled: the local backend runs the "
+				     "command on this host", c->name, c->image);
+		else
+			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
+				     "created %s", c->name);
+	}
+	jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
+		     "started %s (pid %lld)", s->containers[0].name, (long long)started.pid);
+	if (t->live == t->nodes && ni == t->nodes - 1)
+		jf_task_set_state(e->st, t->task_id, JF_ST_RUNNING, "", now);
+	jf_store_commit(e->st);
+	jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, node_id, false);
+}
+
+static struct trun *trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes)
+{
+	struct trun *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->slots = calloc((size_t)nodes, sizeof(*t->slots));
+	t->attempt_ids = calloc((size_t)nodes, sizeof(*t->attempt_ids));
+	if (!t->slots || !t->attempt_ids) {
+		trun_free(t);
+		return NULL;
+	}
+	t->task_id = task_id;
+	t->group_id = group_id;
+	t->idx = idx;
+	t->nodes = nodes;
+	return t;
+}
+
+/* Start all nodes of a placed task.  Takes the slots (already subtracted). */
+static void start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+		       gid_t gid)
+{
+	struct jf_task_rec tr;
+	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK)
+		return;
+	t->attempt = tr.attempt + 1;
+	int64_t failures = tr.failures;
+	jf_task_release(&tr);
+	t->held = true;
+	t->live = 0;
+	t->failed = false;
+	t->why = JF_WHY_NONE;
+	if (!jf_idmap_put(&e->tasks, t->task_id, t)) {
+		release_slots(e, t);
+		trun_free(t);
+		return;
+	}
+	int64_t now = jf_eng_now(e);
+	jf_store_begin(e->st);
+	jf_task_set_state(e->st, t->task_id, JF_ST_INITIALIZING, "", now);
+	jf_task_set_counters(e->st, t->task_id, t->attempt, failures);
+	jf_store_commit(e->st);
+	for (int64_t i = 0; i < t->nodes; i++)
+		start_node(e, g, t, i, uid, gid);
+	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, true);
+}
+
+/* ---- scheduling ---- */
+
+struct waiting {
+	int64_t ids[MAX_START_BATCH], idx[MAX_START_BATCH];
+	int n;
+};
+
+static int collect_waiting(void *ctx, int64_t id, int64_t idx)
+{
+	struct waiting *w = ctx;
+	w->ids[w->n] = id;
+	w->idx[w->n] = idx;
+	w->n++;
+	return w->n >= MAX_START_BATCH;
+}
+
+static int schedule_group(void *ctx, int64_t gid)
+{
+	struct jf_engine *e = ctx;
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, gid, &rec) != JF_OK)
+		return 0;
+	int state = rec.state;
+	int64_t queue_id = rec.queue_id, parallelism = rec.parallelism;
+	uid_t uid = rec.uid;
+	gid_t ggid = rec.gid;
+	jf_group_release(&rec);
+	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
+		return 0;
+	struct grt *g = jf_eng_group(e, gid);
+	if (!g || !g->req_ok)
+		return 0;
+	int64_t counts[JF_ST__COUNT];
+	if (jf_group_count_tasks(e->st, gid, counts) != JF_OK)
+		return 0;
+	int64_t running = counts[JF_ST_INITIALIZING] + counts[JF_ST_RUNNING];
+	int64_t can = parallelism - running;
+	if (queue_id) {
+		struct jf_queue_rec q;
+		if (jf_queue_get(e->st, queue_id, &q) == JF_OK && q.capacity > 0) {
+			int64_t used = 0;
+			jf_queue_running_nodes(e->st, queue_id, &used);
+			int64_t fit = (q.capacity - used) / g->spec->nodes;
+			if (fit < can)
+				can = fit;
+		}
+		jf_queue_release(&q);
+	}
+	if (can <= 0 || counts[JF_ST_WAITING] == 0)
+		return 0;
+	struct waiting *w = malloc(sizeof(*w));
+	if (!w)
+		return 0;
+	w->n = 0;
+	jf_task_list_state(e->st, gid, JF_ST_WAITING, can < MAX_START_BATCH ? (int)can
+							      : MAX_START_BATCH,
+			   collect_waiting, w);
+	for (int i = 0; i < w->n; i++) {
+		if (jf_idmap_get(&e->tasks, w->ids[i]))
+			continue;   /* its last attempt is still being killed */
+		struct trun *t = trun_new(w->ids[i], gid, w->idx[i], g->spec->nodes);
+		if (!t)
+			break;
+		if (!jf_sched_place(e->machines, e->cluster->nmachines, &g->req, t->slots)) {
+			trun_free(t);
+			break;
+		}
+		start_task(e, g, t, uid, ggid);
+	}
+	if (w->n == MAX_START_BATCH)
+		e->again = true;
+	free(w);
+	jf_eng_settle_group(e, g);
+	return 0;
+}
+
+void jf_eng_schedule(struct jf_engine *e)
+{
+	if (e->scheduling) {
+		e->again = true;
+		return;
+	}
+	e->scheduling = true;
+	int rounds = 0;
+	do {
+		e->again = false;
+		jf_group_list_active(e->st, schedule_group, e);
+	} while (e->again && ++rounds < 64);
+	e->scheduling = false;
+}
+
+/* ---- killing ---- */
+
+static int why_rank(enum jf_why w)
+{
+	switch (w) {
+	case JF_WHY_NONE: return 0;
+	case JF_WHY_GANG: return 1;
+	case JF_WHY_TIMEOUT: return 2;
+	case JF_WHY_DEADLINE: return 3;
+	case JF_WHY_PAUSE: return 4;
+	case JF_WHY_RESTART: return 5;
+	case JF_WHY_STOP: return 6;
+	}
+	return 0;
+}
+
+static const char *why_words(enum jf_why w)
+{
+	switch (w) {
+	case JF_WHY_TIMEOUT: return "the attempt ran past its timeout";
+	case JF_WHY_STOP: return "stopped";
+	case JF_WHY_PAUSE: return "paused";
+	case JF_WHY_RESTART: return "restarting";
+	case JF_WHY_GANG: return "another node of the task failed";
+	case JF_WHY_DEADLINE: return "the group ran past activeDeadlineSeconds";
+	case JF_WHY_NONE: break;
+	}
+	return "";
+}
+
+void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why)
+{
+	if (why_rank(why) > why_rank(t->why))
+		t->why = why;
+	struct grt *g = jf_eng_group(e, t->group_id);
+	int64_t now = jf_eng_now(e);
+	for (int64_t i = 0; i < t->nodes; i++) {
+		struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[i]);
+		if (!r || r->kill_at_ms)
+			continue;
+		if (why == JF_WHY_TIMEOUT)
+			t->fail_timeout = true;
+		r->kill_at_ms = now + e->kill_grace_ms;
+		if (r->handle[0])
+			jf_backend_signal(e->be, r->handle, JF_RUN_TERM);
+		if (g) {
+			jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx,
+				     why == JF_WHY_TIMEOUT ? "Warning" : "Normal",
+				     why == JF_WHY_TIMEOUT ? "DeadlineExceeded" : "Killing",
+				     "stopping %s: %s (SIGTERM, SIGKILL after %llds)",
+				     g->spec->containers[0].name, why_words(why),
+				     (long long)(e->kill_grace_ms / 1000));
+			jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, r->node_id,
+				       false);
+		}
+	}
+}
+
+int jf_eng_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why)
+{
+	int n = 0;
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
+		struct trun *t = v;
+		if (t->group_id != group_id)
+			continue;
+		jf_eng_kill_task(e, t, why);
+		n++;
+	}
+	return n;
+}
+
+/* ---- ending ---- */
+
+static void describe_exit(const struct jf_run_result *r, char *buf, size_t n)
+{
+	if (r->lost)
+		snprintf(buf, n, "%s", r->message[0] ? r->message : "supervisor lost");
+	else if (r->start_failed)
+		snprintf(buf, n, "%s", r->message[0] ? r->message : "could not start");
+	else if (r->term_signal)
+		snprintf(buf, n, "killed by signal %d (%s), exit code %d", r->term_signal,
+			 strsignal(r->term_signal), r->exit_code);
+	else
+		snprintf(buf, n, "exit code %d", r->exit_code);
+}
+
+static bool succeeded_idx(void *ctx, int64_t i)
+{
+	void **c = ctx;
+	struct jf_engine *e = c[0];
+	struct grt *g = c[1];
+	struct jf_task_rec t;
+	if (jf_task_find(e->st, g->id, i, &t) != JF_OK)
+		return false;
+	bool ok = t.state == JF_ST_SUCCEEDED;
+	jf_task_release(&t);
+	return ok;
+}
+
+static void end_group(struct jf_engine *e, struct grt *g, int state, const char *reason,
+		      const char *msg)
+{
+	int64_t now = jf_eng_now(e);
+	jf_store_begin(e->st);
+	jf_group_set_state(e->st, g->id, state, msg, now);
+	jf_task_set_state_all(e->st, g->id,
+			      (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED), JF_ST_STOPPED,
+			      "the group ended", now, NULL);
+	jf_eng_group_event(e, 0, g->id, g->kind, state == JF_ST_SUCCEEDED ? "Normal" : "Warning",
+			   reason, "%s", msg);
+	if (g->queue_id)
+		jf_eng_group_event(e, g->queue_id, 0, g->kind,
+				   state == JF_ST_SUCCEEDED ? "Normal" : "Warning", reason,
+				   "group %s: %s", g->dirname, msg);
+	jf_store_commit(e->st);
+	jf_eng_kill_group(e, g->id, JF_WHY_STOP);
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+}
+
+void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
+{
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, g->id, &rec) != JF_OK)
+		return;
+	int state = rec.state;
+	int64_t completions = rec.completions;
+	jf_group_release(&rec);
+	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
+		return;
+	int64_t c[JF_ST__COUNT];
+	if (jf_group_count_tasks(e->st, g->id, c) != JF_OK)
+		return;
+	struct jf_group_counts gc = {
+		.completions = completions,
+		.succeeded = c[JF_ST_SUCCEEDED],
+		.failed = c[JF_ST_FAILED],
+		.running = c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING],
+		.waiting = c[JF_ST_WAITING],
+		.stopped = c[JF_ST_STOPPED],
+	};
+	const char *reason = "";
+	void *ctx[2] = { e, g };
+	enum jf_group_verdict v = jf_judge_group(g->spec, &gc, succeeded_idx, ctx, &reason);
+	char msg[256];
+	if (v == JF_GV_SUCCEEDED) {
+		snprintf(msg, sizeof(msg), "%lld/%lld tasks succeeded%s", (long long)gc.succeeded,
+			 (long long)completions,
+			 strcmp(reason, "SuccessPolicy") == 0 ? " (success policy met)" : "");
+		end_group(e, g, JF_ST_SUCCEEDED, "Completed", msg);
+		return;
+	}
+	if (v == JF_GV_FAILED) {
+		snprintf(msg, sizeof(msg), "%s: %lld of %lld tasks failed", reason,
+			 (long long)gc.failed, (long long)completions);
+		end_group(e, g, JF_ST_FAILED, "Failed", msg);
+		return;
+	}
+	int64_t now = jf_eng_now(e);
+	if (gc.running > 0 && state == JF_ST_WAITING) {
+		jf_group_set_state(e->st, g->id, JF_ST_RUNNING, "", now);
+		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+	} else if (gc.running == 0 && state == JF_ST_RUNNING) {
+		jf_group_set_state(e->st, g->id, JF_ST_WAITING, "", now);
+		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+	}
+}
+
+/* The task's last node has ended: apply the rules. */
+static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
+{
+	int64_t now = jf_eng_now(e);
+	struct jf_task_rec tr;
+	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK)
+		return;
+	struct jf_group_rec gr;
+	if (jf_group_get(e->st, g->id, &gr) != JF_OK) {
+		jf_task_release(&tr);
+		return;
+	}
+	int64_t failures = tr.failures, gfailures = gr.failures;
+	int tstate = tr.state;
+	jf_task_release(&tr);
+	jf_group_release(&gr);
+
+	bool in_place = false;
+	jf_store_begin(e->st);
+	switch (t->why) {
+	case JF_WHY_STOP:
+		if (!jf_state_final(tstate))
+			jf_task_set_state(e->st, t->task_id, JF_ST_STOPPED, "stopped", now);
+		break;
+	case JF_WHY_PAUSE:
+		jf_task_set_state(e->st, t->task_id, JF_ST_PAUSED, "paused", now);
+		break;
+	case JF_WHY_RESTART:
+		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
+		break;
+	case JF_WHY_DEADLINE:
+		jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, "DeadlineExceeded", now);
+		break;
+	case JF_WHY_NONE:
+	case JF_WHY_GANG:
+	case JF_WHY_TIMEOUT:
+		if (!t->failed) {
+			jf_task_set_state(e->st, t->task_id, JF_ST_SUCCEEDED, "", now);
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Normal", "Completed",
+				     "attempt %lld succeeded", (long long)t->attempt);
+			break;
+		}
+		struct jf_exit_facts f = {
+			.exit_code = t->fail_code,
+			.container = t->fail_container[0] ? t->fail_container : NULL,
+			.disruption = false,
+			.task_failures = failures,
+			.group_failures = gfailures,
+		};
+		const char *reason = "";
+		enum jf_verdict v = jf_judge_exit(g->spec, &f, &reason);
+		const char *what = t->fail_timeout ? "timed out" : "failed";
+		if (v != JF_V_RETRY_FREE) {
+			failures++;
+			jf_group_add_failure(e->st, g->id);
+		}
+		jf_task_set_counters(e->st, t->task_id, t->attempt, failures);
+		char left[64] = "";
+		if (g->spec->retries >= 0)
+			snprintf(left, sizeof(left), ", %lld retries left",
+				 (long long)(g->spec->retries - failures));
+		switch (v) {
+		case JF_V_RETRY_IN_PLACE:
+			in_place = true;
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "BackOff",
+				     "attempt %lld %s (exit code %d); restarting in place%s",
+				     (long long)t->attempt, what, t->fail_code, left);
+			break;
+		case JF_V_RETRY_NEW:
+		case JF_V_RETRY_FREE:
+			jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "BackOff",
+				     "attempt %lld %s (exit code %d); %s%s", (long long)t->attempt,
+				     what, t->fail_code,
+				     v == JF_V_RETRY_FREE ? "retrying, not counted ("
+							  : "retrying with a new attempt",
+				     v == JF_V_RETRY_FREE ? "podFailurePolicy Ignore)" : left);
+			break;
+		case JF_V_FAIL_TASK:
+		case JF_V_FAIL_GROUP: {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "%s: attempt %lld %s with exit code %d", reason,
+				 (long long)t->attempt, what, t->fail_code);
+			jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, msg, now);
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Failed", "%s", msg);
+			g->failed_tasks++;
+			if (v == JF_V_FAIL_GROUP) {
+				jf_store_commit(e->st);
+				release_slots(e, t);
+				jf_idmap_del(&e->tasks, t->task_id);
+				trun_free(t);
+				end_group(e, g, JF_ST_FAILED, "Failed", msg);
+				return;
+			}
+			break;
+		}
+		}
+		break;
+	}
+	jf_store_commit(e->st);
+	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, false);
+	if (in_place) {
+		/* same slots, new attempt on every node */
+		struct jf_group_rec rec;
+		uid_t uid = 0;
+		gid_t gid = 0;
+		if (jf_group_get(e->st, g->id, &rec) == JF_OK) {
+			uid = rec.uid;
+			gid = rec.gid;
+			jf_group_release(&rec);
+		}
+		jf_idmap_del(&e->tasks, t->task_id);
+		start_task(e, g, t, uid, gid);
+		return;
+	}
+	release_slots(e, t);
+	jf_idmap_del(&e->tasks, t->task_id);
+	trun_free(t);
+	jf_eng_settle_group(e, g);
+}
+
+void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
+{
+	int64_t attempt_id = (int64_t)res->cookie;
+	struct run *r = jf_idmap_del(&e->runs, attempt_id);
+	if (!r)
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, r->task_id);
+	struct grt *g = jf_eng_group(e, r->group_id);
+	int64_t now = jf_eng_now(e);
+	int64_t end_ms = res->end_ms > 0 ? res->end_ms : now;
+	bool ok = res->exit_code == 0 && !res->lost && !res->start_failed;
+	char how[JF_RUN_MSG_MAX + 64];
+	describe_exit(res, how, sizeof(how));
+
+	enum jf_why why = t ? t->why : JF_WHY_NONE;
+	int nstate;
+	const char *reason, *type = "Normal";
+	switch (why) {
+	case JF_WHY_STOP:
+		nstate = JF_ST_STOPPED;
+		reason = "Killing";
+		break;
+	case JF_WHY_PAUSE:
+		nstate = JF_ST_PAUSED;
+		reason = "Killing";
+		break;
+	case JF_WHY_RESTART:
+		nstate = JF_ST_WAITING;
+		reason = "Killing";
+		break;
+	default:
+		nstate = ok ? JF_ST_SUCCEEDED : JF_ST_FAILED;
+		reason = ok ? "Completed" : "Failed";
+		type = ok ? "Normal" : "Warning";
+		if (!ok && t && t->fail_timeout)
+			reason = "DeadlineExceeded";
+		break;
+	}
+
+	jf_store_begin(e->st);
+	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
+	jf_ledger_close(e->st, attempt_id, end_ms);
+	jf_node_set_state(e->st, r->node_id, nstate, ok ? "" : how, now);
+	struct jf_node_rec nr;
+	if (jf_node_get(e->st, r->node_id, &nr) == JF_OK) {
+		jf_node_set_run(e->st, r->node_id, nr.machine, nr.gpu_ids, nr.pid, res->exit_code,
+				nr.attempt, nr.attempt_id);
+		jf_node_release(&nr);
+	}
+	if (g) {
+		const char *cname = res->nprocs ? res->procs[0].name : "main";
+		for (size_t i = 0; i < res->nprocs; i++)
+			if (res->procs[i].exit_code != 0) {
+				cname = res->procs[i].name;
+				break;
+			}
+		if (reason[0] == 'K')
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
+				     "Stopped", "%s ended: %s", cname, how);
+		else
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
+				     reason, "%s %s", cname, how);
+	}
+	jf_store_commit(e->st);
+
+	if (t) {
+		for (int64_t i = 0; i < t->nodes; i++)
+			if (t->attempt_ids[i] == attempt_id) {
+				if (t->slots[i].machine < e->cluster->nmachines &&
+				    e->use[t->slots[i].machine].nodes > 0)
+					e->use[t->slots[i].machine].nodes--;
+				t->attempt_ids[i] = 0;
+			}
+		t->live--;
+		if (!ok && !t->failed && why_rank(t->why) <= why_rank(JF_WHY_TIMEOUT)) {
+			t->failed = true;
+			t->fail_code = res->exit_code;
+			snprintf(t->fail_container, sizeof(t->fail_container), "%s",
+				 res->nprocs ? res->procs[0].name : "");
+			for (size_t i = 0; i < res->nprocs; i++)
+				if (res->procs[i].exit_code != 0) {
+					snprintf(t->fail_container, sizeof(t->fail_container), "%s",
+						 res->procs[i].name);
+					break;
+				}
+			if (t->nodes > 1 && t->live > 0)
+				jf_eng_kill_task(e, t, JF_WHY_GANG);
+		}
+	}
+	if (g)
+		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, r->task_id, r->node_id, false);
+	free(r);
+	if (t && t->live <= 0 && g)
+		resolve_task(e, g, t);
+	jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
+}
+
+/* ---- adoption after a restart ---- */
+
+static size_t machine_index(struct jf_engine *e, const char *name)
+{
+	for (size_t i = 0; i < e->cluster->nmachines; i++)
+		if (strcmp(e->cluster->machines[i].name, name) == 0)
+			return i;
+	return e->cluster->nmachines;
+}
+
+static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
+{
+	struct jf_node_rec n;
+	struct jf_task_rec tr;
+	if (jf_node_get(e->st, a->node_id, &n) != JF_OK)
+		return 0;
+	if (jf_task_get(e->st, n.task_id, &tr) != JF_OK) {
+		jf_node_release(&n);
+		return 0;
+	}
+	struct grt *g = jf_eng_group(e, tr.group_id);
+	int64_t node_idx = n.idx, task_idx = tr.idx, task_id = tr.id;
+	int64_t task_attempt = tr.attempt;
+	jf_node_release(&n);
+	jf_task_release(&tr);
+	if (!g)
+		return 0;
+
+	struct trun *t = jf_idmap_get(&e->tasks, task_id);
+	if (!t) {
+		t = trun_new(task_id, g->id, task_idx, g->spec->nodes);
+		if (!t || !jf_idmap_put(&e->tasks, task_id, t)) {
+			trun_free(t);
+			return 0;
+		}
+		t->attempt = task_attempt;
+		t->held = true;
+		for (int64_t i = 0; i < t->nodes; i++)
+			t->slots[i].machine = e->cluster->nmachines;   /* none yet */
+	}
+	struct run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return 0;
+	r->attempt_id = a->id;
+	r->node_id = a->node_id;
+	r->task_id = task_id;
+	r->group_id = g->id;
+	r->node_idx = node_idx;
+	r->attempt = a->attempt;
+	snprintf(r->handle, sizeof(r->handle), "%s", a->handle);
+	if (g->spec->timeout > 0 && a->start_ms)
+		r->deadline_ms = a->start_ms + g->spec->timeout * 1000;
+	if (!jf_idmap_put(&e->runs, a->id, r)) {
+		free(r);
+		return 0;
+	}
+	if (node_idx < t->nodes) {
+		struct jf_sched_slot *s = &t->slots[node_idx];
+		s->machine = machine_index(e, a->machine);
+		s->gpu_mask = jf_gpu_ids_parse(a->gpu_ids);
+		s->cpu_milli = g->req.cpu_milli;
+		s->mem_bytes = g->req.mem_bytes;
+		if (s->machine < e->cluster->nmachines &&
+		    jf_sched_take(e->machines, e->cluster->nmachines, s))
+			e->use[s->machine].nodes++;
+		else
+			s->machine = e->cluster->nmachines;
+		t->attempt_ids[node_idx] = a->id;
+	}
+	t->live++;
+	struct jf_error err;
+	jf_error_clear(&err);
+	if (!a->handle[0]) {
+		/* the daemon died between recording the attempt and starting it */
+		struct jf_run_result res;
+		memset(&res, 0, sizeof(res));
+		res.cookie = (uint64_t)a->id;
+		res.lost = true;
+		res.exit_code = -1;
+		res.end_ms = jf_eng_now(e);
+		snprintf(res.message, sizeof(res.message),
+			 "the daemon stopped before this attempt started");
+		jf_eng_finish(e, &res);
+		return 0;
+	}
+	if (jf_backend_adopt(e->be, a->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
+		struct jf_run_result res;
+		memset(&res, 0, sizeof(res));
+		res.cookie = (uint64_t)a->id;
+		res.lost = true;
+		res.exit_code = -1;
+		res.end_ms = jf_eng_now(e);
+		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s", err.msg);
+		jf_eng_finish(e, &res);
+	}
+	return 0;
+}
+
+struct idlist {
+	int64_t *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void idlist_add(struct idlist *l, int64_t id)
+{
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 64;
+		int64_t *p = realloc(l->v, ncap * sizeof(*p));
+		if (!p) {
+			l->oom = true;
+			return;
+		}
+		l->v = p;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = id;
+}
+
+static int collect_attempt(void *ctx, const struct jf_attempt_rec *a)
+{
+	idlist_add(ctx, a->id);
+	return 0;
+}
+
+static int collect_task(void *ctx, int64_t id, int64_t idx)
+{
+	(void)idx;
+	idlist_add(ctx, id);
+	return 0;
+}
+
+static int collect_group(void *ctx, int64_t id)
+{
+	idlist_add(ctx, id);
+	return 0;
+}
+
+void jf_eng_adopt_all(struct jf_engine *e)
+{
+	/* collect first: adopting may finish attempts, which writes the table */
+	struct idlist l = { NULL, 0, 0, false };
+	jf_attempt_list_open(e->st, collect_attempt, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		struct jf_attempt_rec a;
+		if (jf_attempt_get(e->st, l.v[i], &a) != JF_OK)
+			continue;
+		adopt_one(e, &a);
+		jf_attempt_release(&a);
+	}
+	/* tasks placed but with no recorded process never started: wait again */
+	struct idlist groups = { NULL, 0, 0, false };
+	jf_group_list_active(e->st, collect_group, &groups);
+	for (size_t gi = 0; gi < groups.n; gi++) {
+		l.n = 0;
+		jf_task_list_state(e->st, groups.v[gi], JF_ST_INITIALIZING, 1 << 30, collect_task,
+				   &l);
+		jf_task_list_state(e->st, groups.v[gi], JF_ST_RUNNING, 1 << 30, collect_task, &l);
+		for (size_t i = 0; i < l.n; i++)
+			if (!jf_idmap_get(&e->tasks, l.v[i]))
+				jf_task_set_state(e->st, l.v[i], JF_ST_WAITING, "", jf_eng_now(e));
+	}
+	free(groups.v);
+	free(l.v);
+}
