@@ -1,0 +1,211 @@
+/*
+ * fs.c - mounting, the event loop, unmounting.
+ *
+ * One thread serves everything: FUSE requests, ended runs from the
+ * backend, a 250 ms timer (deadlines, kill grace, log growth) and signals
+ * (SIGINT, SIGTERM, SIGHUP: unmount and return).  The notifier thread
+ * (notify.c) only talks to the kernel.
+ */
+#include "fs/fs_int.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#define TICK_MS 250
+
+enum { SRC_FUSE = 1, SRC_BACKEND, SRC_TIMER, SRC_SIGNAL };
+
+enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, struct jf_fs **out,
+		      struct jf_error *err)
+{
+	*out = NULL;
+	struct jf_fs *fs = calloc(1, sizeof(*fs));
+	if (!fs) {
+		jf_engine_free(e);
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	}
+	fs->e = e;
+	fs->st = jf_engine_store(e);
+	fs->mountpoint = realpath(opt->mountpoint, NULL);
+	fs->attr_timeout = opt->attr_timeout > 0 ? opt->attr_timeout : 1.0;
+	fs->uid = getuid();
+	fs->gid = getgid();
+	fs->epfd = fs->tfd = fs->sfd = -1;
+	jf_idmap_init(&fs->cache);
+	jf_idmap_init(&fs->looked);
+	jf_idmap_init(&fs->logsize);
+	if (!fs->mountpoint) {
+		jf_error_set(err, JF_EINVAL, 0, "mount point %s: %s", opt->mountpoint,
+			     strerror(errno));
+		goto fail;
+	}
+	char fsopts[256];
+	snprintf(fsopts, sizeof(fsopts), "fsname=jobfs,subtype=jobfs%s",
+		 opt->allow_other ? ",allow_other" : "");
+	char *argv[] = { "jobfs", "-o", fsopts, opt->debug ? "-d" : NULL, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(opt->debug ? 4 : 3, argv);
+	fs->se = fuse_session_new(&args, &jf_fs_ops, sizeof(jf_fs_ops), fs);
+	fuse_opt_free_args(&args);
+	if (!fs->se) {
+		jf_error_set(err, JF_EIO, 0, "cannot create the FUSE session");
+		goto fail;
+	}
+	if (fuse_session_mount(fs->se, fs->mountpoint) != 0) {
+		jf_error_set(err, JF_EIO, 0, "cannot mount on %s (is /dev/fuse usable? is "
+			     "fusermount3 installed?)", fs->mountpoint);
+		goto fail;
+	}
+	fs->mounted = true;
+	jf_engine_set_notify(e, jf_fs_on_change, fs);
+	fs->nt = jf_notifier_new(fs);
+	if (!fs->nt) {
+		jf_error_set(err, JF_ENOMEM, 0, "cannot start the notifier thread");
+		goto fail;
+	}
+
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	fs->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	fs->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	fs->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (fs->sfd < 0 || fs->tfd < 0 || fs->epfd < 0) {
+		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
+		goto fail;
+	}
+	struct itimerspec its = {
+		.it_interval = { 0, TICK_MS * 1000000L },
+		.it_value = { 0, TICK_MS * 1000000L },
+	};
+	timerfd_settime(fs->tfd, 0, &its, NULL);
+	struct { int fd; int src; } srcs[] = {
+		{ fuse_session_fd(fs->se), SRC_FUSE },
+		{ jf_engine_backend_fd(e), SRC_BACKEND },
+		{ fs->tfd, SRC_TIMER },
+		{ fs->sfd, SRC_SIGNAL },
+	};
+	for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)srcs[i].src };
+		if (srcs[i].fd >= 0 && epoll_ctl(fs->epfd, EPOLL_CTL_ADD, srcs[i].fd, &ev) < 0) {
+			jf_error_set(err, JF_EIO, 0, "epoll: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	*out = fs;
+	return JF_OK;
+fail:
+	jf_fs_free(fs);
+	return err ? err->code : JF_EIO;
+}
+
+int jf_fs_run(struct jf_fs *fs)
+{
+	struct fuse_buf buf = { .mem = NULL };
+	int rc = 0;
+	while (!fs->stop && !fuse_session_exited(fs->se)) {
+		struct epoll_event evs[8];
+		int n = epoll_wait(fs->epfd, evs, 8, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -1;
+			break;
+		}
+		for (int i = 0; i < n && !fs->stop; i++) {
+			switch (evs[i].data.u32) {
+			case SRC_FUSE: {
+				int r = fuse_session_receive_buf(fs->se, &buf);
+				if (r == -EINTR || r == -EAGAIN)
+					break;
+				if (r <= 0) {
+					/* unmounted (ENODEV) or the channel failed */
+					fs->stop = true;
+					fs->mounted = r != 0 && r != -ENODEV;
+					break;
+				}
+				fuse_session_process_buf(fs->se, &buf);
+				break;
+			}
+			case SRC_BACKEND:
+				jf_engine_on_backend(fs->e);
+				break;
+			case SRC_TIMER: {
+				uint64_t ticks;
+				if (read(fs->tfd, &ticks, sizeof(ticks)) < 0) {
+					/* spurious wake-up */
+				}
+				jf_engine_tick(fs->e);
+				jf_fs_poll_logs(fs);
+				break;
+			}
+			case SRC_SIGNAL: {
+				struct signalfd_siginfo si;
+				if (read(fs->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+					fs->stop = true;
+				break;
+			}
+			}
+		}
+	}
+	free(buf.mem);
+	return rc;
+}
+
+void jf_fs_free(struct jf_fs *fs)
+{
+	if (!fs)
+		return;
+	/* the notifier may be inside an open() of ours: answer until it ends */
+	jf_notifier_stop(fs->nt);
+	struct fuse_buf buf = { .mem = NULL };
+	for (int spins = 0; fs->se && !jf_notifier_done(fs->nt) && spins < 500; spins++) {
+		struct pollfd pfd = { .fd = fuse_session_fd(fs->se), .events = POLLIN };
+		if (poll(&pfd, 1, 10) == 1 && fuse_session_receive_buf(fs->se, &buf) > 0)
+			fuse_session_process_buf(fs->se, &buf);
+	}
+	free(buf.mem);
+	jf_notifier_free(fs->nt);
+	for (struct watcher *w = fs->watchers; w; w = w->next) {
+		if (w->pending)
+			fuse_reply_err(w->pending, EINTR);
+		w->pending = NULL;
+	}
+	if (fs->se) {
+		if (fs->mounted)
+			fuse_session_unmount(fs->se);
+		fuse_session_destroy(fs->se);
+	}
+	for (int i = 0; i < JF_SCRATCH_MAX; i++)
+		free(fs->scratch[i].data);
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&fs->cache, &i, &k, &v)) {
+		free(((struct cached *)v)->data);
+		free(v);
+	}
+	jf_idmap_release(&fs->cache);
+	jf_idmap_release(&fs->looked);
+	jf_idmap_release(&fs->logsize);
+	if (fs->epfd >= 0)
+		close(fs->epfd);
+	if (fs->tfd >= 0)
+		close(fs->tfd);
+	if (fs->sfd >= 0)
+		close(fs->sfd);
+	jf_engine_free(fs->e);
+	free(fs->mountpoint);
+	free(fs);
+}

@@ -1,0 +1,141 @@
+/*
+ * fs_int.h - what the tree's .c files share.
+ *
+ * struct jf_fs is the daemon context passed as FUSE userdata: the only
+ * mutable global.  Per-open state lives in struct fh, stored in fi->fh and
+ * freed in release.
+ */
+#ifndef JF_FS_INT_H
+#define JF_FS_INT_H
+
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "engine/engine.h"
+#include "engine/idmap.h"
+#include "fs/fs.h"
+#include "fs/inode.h"
+#include "store/store.h"
+
+#define JF_SCRATCH_MAX 64           /* editor temp files at once */
+
+struct scratch {
+	int64_t id;                 /* > 0 while used */
+	enum jf_obj parent_obj;     /* JF_O_QUEUE or JF_O_GROUP */
+	int64_t parent_id;
+	char name[256];
+	char *data;
+	size_t len;
+	mode_t mode;
+	int64_t mtime_ms;
+};
+
+struct watcher {
+	struct watcher *next;
+	enum jf_scope scope;
+	int64_t id;
+	int64_t off;                /* next byte of the events text to deliver */
+	fuse_req_t pending;         /* a read waiting for a change */
+	size_t pending_size;
+	struct fuse_pollhandle *ph;
+	bool interrupted;
+};
+
+enum fh_kind {
+	FH_SNAPSHOT,                /* rendered at open; reads serve the snapshot */
+	FH_EVENTS,                  /* reads go to the store at their offset */
+	FH_FILE,                    /* a log file on disk */
+	FH_EMPTY,                   /* logs of a node that never ran, logs.prev with none */
+	FH_WATCH,
+	FH_SPEC,                    /* writing a spec */
+	FH_CTL,                     /* writing a verb */
+	FH_SCRATCH,                 /* an editor's temp file */
+	FH_TOUCH,                   /* our own notifier's touch: ignored */
+};
+
+struct fh {
+	enum fh_kind kind;
+	struct jf_ino ino;
+	char *buf;                  /* snapshot, or bytes written so far */
+	size_t len, cap;
+	int fd;                     /* FH_FILE */
+	bool dirty;                 /* written since the last submit */
+	bool poisoned;              /* refused at write(): close reports it again */
+	int poison_errno;
+	uid_t uid;
+	gid_t gid;
+	struct watcher *w;
+};
+
+struct cached {
+	char *data;
+	size_t len;
+	int64_t at_ms;
+};
+
+struct notifier;
+
+struct jf_fs {
+	struct jf_engine *e;
+	struct jf_store *st;
+	struct fuse_session *se;
+	char *mountpoint;
+	bool mounted;
+	double attr_timeout;
+	uid_t uid;
+	gid_t gid;
+	struct jf_idmap cache;      /* ino -> struct cached: what getattr measured */
+	struct jf_idmap looked;     /* log-file ino -> (void *)(kernel lookups) */
+	struct jf_idmap logsize;    /* log-file ino -> (void *)(last size + 1) */
+	struct scratch scratch[JF_SCRATCH_MAX];
+	int64_t scratch_next;
+	struct watcher *watchers;
+	struct notifier *nt;
+	int epfd, tfd, sfd;
+	bool stop;
+};
+
+/* errno.c */
+int jf_errno(enum jf_err e);
+
+/* render.c: a snapshot of a rendered file; *out is malloc'd. Returns 0 or an errno. */
+int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len);
+/* The path of a node's log file for ino (logs, stdout, stderr, logs.prev),
+ * or "" when there is none. */
+void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n);
+/* status.c: status (json false) or status.json of an object. */
+int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char **out,
+		     size_t *len);
+/* Is this file rendered (snapshot) rather than streamed? */
+bool jf_file_rendered(enum jf_file f);
+
+/* resolve.c */
+int jf_resolve(struct jf_fs *fs, const struct jf_ino *parent, const char *name,
+	       struct jf_ino *child);
+int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *stbuf);
+/* The object's path below the mount, "" for root; false if gone. */
+bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n);
+struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid,
+				const char *name);
+struct scratch *jf_scratch_get(struct jf_fs *fs, int64_t id);
+
+/* ops.c */
+extern const struct fuse_lowlevel_ops jf_fs_ops;
+
+/* notify.c */
+struct notifier *jf_notifier_new(struct jf_fs *fs);
+void jf_notifier_free(struct notifier *nt);
+/* Ask the notifier to end; it may still be waiting on a request of ours. */
+void jf_notifier_stop(struct notifier *nt);
+bool jf_notifier_done(struct notifier *nt);
+/* Queue a kernel attribute invalidation and an inotify touch of path. */
+void jf_notifier_touch(struct notifier *nt, uint64_t ino, const char *path);
+pid_t jf_notifier_tid(struct notifier *nt);
+void jf_fs_on_change(void *ctx, const struct jf_change *ch);
+void jf_fs_poll_logs(struct jf_fs *fs);
+void jf_watch_wake(struct jf_fs *fs);
+void jf_watch_read(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * notify.c - telling the kernel, inotify watchers and `watch` readers that
+ * something changed inside the daemon.
+ *
+ * The kernel raises no inotify event for changes it did not see, and it
+ * caches attributes for attr_timeout.  So on every change the main thread
+ * queues, per affected file, an attribute invalidation and a "touch"; a
+ * notifier thread carries them out: fuse_lowlevel_notify_inval_inode
+ * (attributes only, so no page lock is involved) and a one-byte write to
+ * the file through the mount, which our write handler recognises by the
+ * notifier's thread id and ignores.  The write is what makes inotify
+ * report IN_MODIFY.  The notifier runs apart from the loop because both
+ * calls need the loop to answer requests meanwhile.
+ *
+ * `watch` readers are woken here too: a read blocks (the request is kept)
+ * until the object's events grow, then gets the new lines.
+ */
+#include "fs/fs_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NT_MAX 4096
+
+struct nt_item {
+	uint64_t ino;
+	char path[512];
+};
+
+struct notifier {
+	struct jf_fs *fs;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct nt_item *items;
+	size_t n;
+	bool stop;
+	bool done;
+	pid_t tid;
+	bool started;
+};
+
+static void *nt_main(void *arg)
+{
+	struct notifier *nt = arg;
+	struct nt_item *work = malloc(NT_MAX * sizeof(*work));
+	pthread_mutex_lock(&nt->mu);
+	nt->tid = (pid_t)syscall(SYS_gettid);
+	pthread_cond_broadcast(&nt->cv);
+	while (work) {
+		while (!nt->n && !nt->stop)
+			pthread_cond_wait(&nt->cv, &nt->mu);
+		if (nt->stop)
+			break;
+		size_t n = nt->n;
+		memcpy(work, nt->items, n * sizeof(*work));
+		nt->n = 0;
+		pthread_mutex_unlock(&nt->mu);
+		for (size_t i = 0; i < n; i++) {
+			fuse_lowlevel_notify_inval_inode(nt->fs->se, work[i].ino, -1, 0);
+			if (!work[i].path[0])
+				continue;
+			char full[4096];
+			snprintf(full, sizeof(full), "%s/%s", nt->fs->mountpoint, work[i].path);
+			int fd = open(full, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+			if (fd >= 0) {
+				if (write(fd, "\n", 1) < 0) {
+					/* nothing to do: the touch is a courtesy */
+				}
+				close(fd);
+			}
+		}
+		/* coalesce: changes in the next 100 ms go out together */
+		usleep(100 * 1000);
+		pthread_mutex_lock(&nt->mu);
+	}
+	nt->done = true;
+	pthread_mutex_unlock(&nt->mu);
+	free(work);
+	return NULL;
+}
+
+void jf_notifier_stop(struct notifier *nt)
+{
+	if (!nt)
+		return;
+	pthread_mutex_lock(&nt->mu);
+	nt->stop = true;
+	pthread_cond_broadcast(&nt->cv);
+	pthread_mutex_unlock(&nt->mu);
+}
+
+bool jf_notifier_done(struct notifier *nt)
+{
+	if (!nt)
+		return true;
+	pthread_mutex_lock(&nt->mu);
+	bool d = nt->done || !nt->started;
+	pthread_mutex_unlock(&nt->mu);
+	return d;
+}
+
+struct notifier *jf_notifier_new(struct jf_fs *fs)
+{
+	struct notifier *nt = calloc(1, sizeof(*nt));
+	if (!nt)
+		return NULL;
+	nt->fs = fs;
+	nt->items = malloc(NT_MAX * sizeof(*nt->items));
+	pthread_mutex_init(&nt->mu, NULL);
+	pthread_cond_init(&nt->cv, NULL);
+	if (!nt->items || pthread_create(&nt->th, NULL, nt_main, nt) != 0) {
+		free(nt->items);
+		free(nt);
+		return NULL;
+	}
+	nt->started = true;
+	pthread_mutex_lock(&nt->mu);
+	while (!nt->tid)
+		pthread_cond_wait(&nt->cv, &nt->mu);
+	pthread_mutex_unlock(&nt->mu);
+	return nt;
+}
+
+void jf_notifier_free(struct notifier *nt)
+{
+	if (!nt)
+		return;
+	pthread_mutex_lock(&nt->mu);
+	nt->stop = true;
+	pthread_cond_broadcast(&nt->cv);
+	pthread_mutex_unlock(&nt->mu);
+	if (nt->started)
+		pthread_join(nt->th, NULL);
+	pthread_mutex_destroy(&nt->mu);
+	pthread_cond_destroy(&nt->cv);
+	free(nt->items);
+	free(nt);
+}
+
+pid_t jf_notifier_tid(struct notifier *nt)
+{
+	return nt->tid;
+}
+
+void jf_notifier_touch(struct notifier *nt, uint64_t ino, const char *path)
+{
+	if (!nt)
+		return;
+	pthread_mutex_lock(&nt->mu);
+	bool dup = false;
+	for (size_t i = 0; i < nt->n && !dup; i++)
+		dup = nt->items[i].ino == ino;
+	if (!dup && nt->n < NT_MAX) {
+		nt->items[nt->n].ino = ino;
+		snprintf(nt->items[nt->n].path, sizeof(nt->items[nt->n].path), "%s",
+			 path ? path : "");
+		nt->n++;
+		pthread_cond_signal(&nt->cv);
+	}
+	pthread_mutex_unlock(&nt->mu);
+}
+
+/* ---- changes ---- */
+
+static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const char *base,
+			const enum jf_file *files)
+{
+	for (; *files != JF_F_DIR; files++) {
+		char path[600];
+		snprintf(path, sizeof(path), "%s/%s", base, jf_file_name(*files));
+		jf_notifier_touch(fs->nt, jf_ino_make(obj, id, *files), base[0] ? path : NULL);
+	}
+}
+
+static const enum jf_file obj_changed_files[] = {
+	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_DIR,
+};
+static const enum jf_file node_changed_files[] = {
+	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_LOGS, JF_F_STDOUT,
+	JF_F_STDERR, JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
+};
+static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_DIR };
+
+static void cache_clear(struct jf_fs *fs)
+{
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&fs->cache, &i, &k, &v)) {
+		struct cached *c = v;
+		free(c->data);
+		free(c);
+	}
+	jf_idmap_release(&fs->cache);
+}
+
+void jf_fs_on_change(void *ctx, const struct jf_change *ch)
+{
+	struct jf_fs *fs = ctx;
+	char path[1024];
+	cache_clear(fs);
+	if (ch->kind == JF_CH_BILLING) {
+		touch_files(fs, JF_O_BILLING, 0, "billing", billing_files);
+		return;
+	}
+	if (ch->kind == JF_CH_NODE && ch->node_id) {
+		struct jf_node_rec n;
+		if (jf_node_get(fs->st, ch->node_id, &n) == JF_OK) {
+			int64_t nid = (n.task_id << JF_NODE_BITS) | n.idx;
+			if (jf_obj_path(fs, JF_O_NODE, nid, path, sizeof(path)))
+				touch_files(fs, JF_O_NODE, nid, path, node_changed_files);
+			jf_node_release(&n);
+		}
+	}
+	if ((ch->kind == JF_CH_NODE || ch->kind == JF_CH_TASK) && ch->task_id &&
+	    jf_obj_path(fs, JF_O_TASK, ch->task_id, path, sizeof(path)))
+		touch_files(fs, JF_O_TASK, ch->task_id, path, obj_changed_files);
+	if (ch->group_id && jf_obj_path(fs, JF_O_GROUP, ch->group_id, path, sizeof(path)))
+		touch_files(fs, JF_O_GROUP, ch->group_id, path, obj_changed_files);
+	if (ch->queue_id && jf_obj_path(fs, JF_O_QUEUE, ch->queue_id, path, sizeof(path)))
+		touch_files(fs, JF_O_QUEUE, ch->queue_id, path, obj_changed_files);
+	jf_watch_wake(fs);
+}
+
+/* ---- watch ---- */
+
+static void watch_interrupt(fuse_req_t req, void *data)
+{
+	struct watcher *w = data;
+	if (w->pending == req) {
+		w->pending = NULL;
+		fuse_reply_err(req, EINTR);
+	}
+}
+
+static bool deliver(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size)
+{
+	int64_t total = 0;
+	jf_event_size(fs->st, w->scope, w->id, &total);
+	if (total <= w->off)
+		return false;
+	size_t want = (size_t)(total - w->off);
+	if (want > size)
+		want = size;
+	char *buf = malloc(want ? want : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return true;
+	}
+	size_t got = 0;
+	jf_event_read(fs->st, w->scope, w->id, w->off, buf, want, &got);
+	/* whole lines only, unless one line is longer than the reader's buffer */
+	size_t cut = got;
+	while (cut > 0 && buf[cut - 1] != '\n')
+		cut--;
+	if (cut == 0)
+		cut = got;
+	w->off += (int64_t)cut;
+	fuse_reply_buf(req, buf, cut);
+	free(buf);
+	return true;
+}
+
+void jf_watch_read(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size)
+{
+	if (deliver(fs, req, w, size))
+		return;
+	if (w->pending) {
+		/* one reader at a time per open file */
+		fuse_reply_err(req, EBUSY);
+		return;
+	}
+	w->pending = req;
+	w->pending_size = size;
+	fuse_req_interrupt_func(req, watch_interrupt, w);
+}
+
+void jf_watch_wake(struct jf_fs *fs)
+{
+	for (struct watcher *w = fs->watchers; w; w = w->next) {
+		int64_t total = 0;
+		if (!w->pending && !w->ph)
+			continue;
+		jf_event_size(fs->st, w->scope, w->id, &total);
+		if (total <= w->off)
+			continue;
+		if (w->pending) {
+			fuse_req_t req = w->pending;
+			w->pending = NULL;
+			if (!deliver(fs, req, w, w->pending_size))
+				w->pending = req;
+		}
+		if (w->ph) {
+			fuse_lowlevel_notify_poll(w->ph);
+			fuse_pollhandle_destroy(w->ph);
+			w->ph = NULL;
+		}
+	}
+}
+
+/* ---- logs: the shim writes them, so look for growth ---- */
+
+void jf_fs_poll_logs(struct jf_fs *fs)
+{
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&fs->looked, &i, &k, &v)) {
+		struct jf_ino ino;
+		if (!jf_ino_split((uint64_t)k, &ino))
+			continue;
+		char path[4096];
+		struct stat sb;
+		jf_log_path(fs, &ino, path, sizeof(path));
+		int64_t size = path[0] && stat(path, &sb) == 0 ? sb.st_size : 0;
+		uintptr_t last = (uintptr_t)jf_idmap_get(&fs->logsize, k);
+		if (last == (uintptr_t)size + 1)
+			continue;
+		jf_idmap_put(&fs->logsize, k, (void *)((uintptr_t)size + 1));
+		if (!last)
+			continue;   /* first look: nothing to announce */
+		char base[1024], full[1100];
+		if (!jf_obj_path(fs, JF_O_NODE, ino.id, base, sizeof(base)))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", base, jf_file_name(ino.file));
+		jf_notifier_touch(fs->nt, (uint64_t)k, full);
+	}
+}

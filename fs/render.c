@@ -1,0 +1,403 @@
+/*
+ * render.c - the contents of the tree's rendered files.
+ *
+ * Rendered files (README, spec.yaml, status, cost, ctl, allocation, the
+ * cluster and billing files) are produced whole into a heap buffer; what
+ * stat reports is the length of that buffer, and an open serves the same
+ * buffer (see resolve.c's cache), so `cat`, `cp`, `tar` and `jq` read
+ * exactly what stat promised.  Streamed files (events, logs, watch) are
+ * read at their offset instead.
+ */
+#include "fs/fs_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/billing.h"
+#include "core/quantity.h"
+#include "core/sched.h"
+#include "core/timefmt.h"
+
+bool jf_file_rendered(enum jf_file f)
+{
+	switch (f) {
+	case JF_F_EVENTS:
+	case JF_F_WATCH:
+	case JF_F_LOGS:
+	case JF_F_STDOUT:
+	case JF_F_STDERR:
+	case JF_F_LOGS_PREV:
+	case JF_F_DATA:
+	case JF_F_DIR:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static const char readme_text[] =
+	"jobfs: a batch-job platform driven with files\n"
+	"\n"
+	"  mkdir queues/Q                  make a queue; queues/Q/spec.yaml sets capacity\n"
+	"  mkdir queues/Q/groups/G         a draft group; writing G/spec.yaml submits it\n"
+	"  mkdir tasks/T                   independent tasks; T/spec.yaml with count: N\n"
+	"  cat .../status  status.json     state, counts, cost, times (fresh on every read)\n"
+	"  tail -f .../events  .../logs    follow events and a node's stdout+stderr\n"
+	"  cat .../watch                   block until the object changes; a line per change\n"
+	"  echo stop > .../ctl             pause | resume | stop | restart\n"
+	"  cat billing/ledger.csv          one row per billed segment; billing/summary\n"
+	"  cat cluster/gpus                GPU models, stock and prices\n"
+	"\n"
+	"Layout:\n"
+	"  queues/<q>/groups/<g>/tasks/<t>/nodes/<n>/{status,events,logs,stdout,stderr,logs.prev}\n"
+	"  tasks/<name>/<i>-<name>/nodes/<n>/...\n"
+	"\n"
+	"A spec is checked when the file is closed: a bad one is refused (EINVAL),\n"
+	"status says state: Invalid and why, and the draft can be written again.\n";
+
+static int dup_out(const char *s, size_t n, char **out, size_t *len)
+{
+	char *b = malloc(n + 1);
+	if (!b)
+		return ENOMEM;
+	memcpy(b, s, n);
+	b[n] = '\0';
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len)
+{
+	enum jf_scope scope;
+	int64_t id = ino->id;
+	switch (ino->obj) {
+	case JF_O_QUEUE: scope = JF_SCOPE_QUEUE; break;
+	case JF_O_GROUP: scope = JF_SCOPE_GROUP; break;
+	case JF_O_TASK: scope = JF_SCOPE_TASK; break;
+	case JF_O_NODE: {
+		scope = JF_SCOPE_NODE;
+		struct jf_node_rec n;
+		if (jf_node_find(fs->st, id >> JF_NODE_BITS, id & JF_NODE_MASK, &n) != JF_OK) {
+			id = 0;
+		} else {
+			id = n.id;
+			jf_node_release(&n);
+		}
+		break;
+	}
+	default: return ENOENT;
+	}
+	int64_t amount = 0, seconds = 0;
+	if (id)
+		jf_ledger_sum(fs->st, scope, id, jf_engine_now(fs->e), &amount, &seconds);
+	char buf[96];
+	jf_money_format(amount, jf_engine_cluster(fs->e)->currency, buf, sizeof(buf));
+	size_t n = strlen(buf);
+	buf[n++] = '\n';
+	return dup_out(buf, n, out, len);
+}
+
+static int render_spec(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len)
+{
+	if (ino->obj == JF_O_QUEUE) {
+		struct jf_queue_rec q;
+		if (jf_queue_get(fs->st, ino->id, &q) != JF_OK)
+			return ENOENT;
+		int rc = dup_out(q.spec, strlen(q.spec), out, len);
+		jf_queue_release(&q);
+		return rc;
+	}
+	struct jf_group_rec g;
+	if (jf_group_get(fs->st, ino->id, &g) != JF_OK)
+		return ENOENT;
+	const char *t = g.spec ? g.spec : g.draft ? g.draft : "";
+	int rc = dup_out(t, strlen(t), out, len);
+	jf_group_release(&g);
+	return rc;
+}
+
+static void fmt_money_plain(int64_t micro, char *buf, size_t n)
+{
+	/* "3.60 CNY" without the currency */
+	char tmp[64];
+	jf_money_format(micro, "X", tmp, sizeof(tmp));
+	char *sp = strchr(tmp, ' ');
+	if (sp)
+		*sp = '\0';
+	snprintf(buf, n, "%s", tmp);
+}
+
+static int render_gpus(struct jf_fs *fs, char **out, size_t *len)
+{
+	const struct jf_cluster *c = jf_engine_cluster(fs->e);
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return ENOMEM;
+	fprintf(f, "%-6s %-6s %-7s %-7s %-8s %-8s %-4s %-4s %-6s %-9s %-9s %s\n", "model", "vram",
+		"cpu/gpu", "mem/gpu", "configs", "machines", "gpus", "free", "stock", "on-demand",
+		"spot", "currency");
+	for (size_t mi = 0; mi < c->nmodels; mi++) {
+		const struct jf_gpu_model *m = &c->models[mi];
+		int machines = 0, gpus = 0, freeg = 0, most = 0;
+		for (size_t i = 0; i < c->nmachines; i++) {
+			if (c->machines[i].model != mi)
+				continue;
+			struct jf_machine_use u;
+			jf_engine_machine_use(fs->e, i, &u);
+			machines++;
+			gpus += c->machines[i].gpus;
+			freeg += c->machines[i].gpus - __builtin_popcountll(u.gpu_mask);
+			if (c->machines[i].gpus > most)
+				most = c->machines[i].gpus;
+		}
+		char configs[32] = "";
+		size_t off = 0;
+		for (int k = 1; k <= 8 && k <= most; k *= 2)
+			off += (size_t)snprintf(configs + off, sizeof(configs) - off, "%s%d",
+						off ? "," : "", k);
+		/* stock: plenty when at least a quarter of the GPUs are free */
+		const char *stock = gpus == 0 || freeg == 0 ? "none"
+				    : freeg * 4 >= gpus     ? "plenty"
+							    : "tight";
+		char vram[32], cpu[32], mem[32], od[64], sp[64];
+		jf_mem_format(m->vram_bytes, vram, sizeof(vram));
+		jf_cpu_format(m->cpu_milli_per_gpu, cpu, sizeof(cpu));
+		jf_mem_format(m->mem_bytes_per_gpu, mem, sizeof(mem));
+		fmt_money_plain(m->price_ondemand, od, sizeof(od));
+		fmt_money_plain(m->price_spot, sp, sizeof(sp));
+		fprintf(f, "%-6s %-6s %-7s %-7s %-8s %-8d %-4d %-4d %-6s %-9s %-9s %s\n", m->name,
+			vram, cpu, mem, configs, machines, gpus, freeg, stock, od, sp, c->currency);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+static int render_forecast(struct jf_fs *fs, char **out, size_t *len)
+{
+	const struct jf_cluster *c = jf_engine_cluster(fs->e);
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return ENOMEM;
+	fprintf(f, "# spot preemption forecast: not built yet, so no spot task waits for a\n"
+		   "# low-risk window; the columns show free GPUs now\n");
+	fprintf(f, "%-6s %-4s %-9s %s\n", "model", "free", "risk_10m", "risk_1h risk_6h risk_12h");
+	for (size_t mi = 0; mi < c->nmodels; mi++) {
+		int freeg = 0;
+		for (size_t i = 0; i < c->nmachines; i++) {
+			if (c->machines[i].model != mi)
+				continue;
+			struct jf_machine_use u;
+			jf_engine_machine_use(fs->e, i, &u);
+			freeg += c->machines[i].gpus - __builtin_popcountll(u.gpu_mask);
+		}
+		fprintf(f, "%-6s %-4d %-9s %s\n", c->models[mi].name, freeg, "unknown",
+			"unknown unknown unknown");
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+struct ledger_ctx {
+	FILE *f;
+	int64_t last;
+	int n;
+};
+
+static int ledger_row(void *ctx, const struct jf_ledger_rec *r)
+{
+	struct ledger_ctx *l = ctx;
+	char start[40], end[40], rate[64], amount[64];
+	jf_time_rfc3339(r->start_ms, start, sizeof(start));
+	jf_time_rfc3339(r->end_ms, end, sizeof(end));
+	fmt_money_plain(r->rate, rate, sizeof(rate));
+	fmt_money_plain(r->amount, amount, sizeof(amount));
+	fprintf(l->f, "%lld,%s,%s,%lld,%lld,%lld,%s,%s,%lld,%s,%s,%lld,%s,%s\n", (long long)r->id,
+		r->queue, r->group, (long long)r->task_idx, (long long)r->node_idx,
+		(long long)r->attempt, r->billing, r->gpu, (long long)r->gpus, start, end,
+		(long long)r->seconds, rate, amount);
+	l->last = r->seq;
+	l->n++;
+	return 0;
+}
+
+static int render_ledger(struct jf_fs *fs, char **out, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return ENOMEM;
+	fputs("segment_id,queue,group,task,node,attempt,billing,gpu,gpus,start,end,seconds,"
+	      "rate_per_hour,amount\n", f);
+	struct ledger_ctx l = { f, 0, 0 };
+	do {
+		l.n = 0;
+		jf_ledger_list(fs->st, l.last, 1000, ledger_row, &l);
+	} while (l.n == 1000);
+	if (fclose(f) != 0) {
+		free(buf);
+		return ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+struct sum_ctx {
+	FILE *f;
+	const char *currency;
+};
+
+static int summary_row(void *ctx, const char *key, int64_t amount, int64_t seconds)
+{
+	struct sum_ctx *s = ctx;
+	char m[64];
+	jf_money_format(amount, s->currency, m, sizeof(m));
+	fprintf(s->f, "  %-40s %16s %10llds\n", key, m, (long long)seconds);
+	return 0;
+}
+
+static int render_summary(struct jf_fs *fs, char **out, size_t *len)
+{
+	const struct jf_cluster *c = jf_engine_cluster(fs->e);
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return ENOMEM;
+	int64_t closed = 0, secs = 0, all = 0, all_secs = 0;
+	jf_ledger_sum(fs->st, JF_SCOPE_ALL, 0, 0, &closed, &secs);
+	jf_ledger_sum(fs->st, JF_SCOPE_ALL, 0, jf_engine_now(fs->e), &all, &all_secs);
+	/* with now = 0 the open segments add nothing: closed is the ledger */
+	char m[64];
+	jf_money_format(closed, c->currency, m, sizeof(m));
+	fprintf(f, "total (ledger.csv): %s, %lld node-seconds\n", m, (long long)secs);
+	jf_money_format(all - closed, c->currency, m, sizeof(m));
+	fprintf(f, "running now (not yet in the ledger): %s, %lld node-seconds\n", m,
+		(long long)(all_secs - secs));
+	struct sum_ctx s = { f, c->currency };
+	static const char *const by[] = { "queue", "group", "billing", "gpu" };
+	for (size_t i = 0; i < 4; i++) {
+		fprintf(f, "by %s:\n", by[i]);
+		jf_ledger_totals(fs->st, by[i], summary_row, &s);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **out,
+			     size_t *len)
+{
+	int64_t task_id = ino->id >> JF_NODE_BITS, idx = ino->id & JF_NODE_MASK;
+	struct jf_task_rec t;
+	if (jf_task_get(fs->st, task_id, &t) != JF_OK)
+		return ENOENT;
+	const struct jf_spec *s = jf_engine_spec(fs->e, t.group_id);
+	jf_task_release(&t);
+	struct jf_node_rec n;
+	bool ran = jf_node_find(fs->st, task_id, idx, &n) == JF_OK;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f) {
+		if (ran)
+			jf_node_release(&n);
+		return ENOMEM;
+	}
+	struct jf_sched_req req;
+	if (!s || !jf_sched_request(jf_engine_cluster(fs->e), s, &req, NULL)) {
+		fputs("containers: []\n", f);
+	} else {
+		fprintf(f, "machine: %s\n", ran ? n.machine : "");
+		fprintf(f, "gpu_ids: \"%s\"\n", ran ? n.gpu_ids : "");
+		char cpu[32], mem[32];
+		jf_cpu_format(req.cpu_milli, cpu, sizeof(cpu));
+		jf_mem_format(req.mem_bytes, mem, sizeof(mem));
+		fprintf(f, "node: {cpu: \"%s\", memory: \"%s\", gpus: %d}\n", cpu, mem, req.gpus);
+		fputs("containers:\n", f);
+		for (size_t i = 0; i < s->ncontainers; i++)
+			fprintf(f, "- name: %s\n", s->containers[i].name);
+	}
+	if (ran)
+		jf_node_release(&n);
+	if (fclose(f) != 0) {
+		free(buf);
+		return ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	switch (ino->file) {
+	case JF_F_README:
+		return dup_out(readme_text, sizeof(readme_text) - 1, out, len);
+	case JF_F_STATUS:
+		return jf_render_status(fs, ino, false, out, len);
+	case JF_F_STATUS_JSON:
+		return jf_render_status(fs, ino, true, out, len);
+	case JF_F_COST:
+		return render_cost(fs, ino, out, len);
+	case JF_F_SPEC:
+		return render_spec(fs, ino, out, len);
+	case JF_F_CTL: {
+		static const char usage[] = "pause resume stop restart\n";
+		return dup_out(usage, sizeof(usage) - 1, out, len);
+	}
+	case JF_F_GPUS:
+		return render_gpus(fs, out, len);
+	case JF_F_FORECAST:
+		return render_forecast(fs, out, len);
+	case JF_F_LEDGER:
+		return render_ledger(fs, out, len);
+	case JF_F_SUMMARY:
+		return render_summary(fs, out, len);
+	case JF_F_ALLOCATION:
+		return render_allocation(fs, ino, out, len);
+	default:
+		return EINVAL;
+	}
+}
+
+void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (ino->obj != JF_O_NODE)
+		return;
+	struct jf_node_rec nr;
+	if (jf_node_find(fs->st, ino->id >> JF_NODE_BITS, ino->id & JF_NODE_MASK, &nr) != JF_OK)
+		return;
+	int64_t attempt = nr.attempt;
+	int64_t node_id = nr.id;
+	jf_node_release(&nr);
+	const char *name = "logs";
+	switch (ino->file) {
+	case JF_F_STDOUT: name = "stdout"; break;
+	case JF_F_STDERR: name = "stderr"; break;
+	case JF_F_LOGS_PREV: attempt--; break;
+	default: break;
+	}
+	if (attempt < 1)
+		return;
+	struct jf_attempt_rec a;
+	if (jf_attempt_find(fs->st, node_id, attempt, &a) != JF_OK)
+		return;
+	snprintf(buf, n, "%s/%s", a.run_dir, name);
+	jf_attempt_release(&a);
+}

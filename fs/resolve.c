@@ -1,0 +1,422 @@
+/*
+ * resolve.c - names to inodes, inodes to attributes and paths.
+ *
+ * Everything is answered from the store (and the cluster for machines):
+ * no inode is remembered between requests.
+ */
+#include "fs/fs_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/names.h"
+
+static bool parse_index(const char *s, int64_t *out)
+{
+	if (!*s || (s[0] == '0' && s[1]) || strlen(s) > 15)
+		return false;
+	int64_t v = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static void set(struct jf_ino *c, enum jf_obj obj, int64_t id, enum jf_file f)
+{
+	c->obj = obj;
+	c->id = id;
+	c->file = f;
+}
+
+struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid,
+				const char *name)
+{
+	for (int i = 0; i < JF_SCRATCH_MAX; i++) {
+		struct scratch *s = &fs->scratch[i];
+		if (s->id && s->parent_obj == pobj && s->parent_id == pid &&
+		    strcmp(s->name, name) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+struct scratch *jf_scratch_get(struct jf_fs *fs, int64_t id)
+{
+	for (int i = 0; i < JF_SCRATCH_MAX; i++)
+		if (fs->scratch[i].id == id)
+			return &fs->scratch[i];
+	return NULL;
+}
+
+static int group_nodes(struct jf_fs *fs, int64_t task_id, int64_t *nodes)
+{
+	struct jf_task_rec t;
+	if (jf_task_get(fs->st, task_id, &t) != JF_OK)
+		return ENOENT;
+	struct jf_group_rec g;
+	enum jf_err rc = jf_group_get(fs->st, t.group_id, &g);
+	jf_task_release(&t);
+	if (rc)
+		return ENOENT;
+	*nodes = g.nodes;
+	jf_group_release(&g);
+	return 0;
+}
+
+int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struct jf_ino *c)
+{
+	if (p->file != JF_F_DIR)
+		return ENOTDIR;
+	enum jf_file f = jf_file_lookup(p->obj, name);
+	if (f != JF_F_DIR) {
+		if (p->obj == JF_O_GROUP && f == JF_F_CTL) {
+			/* every group and batch has ctl */
+		}
+		set(c, p->obj, p->id, f);
+		return 0;
+	}
+	switch (p->obj) {
+	case JF_O_ROOT:
+		if (!strcmp(name, "cluster"))
+			set(c, JF_O_CLUSTER, 0, JF_F_DIR);
+		else if (!strcmp(name, "queues"))
+			set(c, JF_O_QUEUES, 0, JF_F_DIR);
+		else if (!strcmp(name, "tasks"))
+			set(c, JF_O_BATCHES, 0, JF_F_DIR);
+		else if (!strcmp(name, "billing"))
+			set(c, JF_O_BILLING, 0, JF_F_DIR);
+		else
+			return ENOENT;
+		return 0;
+	case JF_O_CLUSTER:
+		if (strcmp(name, "machines"))
+			return ENOENT;
+		set(c, JF_O_MACHINES, 0, JF_F_DIR);
+		return 0;
+	case JF_O_MACHINES: {
+		const struct jf_cluster *cl = jf_engine_cluster(fs->e);
+		for (size_t i = 0; i < cl->nmachines; i++)
+			if (!strcmp(cl->machines[i].name, name)) {
+				set(c, JF_O_MACHINE, (int64_t)i + 1, JF_F_DIR);
+				return 0;
+			}
+		return ENOENT;
+	}
+	case JF_O_QUEUES: {
+		struct jf_queue_rec q;
+		if (jf_queue_find(fs->st, name, &q) != JF_OK)
+			return ENOENT;
+		set(c, JF_O_QUEUE, q.id, JF_F_DIR);
+		jf_queue_release(&q);
+		return 0;
+	}
+	case JF_O_QUEUE: {
+		if (!strcmp(name, "groups")) {
+			set(c, JF_O_GROUPS, p->id, JF_F_DIR);
+			return 0;
+		}
+		struct scratch *s = jf_scratch_find(fs, JF_O_QUEUE, p->id, name);
+		if (!s)
+			return ENOENT;
+		set(c, JF_O_SCRATCH, s->id, JF_F_DATA);
+		return 0;
+	}
+	case JF_O_GROUPS:
+	case JF_O_BATCHES: {
+		struct jf_group_rec g;
+		if (jf_group_find(fs->st, p->obj == JF_O_GROUPS ? p->id : 0,
+				  p->obj == JF_O_GROUPS ? JF_KIND_GROUP : JF_KIND_BATCH, name,
+				  &g) != JF_OK)
+			return ENOENT;
+		set(c, JF_O_GROUP, g.id, JF_F_DIR);
+		jf_group_release(&g);
+		return 0;
+	}
+	case JF_O_GROUP: {
+		struct scratch *s = jf_scratch_find(fs, JF_O_GROUP, p->id, name);
+		if (s) {
+			set(c, JF_O_SCRATCH, s->id, JF_F_DATA);
+			return 0;
+		}
+		struct jf_group_rec g;
+		if (jf_group_get(fs->st, p->id, &g) != JF_OK)
+			return ENOENT;
+		int rc = ENOENT;
+		if (g.kind == JF_KIND_GROUP && !strcmp(name, "tasks")) {
+			set(c, JF_O_TASKS, p->id, JF_F_DIR);
+			rc = 0;
+		} else if (g.kind == JF_KIND_BATCH) {
+			int64_t i;
+			struct jf_task_rec t;
+			if (jf_batch_child_name(name, g.dirname, &i) &&
+			    jf_task_find(fs->st, g.id, i - 1, &t) == JF_OK) {
+				set(c, JF_O_TASK, t.id, JF_F_DIR);
+				jf_task_release(&t);
+				rc = 0;
+			}
+		}
+		jf_group_release(&g);
+		return rc;
+	}
+	case JF_O_TASKS: {
+		int64_t i;
+		struct jf_task_rec t;
+		if (!parse_index(name, &i) || jf_task_find(fs->st, p->id, i, &t) != JF_OK)
+			return ENOENT;
+		set(c, JF_O_TASK, t.id, JF_F_DIR);
+		jf_task_release(&t);
+		return 0;
+	}
+	case JF_O_TASK:
+		if (strcmp(name, "nodes"))
+			return ENOENT;
+		set(c, JF_O_NODES, p->id, JF_F_DIR);
+		return 0;
+	case JF_O_NODES: {
+		int64_t i, nodes = 0;
+		if (!parse_index(name, &i) || group_nodes(fs, p->id, &nodes) || i >= nodes ||
+		    i > JF_NODE_MASK)
+			return ENOENT;
+		set(c, JF_O_NODE, (p->id << JF_NODE_BITS) | i, JF_F_DIR);
+		return 0;
+	}
+	default:
+		return ENOENT;
+	}
+}
+
+/* Does the object still exist? (and its owner) */
+static int obj_owner(struct jf_fs *fs, enum jf_obj obj, int64_t id, uid_t *uid, gid_t *gid,
+		     int *gstate)
+{
+	*uid = fs->uid;
+	*gid = fs->gid;
+	*gstate = -1;
+	switch (obj) {
+	case JF_O_QUEUE:
+	case JF_O_GROUPS: {
+		struct jf_queue_rec q;
+		if (jf_queue_get(fs->st, id, &q) != JF_OK)
+			return ENOENT;
+		*uid = q.uid;
+		*gid = q.gid;
+		jf_queue_release(&q);
+		return 0;
+	}
+	case JF_O_GROUP:
+	case JF_O_TASKS: {
+		struct jf_group_rec g;
+		if (jf_group_get(fs->st, id, &g) != JF_OK)
+			return ENOENT;
+		*uid = g.uid;
+		*gid = g.gid;
+		*gstate = g.state;
+		jf_group_release(&g);
+		return 0;
+	}
+	case JF_O_TASK:
+	case JF_O_NODES:
+	case JF_O_NODE: {
+		struct jf_task_rec t;
+		int64_t tid = obj == JF_O_NODE ? id >> JF_NODE_BITS : id;
+		if (jf_task_get(fs->st, tid, &t) != JF_OK)
+			return ENOENT;
+		struct jf_group_rec g;
+		enum jf_err rc = jf_group_get(fs->st, t.group_id, &g);
+		jf_task_release(&t);
+		if (rc)
+			return ENOENT;
+		*uid = g.uid;
+		*gid = g.gid;
+		jf_group_release(&g);
+		return 0;
+	}
+	case JF_O_MACHINE:
+		return (size_t)id >= 1 && (size_t)id <= jf_engine_cluster(fs->e)->nmachines ? 0
+											 : ENOENT;
+	case JF_O_SCRATCH:
+		return jf_scratch_get(fs, id) ? 0 : ENOENT;
+	default:
+		return 0;
+	}
+}
+
+static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino)
+{
+	switch (ino->file) {
+	case JF_F_EVENTS: {
+		static const enum jf_scope scopes[JF_O__COUNT] = {
+			[JF_O_QUEUE] = JF_SCOPE_QUEUE, [JF_O_GROUP] = JF_SCOPE_GROUP,
+			[JF_O_TASK] = JF_SCOPE_TASK, [JF_O_NODE] = JF_SCOPE_NODE,
+		};
+		int64_t bytes = 0;
+		int64_t id = ino->id;
+		if (ino->obj == JF_O_NODE) {
+			struct jf_node_rec n;
+			if (jf_node_find(fs->st, id >> JF_NODE_BITS, id & JF_NODE_MASK, &n) != JF_OK)
+				return 0;
+			id = n.id;
+			jf_node_release(&n);
+		}
+		jf_event_size(fs->st, scopes[ino->obj], id, &bytes);
+		return bytes;
+	}
+	case JF_F_LOGS:
+	case JF_F_STDOUT:
+	case JF_F_STDERR:
+	case JF_F_LOGS_PREV: {
+		char path[4096];
+		struct stat sb;
+		jf_log_path(fs, ino, path, sizeof(path));
+		if (!path[0] || stat(path, &sb) < 0)
+			return 0;
+		return sb.st_size;
+	}
+	case JF_F_WATCH:
+		return 0;
+	case JF_F_DATA: {
+		struct scratch *s = jf_scratch_get(fs, ino->id);
+		return s ? (int64_t)s->len : 0;
+	}
+	default: {
+		/* rendered: measure now and keep it, so that an open right after
+		 * serves exactly what stat promised */
+		uint64_t key = jf_ino_make(ino->obj, ino->id, ino->file);
+		struct cached *c = jf_idmap_get(&fs->cache, (int64_t)key);
+		int64_t now = jf_engine_now(fs->e);
+		if (c && now - c->at_ms < (int64_t)(fs->attr_timeout * 1000))
+			return (int64_t)c->len;
+		char *data = NULL;
+		size_t len = 0;
+		if (jf_render(fs, ino, &data, &len))
+			return 0;
+		if (!c) {
+			c = calloc(1, sizeof(*c));
+			if (!c || !jf_idmap_put(&fs->cache, (int64_t)key, c)) {
+				free(c);
+				free(data);
+				return (int64_t)len;
+			}
+		}
+		free(c->data);
+		c->data = data;
+		c->len = len;
+		c->at_ms = now;
+		return (int64_t)len;
+	}
+	}
+}
+
+int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+	uid_t uid;
+	gid_t gid;
+	int gstate;
+	int rc = obj_owner(fs, ino->obj, ino->id, &uid, &gid, &gstate);
+	if (rc)
+		return rc;
+	sb->st_ino = jf_ino_make(ino->obj, ino->id, ino->file);
+	sb->st_uid = uid;
+	sb->st_gid = gid;
+	sb->st_blksize = 4096;
+	int64_t now = jf_engine_now(fs->e);
+	sb->st_mtim.tv_sec = now / 1000;
+	sb->st_atim = sb->st_ctim = sb->st_mtim;
+	if (ino->file == JF_F_DIR) {
+		bool writable = ino->obj == JF_O_QUEUES || ino->obj == JF_O_GROUPS ||
+				ino->obj == JF_O_BATCHES || ino->obj == JF_O_QUEUE ||
+				ino->obj == JF_O_GROUP;
+		sb->st_mode = S_IFDIR | (writable ? 0755 : 0555);
+		sb->st_nlink = 2;
+		return 0;
+	}
+	sb->st_nlink = 1;
+	mode_t mode = 0444;
+	switch (ino->file) {
+	case JF_F_SPEC:
+		if (ino->obj == JF_O_QUEUE || gstate == 0 || gstate == 1)
+			mode = 0644;
+		break;
+	case JF_F_CTL:
+		mode = 0644;
+		break;
+	case JF_F_DATA: {
+		struct scratch *s = jf_scratch_get(fs, ino->id);
+		mode = s ? s->mode : 0600;
+		sb->st_mtim.tv_sec = s ? s->mtime_ms / 1000 : 0;
+		break;
+	}
+	default:
+		break;
+	}
+	sb->st_mode = S_IFREG | mode;
+	sb->st_size = file_size(fs, ino);
+	sb->st_blocks = (sb->st_size + 511) / 512;
+	return 0;
+}
+
+bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	switch (obj) {
+	case JF_O_QUEUE: {
+		struct jf_queue_rec q;
+		if (jf_queue_get(fs->st, id, &q) != JF_OK)
+			return false;
+		snprintf(buf, n, "queues/%s", q.name);
+		jf_queue_release(&q);
+		return true;
+	}
+	case JF_O_GROUP: {
+		struct jf_group_rec g;
+		if (jf_group_get(fs->st, id, &g) != JF_OK)
+			return false;
+		if (g.kind == JF_KIND_BATCH) {
+			snprintf(buf, n, "tasks/%s", g.dirname);
+		} else {
+			char q[300];
+			if (!jf_obj_path(fs, JF_O_QUEUE, g.queue_id, q, sizeof(q))) {
+				jf_group_release(&g);
+				return false;
+			}
+			snprintf(buf, n, "%s/groups/%s", q, g.dirname);
+		}
+		jf_group_release(&g);
+		return true;
+	}
+	case JF_O_TASK: {
+		struct jf_task_rec t;
+		if (jf_task_get(fs->st, id, &t) != JF_OK)
+			return false;
+		struct jf_group_rec g;
+		char gp[600];
+		bool ok = jf_group_get(fs->st, t.group_id, &g) == JF_OK &&
+			  jf_obj_path(fs, JF_O_GROUP, t.group_id, gp, sizeof(gp));
+		if (ok) {
+			if (g.kind == JF_KIND_BATCH)
+				snprintf(buf, n, "%s/%lld-%s", gp, (long long)t.idx + 1, g.dirname);
+			else
+				snprintf(buf, n, "%s/tasks/%lld", gp, (long long)t.idx);
+		}
+		jf_group_release(&g);
+		jf_task_release(&t);
+		return ok;
+	}
+	case JF_O_NODE: {
+		char tp[900];
+		if (!jf_obj_path(fs, JF_O_TASK, id >> JF_NODE_BITS, tp, sizeof(tp)))
+			return false;
+		snprintf(buf, n, "%s/nodes/%lld", tp, (long long)(id & JF_NODE_MASK));
+		return true;
+	}
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,375 @@
+/*
+ * status.c - the `status` and `status.json` of queues, groups, batches,
+ * tasks, nodes and machines.
+ *
+ * Each object's status is built once as a JSON object (jansson keeps keys
+ * in insertion order) and printed either as JSON or as `key: value` YAML.
+ * Keys follow DESIGN 3: state, name, message, created, started, finished,
+ * cost, duration, node_seconds, then the counts of groups and queues or the
+ * index/attempt of tasks and nodes.  Times are RFC 3339 UTC, "" if none.
+ */
+#include "fs/fs_int.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/billing.h"
+#include "core/lifecycle.h"
+#include "core/quantity.h"
+#include "core/timefmt.h"
+
+static void put_str(json_t *o, const char *k, const char *v)
+{
+	json_object_set_new(o, k, json_string(v ? v : ""));
+}
+
+static void put_int(json_t *o, const char *k, int64_t v)
+{
+	json_object_set_new(o, k, json_integer(v));
+}
+
+static void put_time(json_t *o, const char *k, int64_t ms)
+{
+	char buf[40];
+	jf_time_rfc3339(ms, buf, sizeof(buf));
+	put_str(o, k, buf);
+}
+
+static void put_common(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t id,
+		       int64_t created, int64_t started, int64_t finished, int64_t from_ms)
+{
+	const struct jf_cluster *c = jf_engine_cluster(fs->e);
+	int64_t now = jf_engine_now(fs->e);
+	int64_t amount = 0, seconds = 0;
+	if (id)
+		jf_ledger_sum(fs->st, scope, id, now, &amount, &seconds);
+	char money[64], dur[64];
+	jf_money_format(amount, c->currency, money, sizeof(money));
+	put_time(o, "created", created);
+	put_time(o, "started", started);
+	put_time(o, "finished", finished);
+	put_str(o, "cost", money);
+	int64_t d = 0;
+	if (from_ms > 0)
+		d = ((finished > 0 ? finished : now) - from_ms) / 1000;
+	if (d < 0)
+		d = 0;
+	jf_duration_format(d, dur, sizeof(dur));
+	put_str(o, "duration", dur);
+	put_int(o, "duration_seconds", d);
+	put_int(o, "node_seconds", seconds);
+}
+
+static void put_counts(json_t *o, const int64_t *c, int64_t completions, int64_t parallelism)
+{
+	char prog[64];
+	put_int(o, "completions", completions);
+	put_int(o, "parallelism", parallelism);
+	put_int(o, "succeeded", c[JF_ST_SUCCEEDED]);
+	put_int(o, "failed", c[JF_ST_FAILED]);
+	put_int(o, "running", c[JF_ST_RUNNING] + c[JF_ST_INITIALIZING]);
+	put_int(o, "waiting", c[JF_ST_WAITING]);
+	put_int(o, "preempted", c[JF_ST_PREEMPTED]);
+	put_int(o, "paused", c[JF_ST_PAUSED]);
+	put_int(o, "stopped", c[JF_ST_STOPPED]);
+	snprintf(prog, sizeof(prog), "%lld/%lld", (long long)c[JF_ST_SUCCEEDED],
+		 (long long)completions);
+	put_str(o, "progress", prog);
+}
+
+static json_t *queue_status(struct jf_fs *fs, int64_t id)
+{
+	struct jf_queue_rec q;
+	if (jf_queue_get(fs->st, id, &q) != JF_OK)
+		return NULL;
+	json_t *o = json_object();
+	int64_t c[JF_ST__COUNT];
+	jf_queue_count_tasks(fs->st, id, JF_KIND_GROUP, c);
+	int64_t held = 0;
+	jf_queue_running_nodes(fs->st, id, &held);
+	int64_t total = 0;
+	for (int i = 0; i < JF_ST__COUNT; i++)
+		total += c[i];
+	const char *state = held > 0 ? "Running" : c[JF_ST_WAITING] > 0 ? "Waiting" : "Idle";
+	put_str(o, "state", state);
+	put_str(o, "name", q.name);
+	put_str(o, "message", "");
+	put_common(fs, o, JF_SCOPE_QUEUE, id, q.created_ms, 0, 0, q.created_ms);
+	put_counts(o, c, total, 0);
+	json_object_del(o, "parallelism");
+	put_int(o, "capacity", q.capacity);
+	put_int(o, "nodes_held", held);
+	put_int(o, "group_timeout_seconds", q.group_timeout);
+	jf_queue_release(&q);
+	return o;
+}
+
+static json_t *group_status(struct jf_fs *fs, int64_t id)
+{
+	struct jf_group_rec g;
+	if (jf_group_get(fs->st, id, &g) != JF_OK)
+		return NULL;
+	json_t *o = json_object();
+	put_str(o, "state", jf_state_name(g.state));
+	put_str(o, "name", g.display);
+	const char *msg = g.message;
+	if (g.state == JF_ST_DRAFT)
+		msg = "write spec.yaml to submit";
+	put_str(o, "message", msg);
+	put_str(o, "kind", g.kind == JF_KIND_BATCH ? "batch" : "group");
+	put_common(fs, o, JF_SCOPE_GROUP, id, g.created_ms, g.started_ms, g.finished_ms,
+		   g.submitted_ms);
+	int64_t c[JF_ST__COUNT];
+	jf_group_count_tasks(fs->st, id, c);
+	put_counts(o, c, g.completions, g.parallelism);
+	const struct jf_spec *s = g.spec ? jf_engine_spec(fs->e, id) : NULL;
+	if (s) {
+		put_str(o, "billing", s->billing == JF_BILL_SPOT ? "spot" : "on-demand");
+		put_str(o, "gpu", s->gpu && s->gpus > 0 ? s->gpu : "");
+		put_int(o, "gpus", s->gpu ? s->gpus : 0);
+		put_int(o, "nodes", s->nodes);
+		if (g.kind == JF_KIND_BATCH)
+			put_int(o, "count", s->count);
+		put_int(o, "failures", g.failures);
+		if (s->max_failures >= 0)
+			put_int(o, "max_failures", s->max_failures);
+	}
+	json_t *ign = json_array();
+	for (char *p = g.ignored, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		json_array_append_new(ign, nl ? json_stringn(p, (size_t)(nl - p)) : json_string(p));
+		if (!nl)
+			break;
+	}
+	json_object_set_new(o, "ignored", ign);
+	jf_group_release(&g);
+	return o;
+}
+
+static json_t *task_status(struct jf_fs *fs, int64_t id)
+{
+	struct jf_task_rec t;
+	if (jf_task_get(fs->st, id, &t) != JF_OK)
+		return NULL;
+	struct jf_group_rec g;
+	if (jf_group_get(fs->st, t.group_id, &g) != JF_OK) {
+		jf_task_release(&t);
+		return NULL;
+	}
+	json_t *o = json_object();
+	char name[200];
+	if (g.kind == JF_KIND_BATCH)
+		snprintf(name, sizeof(name), "%lld-%s", (long long)t.idx + 1, g.display);
+	else
+		snprintf(name, sizeof(name), "%s/tasks/%lld", g.display, (long long)t.idx);
+	put_str(o, "state", jf_state_name(t.state));
+	put_str(o, "name", t.display ? t.display : name);
+	put_str(o, "message", t.message);
+	put_common(fs, o, JF_SCOPE_TASK, id, g.submitted_ms, t.started_ms, t.finished_ms,
+		   t.started_ms);
+	put_int(o, "index", t.idx);
+	put_int(o, "attempt", t.attempt);
+	const struct jf_spec *s = jf_engine_spec(fs->e, g.id);
+	if (s && s->retries >= 0) {
+		int64_t left = s->retries - t.failures;
+		put_int(o, "retries_left", left > 0 ? left : 0);
+	} else {
+		put_str(o, "retries_left", "unlimited");
+	}
+	put_int(o, "failures", t.failures);
+	put_int(o, "nodes", g.nodes);
+	jf_group_release(&g);
+	jf_task_release(&t);
+	return o;
+}
+
+static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
+{
+	int64_t task_id = ino_id >> JF_NODE_BITS, idx = ino_id & JF_NODE_MASK;
+	struct jf_task_rec t;
+	if (jf_task_get(fs->st, task_id, &t) != JF_OK)
+		return NULL;
+	struct jf_node_rec n;
+	bool ran = jf_node_find(fs->st, task_id, idx, &n) == JF_OK;
+	json_t *o = json_object();
+	char name[64];
+	snprintf(name, sizeof(name), "nodes/%lld", (long long)idx);
+	put_str(o, "state", jf_state_name(ran ? n.state : JF_ST_WAITING));
+	put_str(o, "name", name);
+	put_str(o, "message", ran ? n.message : "");
+	put_common(fs, o, JF_SCOPE_NODE, ran ? n.id : 0, 0, ran ? n.started_ms : 0,
+		   ran ? n.finished_ms : 0, ran ? n.started_ms : 0);
+	json_object_del(o, "created");
+	put_int(o, "index", idx);
+	put_int(o, "attempt", ran ? n.attempt : 0);
+	put_str(o, "machine", ran ? n.machine : "");
+	int gpus = 0;
+	if (ran && n.gpu_ids[0]) {
+		gpus = 1;
+		for (const char *p = n.gpu_ids; *p; p++)
+			gpus += *p == ',';
+	}
+	put_int(o, "gpus", gpus);
+	put_str(o, "cuda_visible_devices", ran ? n.gpu_ids : "");
+	if (ran && n.pid > 0)
+		put_int(o, "pid", n.pid);
+	else
+		put_str(o, "pid", "");
+	if (ran && n.exit_code >= 0)
+		put_int(o, "exit_code", n.exit_code);
+	else
+		put_str(o, "exit_code", "");
+	if (ran)
+		jf_node_release(&n);
+	jf_task_release(&t);
+	return o;
+}
+
+static json_t *machine_status(struct jf_fs *fs, int64_t id)
+{
+	const struct jf_cluster *c = jf_engine_cluster(fs->e);
+	if (id < 1 || (size_t)id > c->nmachines)
+		return NULL;
+	const struct jf_machine *m = &c->machines[id - 1];
+	struct jf_machine_use u;
+	jf_engine_machine_use(fs->e, (size_t)id - 1, &u);
+	json_t *o = json_object();
+	char buf[96];
+	put_str(o, "name", m->name);
+	put_str(o, "model", c->models[m->model].name);
+	put_int(o, "gpus", m->gpus);
+	put_int(o, "gpus_free", m->gpus - __builtin_popcountll(u.gpu_mask));
+	uint64_t all = m->gpus >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << m->gpus) - 1);
+	buf[0] = '\0';
+	size_t off = 0;
+	for (int g = 0; g < m->gpus && off < sizeof(buf); g++)
+		if ((all & ~u.gpu_mask) & (UINT64_C(1) << g))
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d", off ? "," : "", g);
+	put_str(o, "gpu_ids_free", buf);
+	jf_cpu_format(m->cpu_milli, buf, sizeof(buf));
+	put_str(o, "cpu", buf);
+	jf_cpu_format(m->cpu_milli - u.cpu_milli, buf, sizeof(buf));
+	put_str(o, "cpu_free", buf);
+	jf_mem_format(m->mem_bytes, buf, sizeof(buf));
+	put_str(o, "memory", buf);
+	jf_mem_format(m->mem_bytes - u.mem_bytes, buf, sizeof(buf));
+	put_str(o, "memory_free", buf);
+	put_int(o, "running_nodes", u.nodes);
+	return o;
+}
+
+/* ---- printing ---- */
+
+static bool yaml_plain_ok(const char *s)
+{
+	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "null",
+					     "y", "n", "True", "False", "Yes", "No", "On", "Off",
+					     "Null", "NULL", "TRUE", "FALSE", "~" };
+	if (!*s)
+		return false;
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+		return false;
+	for (const char *p = s; *p; p++) {
+		char c = *p;
+		bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			  c == '.' || c == '_' || c == '-' || c == '/' ||
+			  (c == ' ' && p[1] && p[1] != ' ' && p[1] != '#');
+		if (!ok)
+			return false;
+	}
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(s, words[i]))
+			return false;
+	return true;
+}
+
+static void yaml_scalar(FILE *f, const char *s)
+{
+	if (yaml_plain_ok(s)) {
+		fputs(s, f);
+		return;
+	}
+	/* a JSON string is a valid YAML double-quoted scalar */
+	json_t *j = json_string(s);
+	char *q = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	fputs(q ? q : "\"\"", f);
+	free(q);
+	json_decref(j);
+}
+
+static char *to_yaml(json_t *o, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v) {
+		fprintf(f, "%s:", k);
+		if (json_is_integer(v)) {
+			fprintf(f, " %lld\n", (long long)json_integer_value(v));
+		} else if (json_is_array(v)) {
+			if (json_array_size(v) == 0)
+				fputs(" []\n", f);
+			else
+				fputc('\n', f);
+			size_t i;
+			json_t *it;
+			json_array_foreach(v, i, it) {
+				fputs("- ", f);
+				yaml_scalar(f, json_string_value(it) ? json_string_value(it) : "");
+				fputc('\n', f);
+			}
+		} else {
+			fputc(' ', f);
+			yaml_scalar(f, json_string_value(v) ? json_string_value(v) : "");
+			fputc('\n', f);
+		}
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char **out,
+		     size_t *len)
+{
+	json_t *o = NULL;
+	switch (ino->obj) {
+	case JF_O_QUEUE: o = queue_status(fs, ino->id); break;
+	case JF_O_GROUP: o = group_status(fs, ino->id); break;
+	case JF_O_TASK: o = task_status(fs, ino->id); break;
+	case JF_O_NODE: o = node_status(fs, ino->id); break;
+	case JF_O_MACHINE: o = machine_status(fs, ino->id); break;
+	default: return ENOENT;
+	}
+	if (!o)
+		return ENOENT;
+	char *s;
+	if (json) {
+		s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		if (s) {
+			size_t n = strlen(s);
+			char *t = realloc(s, n + 2);
+			if (t) {
+				s = t;
+				s[n] = '\n';
+				s[n + 1] = '\0';
+			}
+		}
+		*len = s ? strlen(s) : 0;
+	} else {
+		s = to_yaml(o, len);
+	}
+	json_decref(o);
+	if (!s)
+		return ENOMEM;
+	*out = s;
+	return 0;
+}
