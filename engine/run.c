@@ -231,8 +231,10 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
 				     "created %s", c->name);
 	}
-	jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
-		     "started %s (pid %lld)", s->containers[0].name, (long long)started.pid);
+	if (started.pid > 0)
+		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
+			     "started %s (pid %lld)", s->containers[0].name,
+			     (long long)started.pid);
 	if (t->live == t->nodes && ni == t->nodes - 1)
 		jf_task_set_state(e->st, t->task_id, JF_ST_RUNNING, "", now);
 	jf_store_commit(e->st);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -224,6 +225,12 @@ int main(int argc, char **argv)
 		cluster = jf_cluster_builtin();
 	}
 	clear_stale_mount(o.mountpoint);
+	/* each running node holds a pidfd: allow as many files as we may */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 
 	if (!o.foreground) {
 		int p[2];

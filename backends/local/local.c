@@ -509,7 +509,7 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 	enum jf_err rc = JF_ENOMEM;
 	bool bad = false;
 	char *text = NULL;
-	int fd = -1;
+	int fd;
 
 	json_t *root = json_object();
 	json_t *cpus = json_array();
@@ -560,10 +560,14 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 		goto out;
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, text, len) < 0 || close(fd) < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);   /* close() failing above leaves fd closed; EBADF is harmless */
+	int wr = fd < 0 ? -1 : write_all(fd, text, len);
+	int e = errno;
+	/* close() is called once whatever it returns: the fd is gone either way. */
+	if (fd >= 0 && close(fd) < 0 && wr == 0) {
+		wr = -1;
+		e = errno;
+	}
+	if (wr < 0) {
 		unlink(tmp);
 		rc = jf_error_set(err, JF_EIO, 0, "%s: %s", tmp, strerror(e));
 		goto out;

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install what jobfs needs to build, run and test, from Debian's packages.
+# Quiet and quick when everything is already there.
+set -eu
+PKGS="gcc meson ninja-build pkg-config libfuse3-dev fuse3 libyaml-dev libjansson-dev
+libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotify-tools
+perl tar procps util-linux passwd sqlite3 psmisc"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: missing packages:$missing (run as root to install them)" >&2
+		exit 1
+	fi
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+# FUSE needs its device; containers sometimes lack the node
+[ -e /dev/fuse ] || { [ "$(id -u)" = 0 ] && mknod -m 666 /dev/fuse c 10 229; } || true

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Build jobfs and run every test: cmocka unit tests and the integration
+# suite on a real mount, first in a normal build, then in a build with
+# AddressSanitizer and UndefinedBehaviorSanitizer.  Ends with one line
+# "N passed, N failed" over everything that ran.
+#   scripts/test.sh            everything
+#   JOBFS_TEST_SUITES=unit scripts/test.sh   only the unit suite
+set -eu
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+suites=${JOBFS_TEST_SUITES:-"unit integration"}
+status=0
+run() {
+	dir=$1
+	for s in $suites; do
+		echo "== $dir: $s"
+		meson test -C "$dir" --suite "$s" --print-errorlogs --no-rebuild \
+			--logbase "testlog-$s" || status=1
+	done
+}
+scripts/build.sh build
+run build
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export ASAN_OPTIONS UBSAN_OPTIONS
+scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false
+run build-asan
+python3 - "$suites" <<'PY'
+import json, os, sys
+passed = failed = skipped = 0
+for d in ("build", "build-asan"):
+    for s in sys.argv[1].split():
+        p = os.path.join(d, "meson-logs", "testlog-%s.json" % s)
+        if not os.path.exists(p):
+            failed += 1
+            print("missing results:", p)
+            continue
+        for line in open(p):
+            r = json.loads(line)
+            res = r.get("result")
+            if res == "OK":
+                passed += 1
+            elif res == "SKIP":
+                skipped += 1
+            else:
+                failed += 1
+                print("failed:", d, r.get("name"), res)
+print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+PY
+exit $status
