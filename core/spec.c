@@ -413,9 +413,9 @@ static bool gpus_ok(int64_t g)
 /* The path of container i's nvidia.com/gpu limit. */
 static void gpu_path(const struct jf_spec_src *src, size_t i, char *buf, size_t n)
 {
-	if (src->cont[i] == src->root)  /* native shorthand */
+	if (src->cont[i] == src->root) {  /* native shorthand */
 		snprintf(buf, n, "resources.limits.nvidia.com/gpu");
-	else {
+	} else {
 		jf_ypath_index(buf, n, src->containers_path, i);
 		jf_ypath_key(buf, n, buf, "resources.limits.nvidia.com/gpu");
 	}
@@ -579,64 +579,68 @@ static enum jf_err parse_root(const char *text, size_t len, struct jf_ydoc **doc
 	return JF_OK;
 }
 
+/* The YAML tree of text, substituted first when it is a Job; on return
+ * *doc holds whatever tree was built (the caller frees it). */
+static enum jf_err load(const char *text, size_t len, const struct jf_subst *subst,
+			struct jf_ydoc **doc, const struct jf_ynode **root, bool *k8s,
+			struct jf_error *err)
+{
+	enum jf_err rc = parse_root(text, len, doc, root, err);
+	if (rc == JF_OK) {
+		int form = detect_form(*root, err);
+		if (form <= 0)
+			return form < 0 ? JF_EINVAL : JF_OK;
+	} else if (rc != JF_EINVAL || !raw_looks_k8s(text, len)) {
+		return rc;
+	}
+	/* A Job: substitute in the raw text and parse again.  A Job whose raw
+	 * text is not YAML may still become YAML once substituted. */
+	*k8s = true;
+	jf_ydoc_free(*doc);
+	*doc = NULL;
+	char *subbed = jf_subst_apply(text, len, subst, err);
+	if (!subbed)
+		return err->code;
+	rc = parse_root(subbed, strlen(subbed), doc, root, err);
+	free(subbed);  /* the tree holds copies */
+	if (rc == JF_OK && detect_form(*root, err) != 1)
+		rc = JF_EINVAL;
+	return rc;
+}
+
 static enum jf_err parse(const char *text, size_t len, enum jf_spec_place place,
 			 const struct jf_subst *subst, struct jf_spec **out,
 			 struct jf_error *err)
 {
+	struct jf_ydoc *doc = NULL;
+	const struct jf_ynode *root = NULL;
+	struct jf_spec *s = NULL;
+	struct jf_spec_src *src = NULL;
+	bool k8s = false;
+	enum jf_err rc;
+
 	if (len > JF_SPEC_MAX_BYTES)
 		return jf_error_set(err, JF_EFBIG, 0,
 				    "the spec is %zu bytes, more than the limit of %d",
 				    len, JF_SPEC_MAX_BYTES);
-	struct jf_ydoc *doc = NULL;
-	const struct jf_ynode *root = NULL;
-	char *subbed = NULL;
-	struct jf_spec *s = NULL;
-	int k8s;
-	enum jf_err rc = jf_ytext_check(text, len, false, err);
-	if (rc)
+	if ((rc = jf_ytext_check(text, len, false, err)))
 		return rc;
-	rc = parse_root(text, len, &doc, &root, err);
-	if (rc) {
-		/* a Job may only parse once ${VAR} is substituted */
-		if (rc != JF_EINVAL || !raw_looks_k8s(text, len))
-			goto out;
-		k8s = 1;
-		rc = JF_OK;
-	} else if ((k8s = detect_form(root, err)) < 0) {
-		rc = JF_EINVAL;
+	if ((rc = load(text, len, subst, &doc, &root, &k8s, err)))
 		goto out;
-	}
-	if (k8s) {
-		jf_ydoc_free(doc);
-		doc = NULL;
-		subbed = jf_subst_apply(text, len, subst, err);
-		if (!subbed) {
-			rc = err->code;
-			goto out;
-		}
-		if ((rc = parse_root(subbed, strlen(subbed), &doc, &root, err)))
-			goto out;
-		if (detect_form(root, err) != 1) {
-			rc = JF_EINVAL;
-			goto out;
-		}
-	}
 	s = calloc(1, sizeof(*s));
-	struct jf_spec_src *src = calloc(1, sizeof(*src));
+	src = calloc(1, sizeof(*src));
 	if (!s || !src) {
-		free(src);
 		rc = jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 		goto out;
 	}
 	src->root = root;
 	rc = k8s ? jf_spec_k8s(root, place, s, src, err)
 		 : jf_spec_native(root, place, s, src, err);
-	if (!rc)
+	if (rc == JF_OK)
 		rc = jf_spec_finish(s, place, src, err);
-	free(src);
 out:
+	free(src);
 	jf_ydoc_free(doc);
-	free(subbed);
 	if (rc) {
 		jf_spec_free(s);
 		return rc;

@@ -34,7 +34,7 @@ struct k8s {
 	struct jf_error *err;
 	enum jf_spec_place place;
 	bool completions_set, per_index_set, backoff_set, retries_annotated;
-	const struct jf_ynode *mode, *per_index, *max_failed, *restart, *pfp, *success;
+	const struct jf_ynode *mode, *per_index, *max_failed, *pfp, *success;
 };
 
 static enum jf_err oom(struct jf_error *err)
@@ -241,11 +241,9 @@ static enum jf_err pod_spec(struct k8s *k, const struct jf_ynode *ps, const char
 	enum jf_err rc = walk(k, ps, path, known);
 	if (rc)
 		return rc;
-	if ((n = get(ps, path, "restartPolicy", kp))) {
-		k->restart = n;
-		if ((rc = jf_spec_restart(n, kp, &k->s->restart_policy, k->err)))
-			return rc;
-	}
+	if ((n = get(ps, path, "restartPolicy", kp)) &&
+	    (rc = jf_spec_restart(n, kp, &k->s->restart_policy, k->err)))
+		return rc;
 	const struct jf_ynode *list = get(ps, path, "containers", kp);
 	if (!list)
 		return jf_yerror(k->err, JF_EINVAL, ps, kp, "a Job needs at least one container");

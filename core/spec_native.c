@@ -48,6 +48,9 @@ static enum jf_err env_json(struct jf_container *c, const struct jf_ynode *n,
 {
 	json_error_t je;
 	json_t *o = json_loadb(n->str, n->len, JSON_REJECT_DUPLICATES, &je);
+	/* jansson reports some allocation failures with no text at all */
+	if (!o && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
+		return oom(err);
 	if (!o)
 		return jf_yerror(err, JF_EINVAL, n, path, "bad JSON object: %s (JSON line %d)",
 				 je.text, je.line);

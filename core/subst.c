@@ -91,6 +91,8 @@ char *jf_subst_apply(const char *text, size_t len, const struct jf_subst *subst,
 	int line = 1;
 	size_t i = 0, lit = 0;  /* text[lit, i) is literal and not yet copied */
 
+	if (!text)
+		text = "";
 	if (!sbuf_add(&b, "", 0, &code))
 		goto fail;
 	while (i < len) {

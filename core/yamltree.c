@@ -441,15 +441,32 @@ static int offset_line(const char *text, size_t len, size_t off)
 	return line;
 }
 
+/* Does line (1-based) start with blanks that hold a tab? */
+static bool indented_with_tab(const char *text, size_t len, int line)
+{
+	size_t i = 0;
+	for (int l = 1; l < line && i < len; i++)
+		if (text[i] == '\n')
+			l++;
+	for (; i < len && (text[i] == ' ' || text[i] == '\t'); i++)
+		if (text[i] == '\t')
+			return true;
+	return false;
+}
+
 static enum jf_err parser_error(const yaml_parser_t *p, const char *text,
-				size_t len, struct jf_error *err)
+				size_t len, size_t skip, struct jf_error *err)
 {
 	if (p->error == YAML_MEMORY_ERROR)
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory parsing YAML");
 	int line = p->error == YAML_READER_ERROR
-			   ? offset_line(text, len, p->problem_offset)
+			   ? offset_line(text, len, p->problem_offset + skip)
 			   : (int)p->problem_mark.line + 1;
 	const char *problem = p->problem ? p->problem : "unknown problem";
+	if (p->error == YAML_SCANNER_ERROR && indented_with_tab(text, len, line))
+		return jf_error_set(err, JF_EINVAL, line,
+				    "YAML syntax error: a tab in the indentation; YAML "
+				    "indents with spaces only");
 	if (p->context)
 		return jf_error_set(err, JF_EINVAL, line, "YAML syntax error: %s %s",
 				    problem, p->context);
@@ -486,6 +503,8 @@ enum jf_err jf_ydoc_parse(const char *text, size_t len, struct jf_ydoc **out,
 			  struct jf_error *err)
 {
 	*out = NULL;
+	if (!text)
+		text = "";  /* libyaml insists on a buffer */
 	if (len > JF_SPEC_MAX_BYTES)
 		return jf_error_set(err, JF_EFBIG, 0,
 				    "the text is %zu bytes, more than the limit of %d",
@@ -503,12 +522,14 @@ enum jf_err jf_ydoc_parse(const char *text, size_t len, struct jf_ydoc **out,
 		free(b.doc);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
-	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	/* editors on Windows start UTF-8 with a byte order mark */
+	size_t skip = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	yaml_parser_set_input_string(&p, (const unsigned char *)text + skip, len - skip);
 	yaml_parser_set_encoding(&p, YAML_UTF8_ENCODING);
 	for (;;) {
 		yaml_event_t ev;
 		if (!yaml_parser_parse(&p, &ev)) {
-			rc = parser_error(&p, text, len, err);
+			rc = parser_error(&p, text, len, skip, err);
 			break;
 		}
 		bool end = ev.type == YAML_STREAM_END_EVENT;

@@ -263,8 +263,8 @@ static void gpu_defaults(void **state)
 	    "key 'resources.limits.nvidia.com/gpu'", "no GPU model");
 	ERR("gpu: \"4090\"\ngpus: 1\ncommand: [x]\nresources:\n  limits:\n    nvidia.com/gpu: 2\n",
 	    6, "key 'resources.limits.nvidia.com/gpu'", "more than the node's");
-	ERR("gpu: \"4090\"\ncontainers:\n- name: a\n  command: [x]\n  resources: {limits: {nvidia.com/gpu: 3}}\n",
-	    5, "key 'containers[0].resources.limits.nvidia.com/gpu'", "0, 1, 2, 4 or 8");
+	ERR("gpu: \"4090\"\ncontainers:\n- name: a\n  command: [x]\n"
+	    "  resources: {limits: {nvidia.com/gpu: 3}}\n", 5, "key 'containers[0].resources.limits.nvidia.com/gpu'", "0, 1, 2, 4 or 8");
 }
 
 static void completions_parallelism(void **state)
@@ -447,6 +447,15 @@ static void env_forms(void **state)
 	assert_string_equal(c->env[0].key, "RUN_SECONDS");
 	assert_string_equal(c->env[1].value, "0");
 	jf_spec_free(s);
+	/* CRLF lines and indentation in a quoted string */
+	s = parse_ok("command: [x]\nenv: \"A=1\\r\\n  B=2\\r\\n\"\n");
+	assert_int_equal(s->containers[0].nenv, 2);
+	assert_string_equal(s->containers[0].env[0].value, "1");
+	assert_string_equal(s->containers[0].env[1].key, "B");
+	jf_spec_free(s);
+	s = parse_ok("command: [x]\nenv: \"\\n  {\\\"A\\\": 1}\"\n");
+	assert_string_equal(s->containers[0].env[0].value, "1");
+	jf_spec_free(s);
 	/* a JSON object in a block scalar */
 	s = parse_ok("command: [x]\nenv: |\n  {\"A\": \"a b\"}\n");
 	assert_string_equal(s->containers[0].env[0].value, "a b");
@@ -474,6 +483,10 @@ static void env_forms(void **state)
 	for (int i = 0; i < 1025; i++)
 		snprintf(big + strlen(big), n - strlen(big), "  V%d: x\n", i);
 	ERR(big, 1027, "key 'env.V1024'", "more than 1024");
+	strcpy(big, "command: [x]\nenv:\n");
+	for (int i = 0; i < 1025; i++)
+		snprintf(big + strlen(big), n - strlen(big), "  - V%d=x\n", i);
+	ERR(big, 3, "key 'env'", "more than 1024");
 	free(big);
 }
 
@@ -527,6 +540,11 @@ static void resources_errors(void **state)
 	    "key 'resources.requests.nvidia.com/gpu'", "must equal");
 	ERR("gpu: a\ncommand: [x]\nresources:\n  limits: {nvidia.com/gpu: 0.5}\n", 4,
 	    "key 'resources.limits.nvidia.com/gpu'", "whole number");
+	/* empty limits are no limits */
+	struct jf_spec *s = parse_ok("command: [x]\nresources:\n  limits:\n  requests: {cpu: 1}\n");
+	assert_int_equal(s->containers[0].cpu_milli, 0);
+	assert_int_equal(s->containers[0].req_cpu_milli, 1000);
+	jf_spec_free(s);
 }
 
 static void not_supported(void **state)
@@ -584,6 +602,16 @@ static void storage_errors(void **state)
 	    "key 'storage[0].source'", "needs a source");
 	ERR("command: [x]\nstorage:\n- {type: emptydir, path: /a}\n- {type: emptydir, path: /a}\n",
 	    4, "key 'storage[1].path'", "twice");
+	ERR("command: [x]\nstorage:\n- x\n", 3, "key 'storage[0]'", "expected a mapping");
+	char big[2048] = "command: [x]\nstorage:\n";
+	for (int i = 0; i < 17; i++)
+		snprintf(big + strlen(big), sizeof(big) - strlen(big),
+			 "- {type: emptydir, path: /s%d}\n", i);
+	ERR(big, 3, "key 'storage'", "more than 16");
+	/* an empty list is no storage at all */
+	struct jf_spec *s = parse_ok("command: [x]\nstorage: []\n");
+	assert_int_equal(s->nstorage, 0);
+	jf_spec_free(s);
 }
 
 static void unknown_and_types(void **state)
@@ -600,6 +628,7 @@ static void yaml_documents(void **state)
 {
 	(void)state;
 	expect_err_at("", JF_PLACE_GROUP, JF_EINVAL, 0, "empty", NULL);
+	expect_err_len(NULL, 0, JF_PLACE_GROUP, JF_EINVAL, 0, "empty", NULL);
 	expect_err_at("# only a comment\n\n", JF_PLACE_GROUP, JF_EINVAL, 0, "empty", NULL);
 	ERR("~\n", 1, "empty", NULL);
 	ERR("---\n", 2, "empty", NULL);
@@ -618,6 +647,31 @@ static void yaml_documents(void **state)
 	ERR("command: &a [x, *a]\n", 1, "alias '*a'", NULL);
 	ERR("command: [x]\n[a]: 1\n", 2, "a key must be a plain string", NULL);
 	ERR("command: [x]\n? {a: 1}\n: 1\n", 2, "a key must be a plain string", NULL);
+	/* many anchors, redefined anchors (the later one counts), core tags */
+	char text[4096] = "";
+	for (int i = 0; i < 40; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "x%d: &a%d v%d\n",
+			 i, i % 30, i);
+	strcat(text, "name: *a3\n");
+	ERR(text, 1, "unknown key 'x0'", NULL);  /* the tree itself was fine */
+	struct jf_ydoc *doc;
+	struct jf_error e = { 0 };
+	assert_int_equal(jf_ydoc_parse(text, strlen(text), &doc, &e), JF_OK);
+	const struct jf_ynode *name = jf_ymap_get(jf_ydoc_root(doc), "name");
+	assert_string_equal(name->str, "v33");
+	jf_ydoc_free(doc);
+	struct jf_spec *t = parse_ok("command: [x]\ncompletions: !!int \"3\"\nnodes: +2\n");
+	assert_int_equal(t->completions, 3);
+	assert_int_equal(t->nodes, 2);
+	jf_spec_free(t);
+	ERR("command: [x]\nx: &m {a: 1}\n", 2, "unknown key 'x'", NULL);
+	ERR("command: [x]\nname: !custom x\n", 2, "key 'name'", "unsupported YAML tag '!custom'");
+	ERR("command: [x]\nresources: !!set {a: 1}\n", 2, "key 'resources'", "unsupported YAML tag");
+	/* a UTF-8 byte order mark and CRLF line ends, as Windows editors write */
+	t = parse_ok("\xef\xbb\xbf" "command: [x]\r\nname: \"a\"\r\n");
+	assert_string_equal(t->name, "a");
+	jf_spec_free(t);
+	ERR("command: [x]\n\tname: a\n", 2, "YAML syntax error", "tab");  /* tab indent */
 	/* tags that only say "string" are fine and make a string */
 	struct jf_spec *s = parse_ok("command: [x]\nname: !!str 123\n");
 	assert_string_equal(s->name, "123");
@@ -736,6 +790,8 @@ static void binary_garbage(void **state)
 	ERR("command: [x]\nname: a\x01\n", 2, "control character 0x01", NULL);
 	ERR("command: [x]\nname: a\x7f\n", 2, "control character 0x7f", NULL);
 	ERR("\x1b[31mred\n", 1, "control character", NULL);
+	ERR("command: [x]\nname: \xc3", 2, "incomplete UTF-8", NULL);
+	ERR("command: [x]\n\nname: a\xc2\x80" "b\n", 3, "YAML syntax error", NULL);  /* C1 */
 	/* random bytes: never a crash, always an error with a message */
 	uint64_t x = 0x1234567;
 	char buf[4096];
@@ -879,6 +935,139 @@ static void yamltree_getters(void **state)
 	assert_string_equal(path, "a[3].b");
 }
 
+/*
+ * Out-of-memory: fail the Nth allocation for N = 0, 1, 2 ... until a run
+ * sees no failure.  Each run must end in JF_OK or JF_ENOMEM, and once the
+ * spec is freed every allocation made meanwhile must be freed too.  The
+ * allocator is replaced through glibc's malloc interposition, which also
+ * reaches libyaml and jansson; under ASan (which owns malloc) it is skipped.
+ */
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t m);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+static struct {
+	bool armed, failed;
+	long countdown, live;
+} fi;
+
+static bool fi_fail(void)
+{
+	if (!fi.armed || fi.countdown-- != 0)
+		return false;
+	fi.failed = true;
+	return true;
+}
+
+void *malloc(size_t n)
+{
+	if (fi_fail())
+		return NULL;
+	void *p = __libc_malloc(n);
+	if (p && fi.armed)
+		fi.live++;
+	return p;
+}
+
+void *calloc(size_t n, size_t m)
+{
+	if (fi_fail())
+		return NULL;
+	void *p = __libc_calloc(n, m);
+	if (p && fi.armed)
+		fi.live++;
+	return p;
+}
+
+void *realloc(void *old, size_t n)
+{
+	if (old && n == 0) {
+		free(old);
+		return NULL;
+	}
+	if (fi_fail())
+		return NULL;
+	void *p = __libc_realloc(old, n);
+	if (p && !old && fi.armed)
+		fi.live++;
+	return p;
+}
+
+void free(void *p)
+{
+	if (p && fi.armed)
+		fi.live--;
+	__libc_free(p);
+}
+
+static void oom_loop(const char *text, bool queue)
+{
+	static const struct jf_subst sub = { .job_name = "j", .queue = "q", .group = "g" };
+	for (long n = 0;; n++) {
+		struct jf_spec *s = NULL;
+		struct jf_queue_spec q = { 0 };
+		struct jf_error e = { 0 };
+		enum jf_err rc;
+		fi.live = 0;
+		fi.failed = false;
+		fi.countdown = n;
+		fi.armed = true;
+		if (queue)
+			rc = jf_queue_spec_parse(text, strlen(text), &q, &e);
+		else
+			rc = jf_spec_parse(text, strlen(text), JF_PLACE_GROUP, &sub, &s, &e);
+		fi.countdown = -1;
+		jf_spec_free(s);
+		jf_queue_spec_release(&q);
+		fi.armed = false;
+		/* jansson reports an allocation failure inside a string as a
+		 * syntax error: the one place a failure may read as EINVAL */
+		bool json = rc == JF_EINVAL && fi.failed && strstr(e.msg, "bad JSON object");
+		if (rc != JF_OK && rc != JF_ENOMEM && !json)
+			fail_msg("allocation %ld failed: got %s: %s", n, jf_err_name(rc), e.msg);
+		if (fi.live != 0)
+			fail_msg("allocation %ld failed: %ld blocks leaked", n, fi.live);
+		if (!fi.failed) {
+			assert_int_equal(rc, JF_OK);
+			break;
+		}
+	}
+}
+
+static void out_of_memory(void **state)
+{
+	(void)state;
+	oom_loop(design_example, false);
+	oom_loop("gpu: \"4090\"\ncontainers:\n- name: a\n  command: [x, y]\n"
+		 "  env: '{\"A\": 1, \"B\": \"x\", \"C\": 1.5}'\n"
+		 "  resources: {limits: {nvidia.com/gpu: 1}, requests: {cpu: 1}}\n"
+		 "- name: b\n  args: &a [p, q]\n  command: *a\n  env: [\"X=1\", \"X=2\"]\n"
+		 "- name: c\n  env: |\n    K=v\n    L=w\n", false);
+	oom_loop("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: ${JOB_NAME}\n"
+		 "  labels: {a: b}\n  annotations: {jobfs/gpu: H800, foo: bar}\n"
+		 "spec:\n  completions: 4\n  completionMode: Indexed\n"
+		 "  backoffLimitPerIndex: 1\n"
+		 "  successPolicy: {rules: [{succeededIndexes: \"0,2-3\", succeededCount: 1}]}\n"
+		 "  podFailurePolicy:\n    rules:\n"
+		 "    - {action: FailIndex, onExitCodes: {containerName: m, operator: In, values: [42]}}\n"
+		 "    - {action: Ignore, onPodConditions: [{type: DisruptionTarget}]}\n"
+		 "  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+		 "      - name: m\n        command: [x]\n        ports: [1]\n"
+		 "        env: [{name: A, value: b}]\n"
+		 "        resources: {limits: {nvidia.com/gpu: 2, cpu: 1}}\nstatus: {}\n", false);
+	oom_loop("capacity: 3\npartition: p\ngroup_timeout: 1m\nprivate: true\n", true);
+}
+#else
+static void out_of_memory(void **state)
+{
+	(void)state;
+	print_message("skipped: allocation failures are injected only without ASan\n");
+	skip();
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -905,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(mutations),
 		cmocka_unit_test(text_plausible),
 		cmocka_unit_test(yamltree_getters),
+		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

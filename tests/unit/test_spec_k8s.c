@@ -726,6 +726,17 @@ static void pod_failure_policy(void **state)
 	    "key 'spec.podFailurePolicy.rules[0].onPodConditions[0].type'", "needs a type");
 	ERR(HEAD "spec:\n  podFailurePolicy: {}\n" POD(""), 4, "key 'spec.podFailurePolicy.rules'",
 	    "needs rules");
+	ERR(PFP("    - action: Ignore\n      onPodConditions: []\n"), 7,
+	    "key 'spec.podFailurePolicy.rules[0].onPodConditions'", "must be 1 to 20");
+	char big[4096] = HEAD "spec:\n  podFailurePolicy:\n    rules:\n";
+	for (int i = 0; i < 21; i++)
+		strcat(big, "    - {action: Count, onExitCodes: {operator: In, values: [1]}}\n");
+	strcat(big, POD(""));
+	ERR(big, 6, "key 'spec.podFailurePolicy.rules'", "more than 20 rules");
+	/* no rules: nothing to do */
+	struct jf_spec *t = parse_ok(HEAD "spec:\n  podFailurePolicy: {rules: []}\n" POD(""));
+	assert_int_equal(t->npfp, 0);
+	jf_spec_free(t);
 }
 
 #define SP(rules) HEAD "spec:\n  completions: 8\n  completionMode: Indexed\n" \
@@ -766,6 +777,16 @@ static void success_policy(void **state)
 	    "succeededIndexes or succeededCount");
 	ERR(SP("    - succeededIndexes: [1]\n"), 8,
 	    "key 'spec.successPolicy.rules[0].succeededIndexes'", "expected a string");
+	ERR(SP("    - succeededIndexes: \"1-\"\n"), 8,
+	    "key 'spec.successPolicy.rules[0].succeededIndexes'", "bad index list");
+	ERR(SP("    - succeededIndexes: \"1x\"\n"), 8,
+	    "key 'spec.successPolicy.rules[0].succeededIndexes'", "bad index list");
+	ERR(SP("    - succeededIndexes: \"1,\"\n"), 8,
+	    "key 'spec.successPolicy.rules[0].succeededIndexes'", "bad index list");
+	ERR(HEAD "spec:\n  completions: 8\n  completionMode: Indexed\n  successPolicy: {}\n" POD(""),
+	    6, "key 'spec.successPolicy.rules'", "needs rules");
+	ERR(HEAD "spec:\n  completions: 8\n  completionMode: Indexed\n  successPolicy:\n"
+	    "    rules: []\n" POD(""), 7, "key 'spec.successPolicy.rules'", "must be 1 to 20");
 }
 
 static void env(void **state)
@@ -795,6 +816,19 @@ static void env(void **state)
 	    "key 'spec.template.spec.containers[0].env'", "expected a list");
 	ERR(HEAD "spec:\n" POD("        env: [\"A=x\"]\n"), 9,
 	    "key 'spec.template.spec.containers[0].env[0]'", "expected a mapping");
+	size_t n = 1100 * 40 + 4096;
+	char *big = malloc(n);
+	assert_non_null(big);
+	strcpy(big, HEAD "spec:\n" POD("        env:\n"));
+	for (int i = 0; i < 1025; i++)
+		snprintf(big + strlen(big), n - strlen(big), "        - {name: V%d}\n", i);
+	ERR(big, 10, "key 'spec.template.spec.containers[0].env'", "more than 1024");
+	strcpy(big, HEAD "spec:\n" POD("        args: [a"));
+	for (int i = 0; i < 4095; i++)
+		strcat(big, ",a");
+	strcat(big, "]\n");
+	ERR(big, 9, "key 'spec.template.spec.containers[0].args'", "together");
+	free(big);
 }
 
 int main(void)

@@ -1,0 +1,613 @@
+/*
+ * test_engine.c - engine/engine.h driven the way the daemon drives it, with
+ * everything real: a SQLite store in a temporary state directory, the
+ * built-in cluster, the local backend running tools/jobfs-shim ($JOBFS_SHIM)
+ * and real processes.  Only the clock is injected: the real clock plus an
+ * offset a test may advance, so deadlines can pass at once while kill
+ * grace and process ends still happen in real time.
+ *
+ * Covers: a group that succeeds (tasks, ledger rows), retries then failure
+ * (BackOff events), parallelism never exceeded, the per-attempt timeout
+ * (DeadlineExceeded, killed), ctl stop and a ctl verb that does not apply
+ * (EBUSY), a refused spec (Invalid with its message), and a restart of the
+ * engine while a task runs (adopted, finished once, billed once).
+ *
+ * Waiting is poll() on the backend's fd with short timeouts until a
+ * condition holds or a deadline passes; nothing sleeps a fixed time.
+ */
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "backends/local/local.h"
+#include "core/lifecycle.h"
+#include "engine/engine.h"
+
+struct fix {
+	char dir[256];
+	char db[512];
+	struct jf_engine *e;
+	struct jf_backend *be;      /* owned by e; kept to kill leftovers */
+	int64_t offset_ms;          /* the injected clock: real time + this */
+	int changes;                /* notifications seen */
+	int64_t queue;
+};
+
+static int64_t real_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t test_now(void *ctx)
+{
+	const struct fix *f = ctx;
+	return real_ms() + f->offset_ms;
+}
+
+static void on_change(void *ctx, const struct jf_change *ch)
+{
+	(void)ch;
+	((struct fix *)ctx)->changes++;
+}
+
+static const char *shim_path(void)
+{
+	const char *shim = getenv("JOBFS_SHIM");
+#ifdef JF_BUILD_DIR
+	if (!shim)
+		shim = JF_BUILD_DIR "/tools/jobfs-shim";
+#endif
+	return shim;
+}
+
+/* A new engine on the fixture's state directory (reopening its store). */
+static void engine_start(struct fix *f)
+{
+	struct jf_error err = { 0 };
+	struct jf_store *st = NULL;
+	if (jf_store_open(f->db, &st, &err) != JF_OK)
+		fail_msg("jf_store_open: %s", err.msg);
+	struct jf_cluster *c = jf_cluster_builtin();
+	assert_non_null(c);
+	assert_non_null(shim_path());
+	struct jf_backend *be = jf_local_new(shim_path(), &err);
+	if (!be)
+		fail_msg("jf_local_new: %s", err.msg);
+	struct jf_engine_config cfg = {
+		.state_dir = f->dir,
+		.store = st,
+		.cluster = c,
+		.backend = be,
+		.clock = { .now_ms = test_now, .ctx = f },
+		.kill_grace_ms = 200,
+	};
+	if (jf_engine_new(&cfg, &f->e, &err) != JF_OK)
+		fail_msg("jf_engine_new: %s", err.msg);
+	f->be = be;
+	jf_engine_set_notify(f->e, on_change, f);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/jf-engine-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->db, sizeof(f->db), "%s/jobfs.db", f->dir);
+	engine_start(f);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_engine_mkqueue(f->e, "q", getuid(), getgid(), &f->queue, &err), JF_OK);
+	*state = f;
+	return 0;
+}
+
+/* ---- driving the loop ---- */
+
+/* One turn of the daemon's loop: timers, then wait on the backend. */
+static void turn(struct fix *f, int max_wait_ms)
+{
+	int64_t next = jf_engine_tick(f->e);
+	int wait = max_wait_ms;
+	if (next >= 0 && next < wait)
+		wait = (int)next;
+	struct pollfd p = { .fd = jf_engine_backend_fd(f->e), .events = POLLIN };
+	int n = poll(&p, 1, wait);
+	assert_true(n >= 0);
+	if (n > 0 && (p.revents & POLLIN))
+		jf_engine_on_backend(f->e);
+}
+
+static int count_open(void *ctx, const struct jf_attempt_rec *a)
+{
+	(void)a;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static int open_attempts(struct fix *f)
+{
+	int n = 0;
+	assert_int_equal(jf_attempt_list_open(jf_engine_store(f->e), count_open, &n), JF_OK);
+	return n;
+}
+
+static int group_state(struct fix *f, int64_t g)
+{
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
+	int s = r.state;
+	jf_group_release(&r);
+	return s;
+}
+
+static int task_state(struct fix *f, int64_t g, int64_t idx)
+{
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(jf_engine_store(f->e), g, idx, &t), JF_OK);
+	int s = t.state;
+	jf_task_release(&t);
+	return s;
+}
+
+/* Loop until pred holds (checked before every turn) or timeout_ms pass;
+ * each (if set) runs every turn to check an invariant. */
+static bool run_until(struct fix *f, bool (*pred)(struct fix *, int64_t), int64_t g,
+		      int timeout_ms, void (*each)(struct fix *, int64_t, void *), void *ctx)
+{
+	int64_t end = mono_ms() + timeout_ms;
+	for (;;) {
+		if (each)
+			each(f, g, ctx);
+		if (pred(f, g))
+			return true;
+		if (mono_ms() >= end)
+			return false;
+		turn(f, 50);
+	}
+}
+
+/* The group is over and no process of it is left. */
+static bool settled(struct fix *f, int64_t g)
+{
+	return jf_state_final(group_state(f, g)) && open_attempts(f) == 0;
+}
+
+static bool task0_running(struct fix *f, int64_t g)
+{
+	return task_state(f, g, 0) == JF_ST_RUNNING;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+	if (f->e) {
+		/* a failed test may leave processes: kill them and reap them */
+		sqlite3 *db;
+		if (sqlite3_open_v2(f->db, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+			sqlite3_stmt *s;
+			if (sqlite3_prepare_v2(db, "SELECT handle FROM attempts WHERE end_ms = 0",
+					       -1, &s, NULL) == SQLITE_OK) {
+				while (sqlite3_step(s) == SQLITE_ROW) {
+					const char *h = (const char *)sqlite3_column_text(s, 0);
+					if (h && *h)
+						jf_backend_signal(f->be, h, JF_RUN_KILL);
+				}
+				sqlite3_finalize(s);
+			}
+			sqlite3_close(db);
+		}
+		int64_t end = mono_ms() + 5000;
+		for (;;) {
+			int n = 0;
+			if (jf_attempt_list_open(jf_engine_store(f->e), count_open, &n) != JF_OK ||
+			    n == 0 || mono_ms() >= end)
+				break;
+			turn(f, 50);
+		}
+		jf_engine_free(f->e);
+	}
+	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static int64_t submit(struct fix *f, const char *dirname, const char *spec)
+{
+	struct jf_error err = { 0 };
+	int64_t g = 0;
+	assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, dirname, getuid(),
+					   getgid(), &g, &err),
+			 JF_OK);
+	if (jf_engine_submit(f->e, g, spec, strlen(spec), getuid(), getgid(), &err) != JF_OK)
+		fail_msg("submit: %s", err.msg);
+	return g;
+}
+
+/* The whole events text of a scope (caller frees). */
+static char *events(struct fix *f, enum jf_scope sc, int64_t id)
+{
+	struct jf_store *st = jf_engine_store(f->e);
+	int64_t size = 0;
+	assert_int_equal(jf_event_size(st, sc, id, &size), JF_OK);
+	char *buf = malloc((size_t)size + 1);
+	assert_non_null(buf);
+	size_t got = 0;
+	assert_int_equal(jf_event_read(st, sc, id, 0, buf, (size_t)size, &got), JF_OK);
+	assert_int_equal(got, (size_t)size);
+	buf[got] = '\0';
+	return buf;
+}
+
+static int64_t sql_count(struct fix *f, const char *sql, int64_t arg)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(f->db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	sqlite3_bind_int64(s, 1, arg);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+struct ledger_count {
+	int64_t group_id;
+	int n;
+	int64_t attempt_ids[16];
+};
+
+static int count_ledger(void *ctx, const struct jf_ledger_rec *r)
+{
+	struct ledger_count *c = ctx;
+	if (r->group_id == c->group_id) {
+		assert_true(r->end_ms >= r->start_ms);
+		if (c->n < 16)
+			c->attempt_ids[c->n] = r->attempt_id;
+		c->n++;
+	}
+	return 0;
+}
+
+static int closed_ledger_rows(struct fix *f, int64_t g)
+{
+	struct ledger_count c = { .group_id = g };
+	assert_int_equal(jf_ledger_list(jf_engine_store(f->e), 0, 1000, count_ledger, &c), JF_OK);
+	return c.n;
+}
+
+/* ---- tests ---- */
+
+static void test_group_succeeds(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "ok3",
+			   "completions: 3\n"
+			   "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	assert_true(run_until(f, settled, g, 15000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	for (int64_t i = 0; i < 3; i++)
+		assert_int_equal(task_state(f, g, i), JF_ST_SUCCEEDED);
+	assert_int_equal(closed_ledger_rows(f, g), 3);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1", g), 3);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE end_ms = 0", 0), 0);
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
+	assert_true(r.started_ms > 0);
+	assert_true(r.finished_ms >= r.started_ms);
+	jf_group_release(&r);
+	/* every node ran once, exit code 0 */
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(jf_engine_store(f->e), g, 2, &t), JF_OK);
+	struct jf_node_rec n;
+	assert_int_equal(jf_node_find(jf_engine_store(f->e), t.id, 0, &n), JF_OK);
+	assert_int_equal(n.state, JF_ST_SUCCEEDED);
+	assert_int_equal(n.exit_code, 0);
+	assert_int_equal(n.attempt, 1);
+	assert_true(n.machine[0] != '\0');
+	jf_node_release(&n);
+	jf_task_release(&t);
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, " Accepted "));
+	assert_non_null(strstr(ev, " Started "));
+	assert_non_null(strstr(ev, " Completed "));
+	free(ev);
+	assert_true(f->changes > 0);
+	/* the machines are free again */
+	for (size_t m = 0; m < jf_engine_cluster(f->e)->nmachines; m++) {
+		struct jf_machine_use u;
+		jf_engine_machine_use(f->e, m, &u);
+		assert_int_equal(u.gpu_mask, 0);
+		assert_int_equal(u.cpu_milli, 0);
+		assert_int_equal(u.nodes, 0);
+	}
+}
+
+static void test_retry_then_fail(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "fails",
+			   "retries: 1\n"
+			   "command: [\"/bin/sh\", \"-c\", \"exit 1\"]\n");
+	assert_true(run_until(f, settled, g, 15000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_FAILED);
+	struct jf_store *st = jf_engine_store(f->e);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(st, g, 0, &t), JF_OK);
+	assert_int_equal(t.state, JF_ST_FAILED);
+	assert_int_equal(t.attempt, 2);
+	struct jf_node_rec n;
+	assert_int_equal(jf_node_find(st, t.id, 0, &n), JF_OK);
+	assert_int_equal(n.attempt, 2);
+	assert_int_equal(n.exit_code, 1);
+	struct jf_attempt_rec a;
+	for (int64_t i = 1; i <= 2; i++) {
+		assert_int_equal(jf_attempt_find(st, n.id, i, &a), JF_OK);
+		assert_int_equal(a.exit_code, 1);
+		assert_true(a.end_ms > 0);
+		jf_attempt_release(&a);
+	}
+	assert_int_equal(jf_attempt_find(st, n.id, 3, &a), JF_ENOENT);
+	jf_node_release(&n);
+	jf_task_release(&t);
+	assert_int_equal(closed_ledger_rows(f, g), 2);
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, " Warning BackOff "));
+	assert_non_null(strstr(ev, " Warning Failed "));
+	free(ev);
+}
+
+struct par {
+	int64_t max_seen;
+	int turns;
+};
+
+static void check_parallelism(struct fix *f, int64_t g, void *ctx)
+{
+	struct par *p = ctx;
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(jf_engine_store(f->e), g, c), JF_OK);
+	int64_t live = c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING];
+	if (live > 2)
+		fail_msg("%lld tasks running or initializing, parallelism is 2", (long long)live);
+	if (live > p->max_seen)
+		p->max_seen = live;
+	p->turns++;
+}
+
+static void test_parallelism(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "par",
+			   "completions: 6\n"
+			   "parallelism: 2\n"
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 0.3\"]\n");
+	struct par p = { 0, 0 };
+	assert_true(run_until(f, settled, g, 15000, check_parallelism, &p));
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	assert_int_equal(p.max_seen, 2);
+	assert_true(p.turns > 3);
+	assert_int_equal(closed_ledger_rows(f, g), 6);
+}
+
+static void test_timeout(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "slow",
+			   "timeout: 5s\n"
+			   "retries: 0\n"
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	/* not yet */
+	jf_engine_tick(f->e);
+	assert_int_equal(task_state(f, g, 0), JF_ST_RUNNING);
+	int64_t t0 = mono_ms();
+	f->offset_ms += 6000;
+	jf_engine_tick(f->e);
+	assert_true(run_until(f, settled, g, 5000, NULL, NULL));
+	assert_true(mono_ms() - t0 < 5000);
+	assert_int_equal(task_state(f, g, 0), JF_ST_FAILED);
+	assert_int_equal(group_state(f, g), JF_ST_FAILED);
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, " Warning DeadlineExceeded "));
+	free(ev);
+	assert_int_equal(closed_ledger_rows(f, g), 1);
+}
+
+static void test_stop(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "tostop",
+			   "completions: 3\n"
+			   "parallelism: 2\n"
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	struct jf_error err = { 0 };
+	int64_t t0 = mono_ms();
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_OK);
+	assert_true(run_until(f, settled, g, 5000, NULL, NULL));
+	assert_true(mono_ms() - t0 < 5000);
+	assert_int_equal(group_state(f, g), JF_ST_STOPPED);
+	for (int64_t i = 0; i < 3; i++)
+		assert_int_equal(task_state(f, g, i), JF_ST_STOPPED);
+	/* the attempts that ran are billed, and closed */
+	assert_true(closed_ledger_rows(f, g) >= 1);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE end_ms = 0", 0), 0);
+	/* stop again: it does not apply any more */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_EBUSY);
+	assert_non_null(strstr(err.msg, "Stopped"));
+}
+
+static void test_resume_running(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "busy",
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_RUNNING);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "resume", &err), JF_EBUSY);
+	assert_int_equal(err.code, JF_EBUSY);
+	assert_non_null(strstr(err.msg, "resume"));
+	assert_non_null(strstr(err.msg, "Running"));
+	/* nothing changed */
+	assert_int_equal(group_state(f, g), JF_ST_RUNNING);
+	assert_int_equal(task_state(f, g, 0), JF_ST_RUNNING);
+	/* an unknown verb */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "explode", &err), JF_EINVAL);
+	assert_true(err.msg[0] != '\0');
+	/* finish it off */
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_OK);
+	assert_true(run_until(f, settled, g, 5000, NULL, NULL));
+}
+
+static void test_refused_spec(void **state)
+{
+	struct fix *f = *state;
+	struct jf_error err = { 0 };
+	int64_t g = 0;
+	assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, "bad", getuid(),
+					   getgid(), &g, &err),
+			 JF_OK);
+	static const char bad[] = "completions: 2\nfrobnicate: yes\n";
+	assert_int_equal(jf_engine_submit(f->e, g, bad, strlen(bad), getuid(), getgid(), &err),
+			 JF_EINVAL);
+	assert_non_null(strstr(err.msg, "frobnicate"));
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
+	assert_int_equal(r.state, JF_ST_INVALID);
+	assert_string_equal(r.message, err.msg);
+	assert_string_equal(r.draft, bad);
+	assert_null(r.spec);
+	jf_group_release(&r);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(jf_engine_store(f->e), g, 0, &t), JF_ENOENT);
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, " Warning Invalid "));
+	free(ev);
+
+	/* a model the cluster lacks is refused too, with the reason */
+	memset(&err, 0, sizeof(err));
+	static const char nogpu[] = "gpu: V100\ncommand: [\"/bin/true\"]\n";
+	assert_int_equal(jf_engine_submit(f->e, g, nogpu, strlen(nogpu), getuid(), getgid(), &err),
+			 JF_EINVAL);
+	assert_non_null(strstr(err.msg, "V100"));
+	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
+	assert_int_equal(r.state, JF_ST_INVALID);
+	assert_string_equal(r.message, err.msg);
+	jf_group_release(&r);
+
+	/* the draft can be written again, and then it runs */
+	static const char good[] = "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n";
+	assert_int_equal(jf_engine_submit(f->e, g, good, strlen(good), getuid(), getgid(), &err),
+			 JF_OK);
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	/* and now the spec is read-only */
+	assert_int_equal(jf_engine_submit(f->e, g, good, strlen(good), getuid(), getgid(), &err),
+			 JF_EROFS);
+}
+
+static void test_restart_adopts(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "survivor",
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 2; exit 0\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(jf_engine_store(f->e), g, 0, &t), JF_OK);
+	struct jf_node_rec n;
+	assert_int_equal(jf_node_find(jf_engine_store(f->e), t.id, 0, &n), JF_OK);
+	int64_t attempt_id = n.attempt_id;
+	pid_t pid = (pid_t)n.pid;
+	assert_true(attempt_id > 0);
+	assert_true(pid > 0);
+	jf_node_release(&n);
+	jf_task_release(&t);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE attempt_id = ?1 AND "
+				      "end_ms = 0", attempt_id),
+			 1);
+
+	/* the daemon goes away; the process does not */
+	jf_engine_free(f->e);
+	f->e = NULL;
+	f->be = NULL;
+	assert_int_equal(kill(pid, 0), 0);
+	engine_start(f);
+
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	assert_int_equal(task_state(f, g, 0), JF_ST_SUCCEEDED);
+	/* one attempt, one ledger row, closed */
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE attempt_id = ?1",
+				   attempt_id),
+			 1);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1", g), 1);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE attempt_id = ?1 AND "
+				      "end_ms != 0 AND seconds >= 1", attempt_id),
+			 1);
+	assert_int_equal(closed_ledger_rows(f, g), 1);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM attempts WHERE id = ?1 AND "
+				      "exit_code = 0", attempt_id),
+			 1);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM attempts a JOIN nodes n ON "
+				      "n.id = a.node_id JOIN tasks t ON t.id = n.task_id WHERE "
+				      "t.group_id = ?1", g),
+			 1);
+}
+
+int main(void)
+{
+	if (!shim_path()) {
+		fprintf(stderr, "JOBFS_SHIM is not set\n");
+		return 1;
+	}
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_group_succeeds),
+		T(test_retry_then_fail),
+		T(test_parallelism),
+		T(test_timeout),
+		T(test_stop),
+		T(test_resume_running),
+		T(test_refused_spec),
+		T(test_restart_adopts),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,153 @@
+/*
+ * test_queue_spec.c - the queue spec (DESIGN 2.2): defaults, every key,
+ * and every error with its key and line; a refused spec leaves *out alone.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/spec.h"
+
+static struct jf_queue_spec parse_ok(const char *text)
+{
+	struct jf_queue_spec q;
+	memset(&q, 0xa5, sizeof(q));
+	struct jf_error e = { 0 };
+	enum jf_err rc = jf_queue_spec_parse(text, strlen(text), &q, &e);
+	if (rc != JF_OK)
+		fail_msg("unexpected %s: %s\n--- spec:\n%s", jf_err_name(rc), e.msg, text);
+	return q;
+}
+
+static void expect_err_len(const char *text, size_t len, enum jf_err code, int line,
+			   const char *s1, const char *s2)
+{
+	struct jf_queue_spec q = { .capacity = 77, .partition = NULL };
+	struct jf_error e = { 0 };
+	enum jf_err rc = jf_queue_spec_parse(text, len, &q, &e);
+	if (rc != code)
+		fail_msg("want %s, got %s: %s\n--- spec:\n%.200s", jf_err_name(code),
+			 jf_err_name(rc), e.msg, text);
+	assert_int_equal(q.capacity, 77);  /* unchanged */
+	assert_null(q.partition);
+	assert_int_equal(e.line, line);
+	char want[32];
+	snprintf(want, sizeof(want), "line %d: ", line);
+	if (line > 0 && strncmp(e.msg, want, strlen(want)) != 0)
+		fail_msg("want '%s' at the start of: %s", want, e.msg);
+	if (s1 && !strstr(e.msg, s1))
+		fail_msg("want '%s' in: %s", s1, e.msg);
+	if (s2 && !strstr(e.msg, s2))
+		fail_msg("want '%s' in: %s", s2, e.msg);
+}
+
+#define ERR(text, line, s1, s2) expect_err_len(text, strlen(text), JF_EINVAL, line, s1, s2)
+
+static void defaults(void **state)
+{
+	(void)state;
+	static const char *const empties[] = { "", "# nothing\n", "~\n", "---\n", "\n\n" };
+	for (size_t i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
+		struct jf_queue_spec q = parse_ok(empties[i]);
+		assert_int_equal(q.capacity, 0);
+		assert_int_equal(q.group_timeout, 0);
+		assert_null(q.partition);
+		assert_false(q.private_);
+		jf_queue_spec_release(&q);
+	}
+	struct jf_queue_spec q = { .capacity = 5 };
+	struct jf_error e = { 0 };
+	assert_int_equal(jf_queue_spec_parse(NULL, 0, &q, &e), JF_OK);
+	assert_int_equal(q.capacity, 0);
+	q = parse_ok("{}\n");
+	assert_int_equal(q.capacity, 0);
+	jf_queue_spec_release(&q);
+	jf_queue_spec_release(NULL);
+}
+
+static void every_key(void **state)
+{
+	(void)state;
+	struct jf_queue_spec q = parse_ok("capacity: 20          # nodes\n"
+					  "group_timeout: 60m\n"
+					  "partition: gpu-a100.spot\n"
+					  "private: true\n");
+	assert_int_equal(q.capacity, 20);
+	assert_int_equal(q.group_timeout, 3600);
+	assert_string_equal(q.partition, "gpu-a100.spot");
+	assert_true(q.private_);
+	jf_queue_spec_release(&q);
+	assert_null(q.partition);
+	jf_queue_spec_release(&q);  /* twice is harmless */
+
+	q = parse_ok("capacity: \"0\"\ngroup_timeout: 0\nprivate: false\npartition: 42\n");
+	assert_int_equal(q.capacity, 0);
+	assert_int_equal(q.group_timeout, 0);
+	assert_false(q.private_);
+	assert_string_equal(q.partition, "42");
+	jf_queue_spec_release(&q);
+	q = parse_ok("group_timeout: 90\n");
+	assert_int_equal(q.group_timeout, 90);
+	jf_queue_spec_release(&q);
+	q = parse_ok("group_timeout: 1h30m\ncapacity: 1000000\n");
+	assert_int_equal(q.group_timeout, 5400);
+	assert_int_equal(q.capacity, 1000000);
+	jf_queue_spec_release(&q);
+}
+
+static void errors(void **state)
+{
+	(void)state;
+	ERR("capacity: 1\nfoo: 2\n", 2, "unknown key 'foo'", NULL);
+	ERR("capacity: -1\n", 1, "key 'capacity'", "out of range");
+	ERR("capacity: 1000001\n", 1, "key 'capacity'", "out of range");
+	ERR("capacity: 9999999999999999999999\n", 1, "key 'capacity'", "out of range");
+	ERR("capacity: 1.5\n", 1, "key 'capacity'", "whole number");
+	ERR("capacity: abc\n", 1, "key 'capacity'", "expected an integer");
+	ERR("capacity: true\n", 1, "key 'capacity'", "a boolean");
+	ERR("capacity: [1]\n", 1, "key 'capacity'", "a list");
+	ERR("\ngroup_timeout: 10x\n", 2, "key 'group_timeout'", "bad duration \"10x\"");
+	ERR("group_timeout: 1m1h\n", 1, "key 'group_timeout'", "bad duration");
+	ERR("group_timeout: \"\"\n", 1, "key 'group_timeout'", "bad duration");
+	ERR("group_timeout: -5m\n", 1, "key 'group_timeout'", "bad duration");
+	ERR("group_timeout: 367d\n", 1, "key 'group_timeout'", "out of range");
+	ERR("partition: \"a b\"\n", 1, "key 'partition'", "bad partition name");
+	ERR("partition: \"\"\n", 1, "key 'partition'", "bad partition name");
+	ERR("partition: [x]\n", 1, "key 'partition'", "expected a string");
+	ERR("private: yes\n", 1, "key 'private'", "true or false");
+	ERR("private: \"true\"\n", 1, "key 'private'", "true or false");
+	ERR("- capacity: 1\n", 1, "must be a mapping", "a list");
+	ERR("capacity\n", 1, "must be a mapping", "a string");
+	ERR("capacity: 1\ncapacity: 2\n", 2, "duplicate key 'capacity'", "first at line 1");
+	ERR("capacity: 1\n---\ncapacity: 2\n", 2, "second YAML document", NULL);
+	ERR("capacity: [1\n", 2, "YAML syntax error", NULL);
+	ERR("capacity: 1\nprivate: \xff\n", 2, "UTF-8", NULL);
+	static const char nul[] = "capacity: 1\0\n";
+	expect_err_len(nul, sizeof(nul) - 1, JF_EINVAL, 1, "NUL", NULL);
+	/* a refused partition is not leaked and out stays unchanged */
+	ERR("partition: good\ncapacity: -1\n", 2, "key 'capacity'", NULL);
+	ERR("partition: good\nprivate: 3\n", 2, "key 'private'", NULL);
+
+	size_t n = 300 * 1024;
+	char *big = malloc(n);
+	assert_non_null(big);
+	memset(big, '#', n);
+	expect_err_len(big, n, JF_EFBIG, 0, "more than the limit", NULL);
+	free(big);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(every_key),
+		cmocka_unit_test(errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1429 @@
+/*
+ * test_store.c - store/store.h on a real SQLite file in a fresh temporary
+ * directory per test: schema and migration, queues, groups and batches,
+ * tasks, nodes, attempts, the per-scope event logs read at any offset,
+ * the billing ledger, and transactions that fail as a whole.
+ *
+ * Expected values are written out by hand (the floor rule for billed
+ * seconds, the state numbers of core/lifecycle.h, event lines), except
+ * where a long series is compared against a plain concatenation built
+ * alongside.
+ */
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "core/lifecycle.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+
+/* 2026-11-29T18:00:03Z */
+#define T0 INT64_C(1795975203000)
+
+struct fix {
+	char dir[256];
+	char db[512];
+	struct jf_store *st;
+};
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static struct jf_store *open_store(const char *path)
+{
+	struct jf_error err = { 0 };
+	struct jf_store *st = NULL;
+	if (jf_store_open(path, &st, &err) != JF_OK)
+		fail_msg("jf_store_open %s: %s", path, err.msg);
+	assert_non_null(st);
+	return st;
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/jf-store-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->db, sizeof(f->db), "%s/jobfs.db", f->dir);
+	f->st = open_store(f->db);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+	jf_store_close(f->st);
+	rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+/* ---- list collectors ---- */
+
+struct ids {
+	int64_t id[256];
+	int64_t idx[256];
+	char name[256][JF_NAME_MAX];
+	int n;
+	int stop_at;   /* return non-zero once n reaches this, 0 = never */
+};
+
+static int collect_named(void *ctx, int64_t id, const char *name)
+{
+	struct ids *l = ctx;
+	assert_true(l->n < 256);
+	l->id[l->n] = id;
+	snprintf(l->name[l->n], JF_NAME_MAX, "%s", name);
+	l->n++;
+	return l->stop_at && l->n >= l->stop_at;
+}
+
+static int collect_idx(void *ctx, int64_t id, int64_t idx)
+{
+	struct ids *l = ctx;
+	assert_true(l->n < 256);
+	l->id[l->n] = id;
+	l->idx[l->n] = idx;
+	l->n++;
+	return l->stop_at && l->n >= l->stop_at;
+}
+
+static int64_t mkqueue(struct jf_store *st, const char *name)
+{
+	int64_t id = 0;
+	assert_int_equal(jf_queue_create(st, name, 1000, 100, T0, &id), JF_OK);
+	assert_true(id > 0);
+	return id;
+}
+
+static int64_t mkgroup(struct jf_store *st, int64_t q, enum jf_group_kind kind, const char *dir)
+{
+	int64_t id = 0;
+	assert_int_equal(jf_group_create(st, q, kind, dir, 1000, 100, T0, &id), JF_OK);
+	assert_true(id > 0);
+	return id;
+}
+
+static void accept(struct jf_store *st, int64_t g, int64_t completions, int64_t parallelism)
+{
+	assert_int_equal(jf_group_accept(st, g, "completions: 3\n", "shown", "", completions,
+					 parallelism, 1, "job", T0 + 1000),
+			 JF_OK);
+}
+
+static int64_t task_id(struct jf_store *st, int64_t g, int64_t idx)
+{
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(st, g, idx, &t), JF_OK);
+	int64_t id = t.id;
+	jf_task_release(&t);
+	return id;
+}
+
+static int task_state(struct jf_store *st, int64_t id)
+{
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_get(st, id, &t), JF_OK);
+	int s = t.state;
+	jf_task_release(&t);
+	return s;
+}
+
+/* ---- schema ---- */
+
+static int64_t sql_int(const char *db, const char *sql)
+{
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	return v;
+}
+
+static void test_open_schema(void **state)
+{
+	struct fix *f = *state;
+	assert_int_equal(jf_store_schema_version(f->st), 1);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+	static const char *const tables[] = {
+		"queues", "groups", "tasks", "nodes", "attempts", "events", "ledger", "meta",
+	};
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		char sql[256];
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'",
+			 tables[i]);
+		if (sql_int(f->db, sql) != 1)
+			fail_msg("table %s missing", tables[i]);
+	}
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
+}
+
+static void test_reopen(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "keep");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g1");
+	accept(f->st, g, 2, 2);
+	jf_store_close(f->st);
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), 1);
+	struct jf_queue_rec qr;
+	assert_int_equal(jf_queue_find(f->st, "keep", &qr), JF_OK);
+	assert_int_equal(qr.id, q);
+	jf_queue_release(&qr);
+	struct jf_group_rec gr;
+	assert_int_equal(jf_group_find(f->st, q, JF_KIND_GROUP, "g1", &gr), JF_OK);
+	assert_int_equal(gr.id, g);
+	assert_int_equal(gr.state, JF_ST_WAITING);
+	assert_int_equal(gr.completions, 2);
+	jf_group_release(&gr);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+}
+
+static void test_newer_schema_refused(void **state)
+{
+	struct fix *f = *state;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/future.db", f->dir);
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+
+	struct jf_error err = { 0 };
+	struct jf_store *st = (struct jf_store *)&err;   /* must be set to NULL */
+	assert_int_equal(jf_store_open(path, &st, &err), JF_EINVAL);
+	assert_null(st);
+	assert_int_equal(err.code, JF_EINVAL);
+	assert_non_null(strstr(err.msg, "99"));
+	assert_non_null(strstr(err.msg, "newer"));
+	/* untouched */
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), 99);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master"), 0);
+
+	/* a directory that does not exist */
+	memset(&err, 0, sizeof(err));
+	snprintf(path, sizeof(path), "%s/no/such/dir/x.db", f->dir);
+	assert_int_equal(jf_store_open(path, &st, &err), JF_EIO);
+	assert_null(st);
+	assert_true(err.msg[0] != '\0');
+}
+
+/* ---- queues ---- */
+
+static void test_queues(void **state)
+{
+	struct fix *f = *state;
+	int64_t ids[10];
+	for (int i = 0; i < 10; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "q%d", i);
+		ids[i] = mkqueue(f->st, name);
+		if (i)
+			assert_true(ids[i] > ids[i - 1]);
+	}
+	int64_t dup = 0;
+	assert_int_equal(jf_queue_create(f->st, "q3", 0, 0, T0, &dup), JF_EEXIST);
+
+	struct jf_queue_rec q;
+	assert_int_equal(jf_queue_find(f->st, "q3", &q), JF_OK);
+	assert_int_equal(q.id, ids[3]);
+	assert_string_equal(q.name, "q3");
+	assert_string_equal(q.spec, "");
+	assert_int_equal(q.capacity, 0);
+	assert_int_equal(q.group_timeout, 0);
+	assert_int_equal(q.created_ms, T0);
+	assert_int_equal(q.uid, 1000);
+	assert_int_equal(q.gid, 100);
+	assert_int_equal(q.events_bytes, 0);
+	jf_queue_release(&q);
+	jf_queue_release(&q);   /* twice is harmless */
+	assert_int_equal(jf_queue_find(f->st, "nope", &q), JF_ENOENT);
+	assert_int_equal(jf_queue_get(f->st, 9999, &q), JF_ENOENT);
+
+	assert_int_equal(jf_queue_set_spec(f->st, ids[3], "capacity: 4\n", 4, 60), JF_OK);
+	assert_int_equal(jf_queue_get(f->st, ids[3], &q), JF_OK);
+	assert_string_equal(q.spec, "capacity: 4\n");
+	assert_int_equal(q.capacity, 4);
+	assert_int_equal(q.group_timeout, 60);
+	jf_queue_release(&q);
+
+	/* paging: ids after X, at most limit */
+	struct ids l = { .n = 0 };
+	assert_int_equal(jf_queue_list(f->st, 0, 4, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(l.id[i], ids[i]);
+	assert_string_equal(l.name[2], "q2");
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_queue_list(f->st, ids[3], 4, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(l.id[0], ids[4]);
+	assert_int_equal(l.id[3], ids[7]);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_queue_list(f->st, ids[7], 4, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.name[1], "q9");
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_queue_list(f->st, ids[9], 4, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 0);
+	/* the callback stops the listing */
+	memset(&l, 0, sizeof(l));
+	l.stop_at = 2;
+	assert_int_equal(jf_queue_list(f->st, 0, 100, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+
+	/* delete: refused while it has groups */
+	int64_t g = mkgroup(f->st, ids[5], JF_KIND_GROUP, "busy");
+	assert_int_equal(jf_queue_delete(f->st, ids[5]), JF_ENOTEMPTY);
+	assert_int_equal(jf_queue_get(f->st, ids[5], &q), JF_OK);
+	jf_queue_release(&q);
+	assert_int_equal(jf_group_delete(f->st, g), JF_OK);
+	assert_int_equal(jf_queue_delete(f->st, ids[5]), JF_OK);
+	assert_int_equal(jf_queue_get(f->st, ids[5], &q), JF_ENOENT);
+	assert_int_equal(jf_queue_delete(f->st, ids[5]), JF_ENOENT);
+	/* the name is free again */
+	mkqueue(f->st, "q5");
+}
+
+/* ---- groups ---- */
+
+static void test_groups(void **state)
+{
+	struct fix *f = *state;
+	int64_t qa = mkqueue(f->st, "qa"), qb = mkqueue(f->st, "qb");
+	int64_t ga = mkgroup(f->st, qa, JF_KIND_GROUP, "same");
+	int64_t gb = mkgroup(f->st, qb, JF_KIND_GROUP, "same");
+	int64_t bt = mkgroup(f->st, 0, JF_KIND_BATCH, "same");
+	assert_true(ga != gb && gb != bt && ga != bt);
+	int64_t dup = 0;
+	assert_int_equal(jf_group_create(f->st, qa, JF_KIND_GROUP, "same", 0, 0, T0, &dup),
+			 JF_EEXIST);
+	assert_int_equal(jf_group_create(f->st, 0, JF_KIND_BATCH, "same", 0, 0, T0, &dup),
+			 JF_EEXIST);
+
+	struct jf_group_rec g;
+	assert_int_equal(jf_group_find(f->st, qb, JF_KIND_GROUP, "same", &g), JF_OK);
+	assert_int_equal(g.id, gb);
+	assert_int_equal(g.queue_id, qb);
+	assert_int_equal(g.kind, JF_KIND_GROUP);
+	assert_string_equal(g.dirname, "same");
+	assert_string_equal(g.display, "same");
+	assert_int_equal(g.state, JF_ST_DRAFT);
+	assert_string_equal(g.message, "");
+	assert_null(g.spec);
+	assert_null(g.draft);
+	assert_string_equal(g.ignored, "");
+	assert_int_equal(g.created_ms, T0);
+	assert_int_equal(g.uid, 1000);
+	assert_int_equal(g.gid, 100);
+	assert_int_equal(g.seq, 0);
+	jf_group_release(&g);
+	jf_group_release(&g);
+	assert_int_equal(jf_group_find(f->st, 0, JF_KIND_BATCH, "same", &g), JF_OK);
+	assert_int_equal(g.id, bt);
+	assert_int_equal(g.queue_id, 0);
+	assert_int_equal(g.kind, JF_KIND_BATCH);
+	jf_group_release(&g);
+	assert_int_equal(jf_group_find(f->st, qa, JF_KIND_BATCH, "same", &g), JF_ENOENT);
+	assert_int_equal(jf_group_find(f->st, qa, JF_KIND_GROUP, "other", &g), JF_ENOENT);
+	assert_int_equal(jf_group_get(f->st, 99999, &g), JF_ENOENT);
+
+	/* listing by queue and kind, paged */
+	int64_t more[5];
+	for (int i = 0; i < 5; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "g%d", i);
+		more[i] = mkgroup(f->st, qa, JF_KIND_GROUP, name);
+	}
+	struct ids l = { .n = 0 };
+	assert_int_equal(jf_group_list(f->st, qa, JF_KIND_GROUP, 0, 100, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 6);
+	assert_int_equal(l.id[0], ga);
+	assert_string_equal(l.name[0], "same");
+	assert_int_equal(l.id[5], more[4]);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_group_list(f->st, qa, JF_KIND_GROUP, ga, 3, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(l.id[0], more[0]);
+	assert_int_equal(l.id[2], more[2]);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_group_list(f->st, qb, JF_KIND_GROUP, 0, 100, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.id[0], gb);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_group_list(f->st, 0, JF_KIND_BATCH, 0, 100, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.id[0], bt);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_group_list(f->st, qa, JF_KIND_BATCH, 0, 100, collect_named, &l), JF_OK);
+	assert_int_equal(l.n, 0);
+
+	/* rename: display follows the dirname unless the spec named it */
+	assert_int_equal(jf_group_rename(f->st, more[0], "renamed"), JF_OK);
+	assert_int_equal(jf_group_get(f->st, more[0], &g), JF_OK);
+	assert_string_equal(g.dirname, "renamed");
+	assert_string_equal(g.display, "renamed");
+	jf_group_release(&g);
+	assert_int_equal(jf_group_rename(f->st, more[1], "renamed"), JF_EEXIST);
+}
+
+static void test_reject_accept(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g1 = mkgroup(f->st, q, JF_KIND_GROUP, "g1");
+	int64_t g2 = mkgroup(f->st, q, JF_KIND_GROUP, "g2");
+
+	assert_int_equal(jf_group_reject(f->st, g1, "gpus: 3\n", "line 1: key 'gpus': bad"), JF_OK);
+	struct jf_group_rec g;
+	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
+	assert_int_equal(g.state, 1);
+	assert_int_equal(g.state, JF_ST_INVALID);
+	assert_string_equal(g.draft, "gpus: 3\n");
+	assert_string_equal(g.message, "line 1: key 'gpus': bad");
+	assert_null(g.spec);
+	jf_group_release(&g);
+
+	assert_int_equal(jf_group_accept(f->st, g1, "completions: 3\n", "Shown", "a.b\nc.d", 3, 2,
+					 1, "jobname", T0 + 5000),
+			 JF_OK);
+	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
+	assert_int_equal(g.state, 2);
+	assert_string_equal(g.spec, "completions: 3\n");
+	assert_null(g.draft);
+	assert_string_equal(g.message, "");
+	assert_string_equal(g.display, "Shown");
+	assert_string_equal(g.ignored, "a.b\nc.d");
+	assert_string_equal(g.jobname, "jobname");
+	assert_int_equal(g.completions, 3);
+	assert_int_equal(g.parallelism, 2);
+	assert_int_equal(g.nodes, 1);
+	assert_int_equal(g.submitted_ms, T0 + 5000);
+	assert_int_equal(g.started_ms, 0);
+	assert_int_equal(g.finished_ms, 0);
+	int64_t seq1 = g.seq;
+	assert_true(seq1 > 0);
+	jf_group_release(&g);
+
+	struct ids l = { .n = 0 };
+	assert_int_equal(jf_task_list(f->st, g1, -1, 100, collect_idx, &l), JF_OK);
+	assert_int_equal(l.n, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(l.idx[i], i);
+		struct jf_task_rec t;
+		assert_int_equal(jf_task_get(f->st, l.id[i], &t), JF_OK);
+		assert_int_equal(t.group_id, g1);
+		assert_int_equal(t.idx, i);
+		assert_int_equal(t.state, 2);
+		assert_int_equal(t.attempt, 0);
+		assert_int_equal(t.failures, 0);
+		assert_null(t.display);
+		assert_string_equal(t.message, "");
+		jf_task_release(&t);
+	}
+	int64_t counts[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, g1, counts), JF_OK);
+	assert_int_equal(counts[JF_ST_WAITING], 3);
+	assert_int_equal(counts[JF_ST_RUNNING], 0);
+
+	/* seq grows with each accept */
+	accept(f->st, g2, 5, 5);
+	assert_int_equal(jf_group_get(f->st, g2, &g), JF_OK);
+	assert_true(g.seq > seq1);
+	jf_group_release(&g);
+	int64_t b = mkgroup(f->st, 0, JF_KIND_BATCH, "b");
+	accept(f->st, b, 1, 1);
+	struct jf_group_rec gb;
+	assert_int_equal(jf_group_get(f->st, b, &gb), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g2, &g), JF_OK);
+	assert_true(gb.seq > g.seq);
+	jf_group_release(&g);
+	jf_group_release(&gb);
+
+	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, counts), JF_OK);
+	assert_int_equal(counts[JF_ST_WAITING], 8);
+	assert_int_equal(jf_queue_count_tasks(f->st, 0, JF_KIND_BATCH, counts), JF_OK);
+	assert_int_equal(counts[JF_ST_WAITING], 1);
+}
+
+static int collect_active(void *ctx, int64_t id)
+{
+	struct ids *l = ctx;
+	l->id[l->n++] = id;
+	return 0;
+}
+
+static void test_group_states(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g1 = mkgroup(f->st, q, JF_KIND_GROUP, "g1");
+	int64_t g2 = mkgroup(f->st, q, JF_KIND_GROUP, "g2");
+	int64_t g3 = mkgroup(f->st, q, JF_KIND_GROUP, "g3");
+	accept(f->st, g2, 1, 1);
+	accept(f->st, g1, 1, 1);   /* submitted after g2 */
+	struct ids l = { .n = 0 };
+	assert_int_equal(jf_group_list_active(f->st, collect_active, &l), JF_OK);
+	assert_int_equal(l.n, 2);   /* g3 is a draft */
+	assert_int_equal(l.id[0], g2);
+	assert_int_equal(l.id[1], g1);
+	(void)g3;
+
+	struct jf_group_rec g;
+	/* Running sets started once */
+	assert_int_equal(jf_group_set_state(f->st, g1, JF_ST_RUNNING, NULL, T0 + 10000), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
+	assert_int_equal(g.state, JF_ST_RUNNING);
+	assert_int_equal(g.started_ms, T0 + 10000);
+	assert_int_equal(g.finished_ms, 0);
+	assert_string_equal(g.message, "");
+	jf_group_release(&g);
+	assert_int_equal(jf_group_set_state(f->st, g1, JF_ST_WAITING, "idle", T0 + 20000), JF_OK);
+	assert_int_equal(jf_group_set_state(f->st, g1, JF_ST_INITIALIZING, NULL, T0 + 30000),
+			 JF_OK);
+	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
+	assert_int_equal(g.started_ms, T0 + 10000);
+	assert_string_equal(g.message, "idle");   /* NULL keeps the message */
+	jf_group_release(&g);
+	/* final states set finished; Waiting clears it */
+	assert_int_equal(jf_group_set_state(f->st, g1, JF_ST_FAILED, "boom", T0 + 40000), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
+	assert_int_equal(g.state, JF_ST_FAILED);
+	assert_int_equal(g.finished_ms, T0 + 40000);
+	assert_string_equal(g.message, "boom");
+	jf_group_release(&g);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_group_list_active(f->st, collect_active, &l), JF_OK);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.id[0], g2);
+	assert_int_equal(jf_group_set_state(f->st, g1, JF_ST_WAITING, "", T0 + 50000), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
+	assert_int_equal(g.finished_ms, 0);
+	assert_int_equal(g.started_ms, T0 + 10000);
+	jf_group_release(&g);
+	/* Paused is not final */
+	assert_int_equal(jf_group_set_state(f->st, g1, JF_ST_PAUSED, NULL, T0 + 60000), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
+	assert_int_equal(g.finished_ms, 0);
+	jf_group_release(&g);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_group_list_active(f->st, collect_active, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+	for (int s = JF_ST_SUCCEEDED; s <= JF_ST_STOPPED; s++) {
+		assert_int_equal(jf_group_set_state(f->st, g2, s, NULL, T0 + s), JF_OK);
+		assert_int_equal(jf_group_get(f->st, g2, &g), JF_OK);
+		assert_int_equal(g.finished_ms, T0 + s);
+		jf_group_release(&g);
+	}
+
+	/* failures and reset */
+	accept(f->st, g3, 3, 3);
+	assert_int_equal(jf_group_add_failure(f->st, g3), JF_OK);
+	assert_int_equal(jf_group_add_failure(f->st, g3), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g3, &g), JF_OK);
+	assert_int_equal(g.failures, 2);
+	jf_group_release(&g);
+	int64_t t0 = task_id(f->st, g3, 0), t1 = task_id(f->st, g3, 1), t2 = task_id(f->st, g3, 2);
+	assert_int_equal(jf_task_set_state(f->st, t0, JF_ST_FAILED, "x", T0 + 1), JF_OK);
+	assert_int_equal(jf_task_set_counters(f->st, t0, 3, 3), JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, t1, JF_ST_SUCCEEDED, "", T0 + 2), JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, t2, JF_ST_FAILED, "y", T0 + 3), JF_OK);
+	assert_int_equal(jf_task_set_counters(f->st, t2, 1, 1), JF_OK);
+	assert_int_equal(jf_group_set_state(f->st, g3, JF_ST_FAILED, "bad", T0 + 4), JF_OK);
+	/* one task only: the group keeps its counters */
+	assert_int_equal(jf_group_reset(f->st, g3, t2), JF_OK);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_get(f->st, t2, &t), JF_OK);
+	assert_int_equal(t.state, JF_ST_WAITING);
+	assert_int_equal(t.failures, 0);
+	assert_int_equal(t.finished_ms, 0);
+	assert_string_equal(t.message, "");
+	jf_task_release(&t);
+	assert_int_equal(task_state(f->st, t0), JF_ST_FAILED);
+	assert_int_equal(jf_group_get(f->st, g3, &g), JF_OK);
+	assert_int_equal(g.failures, 2);
+	jf_group_release(&g);
+	/* the whole group */
+	assert_int_equal(jf_group_reset(f->st, g3, 0), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g3, &g), JF_OK);
+	assert_int_equal(g.failures, 0);
+	assert_int_equal(g.finished_ms, 0);
+	assert_string_equal(g.message, "");
+	jf_group_release(&g);
+	for (int64_t i = 0; i < 3; i++) {
+		assert_int_equal(jf_task_find(f->st, g3, i, &t), JF_OK);
+		assert_int_equal(t.state, JF_ST_WAITING);
+		assert_int_equal(t.failures, 0);
+		jf_task_release(&t);
+	}
+}
+
+/* ---- tasks ---- */
+
+static void test_tasks(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 10, 4);
+
+	struct ids l = { .n = 0 };
+	assert_int_equal(jf_task_list(f->st, g, -1, 4, collect_idx, &l), JF_OK);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(l.idx[0], 0);
+	assert_int_equal(l.idx[3], 3);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_task_list(f->st, g, 3, 4, collect_idx, &l), JF_OK);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(l.idx[0], 4);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_task_list(f->st, g, 7, 4, collect_idx, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.idx[1], 9);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_task_list(f->st, g, 9, 4, collect_idx, &l), JF_OK);
+	assert_int_equal(l.n, 0);
+
+	int64_t id[10];
+	for (int i = 0; i < 10; i++)
+		id[i] = task_id(f->st, g, i);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(f->st, g, 10, &t), JF_ENOENT);
+	assert_int_equal(jf_task_get(f->st, 999999, &t), JF_ENOENT);
+
+	/* task times as the SQL says */
+	assert_int_equal(jf_task_set_state(f->st, id[0], JF_ST_INITIALIZING, "", T0 + 1000), JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, id[0], JF_ST_RUNNING, NULL, T0 + 2000), JF_OK);
+	assert_int_equal(jf_task_get(f->st, id[0], &t), JF_OK);
+	assert_int_equal(t.started_ms, T0 + 1000);
+	assert_int_equal(t.finished_ms, 0);
+	jf_task_release(&t);
+	assert_int_equal(jf_task_set_state(f->st, id[0], JF_ST_SUCCEEDED, "ok", T0 + 3000), JF_OK);
+	assert_int_equal(jf_task_get(f->st, id[0], &t), JF_OK);
+	assert_int_equal(t.finished_ms, T0 + 3000);
+	assert_string_equal(t.message, "ok");
+	jf_task_release(&t);
+	assert_int_equal(jf_task_set_counters(f->st, id[1], 4, 2), JF_OK);
+	assert_int_equal(jf_task_get(f->st, id[1], &t), JF_OK);
+	assert_int_equal(t.attempt, 4);
+	assert_int_equal(t.failures, 2);
+	jf_task_release(&t);
+
+	/* states: 0 Succeeded, 1-2 Running, 3 Paused, 4 Failed, rest Waiting */
+	assert_int_equal(jf_task_set_state(f->st, id[1], JF_ST_RUNNING, "", T0), JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, id[2], JF_ST_RUNNING, "", T0), JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, id[3], JF_ST_PAUSED, "", T0), JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, id[4], JF_ST_FAILED, "", T0), JF_OK);
+
+	/* list_state: lowest index first, at most limit */
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_task_list_state(f->st, g, JF_ST_WAITING, 3, collect_idx, &l), JF_OK);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(l.idx[0], 5);
+	assert_int_equal(l.idx[1], 6);
+	assert_int_equal(l.idx[2], 7);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_task_list_state(f->st, g, JF_ST_RUNNING, 100, collect_idx, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.id[0], id[1]);
+	assert_int_equal(l.id[1], id[2]);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_task_list_state(f->st, g, JF_ST_STOPPED, 100, collect_idx, &l), JF_OK);
+	assert_int_equal(l.n, 0);
+
+	/* set_state_all with masks */
+	int64_t changed = -1;
+	unsigned mask = (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED);
+	assert_int_equal(jf_task_set_state_all(f->st, g, mask, JF_ST_STOPPED, "the group ended",
+					       T0 + 9000, &changed),
+			 JF_OK);
+	assert_int_equal(changed, 6);   /* 3 and 5..9 */
+	static const int want[10] = {
+		JF_ST_SUCCEEDED, JF_ST_RUNNING, JF_ST_RUNNING, JF_ST_STOPPED, JF_ST_FAILED,
+		JF_ST_STOPPED, JF_ST_STOPPED, JF_ST_STOPPED, JF_ST_STOPPED, JF_ST_STOPPED,
+	};
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(task_state(f->st, id[i]), want[i]);
+	assert_int_equal(jf_task_get(f->st, id[7], &t), JF_OK);
+	assert_int_equal(t.finished_ms, T0 + 9000);
+	assert_string_equal(t.message, "the group ended");
+	jf_task_release(&t);
+	assert_int_equal(jf_task_get(f->st, id[1], &t), JF_OK);
+	assert_string_equal(t.message, "");   /* untouched */
+	jf_task_release(&t);
+	/* empty mask: nothing */
+	assert_int_equal(jf_task_set_state_all(f->st, g, 0, JF_ST_WAITING, NULL, T0, &changed),
+			 JF_OK);
+	assert_int_equal(changed, 0);
+	/* back to Waiting clears finished */
+	assert_int_equal(jf_task_set_state_all(f->st, g, 1u << JF_ST_STOPPED, JF_ST_WAITING, NULL,
+					       T0, &changed),
+			 JF_OK);
+	assert_int_equal(changed, 6);
+	assert_int_equal(jf_task_get(f->st, id[7], &t), JF_OK);
+	assert_int_equal(t.finished_ms, 0);
+	jf_task_release(&t);
+	int64_t counts[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, g, counts), JF_OK);
+	assert_int_equal(counts[JF_ST_WAITING], 6);
+	assert_int_equal(counts[JF_ST_RUNNING], 2);
+	assert_int_equal(counts[JF_ST_SUCCEEDED], 1);
+	assert_int_equal(counts[JF_ST_FAILED], 1);
+	assert_int_equal(counts[JF_ST_STOPPED], 0);
+}
+
+/* ---- nodes and attempts ---- */
+
+static int collect_open(void *ctx, const struct jf_attempt_rec *a)
+{
+	struct ids *l = ctx;
+	l->id[l->n++] = a->id;
+	return 0;
+}
+
+static void test_nodes_attempts(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 2, 2);
+	int64_t t = task_id(f->st, g, 0);
+
+	struct jf_node_rec n;
+	assert_int_equal(jf_node_find(f->st, t, 0, &n), JF_ENOENT);
+	int64_t n0 = 0, again = 0, n1 = 0;
+	assert_int_equal(jf_node_ensure(f->st, t, 0, &n0), JF_OK);
+	assert_int_equal(jf_node_ensure(f->st, t, 0, &again), JF_OK);
+	assert_int_equal(again, n0);
+	assert_int_equal(jf_node_ensure(f->st, t, 1, &n1), JF_OK);
+	assert_true(n1 != n0);
+	assert_int_equal(jf_node_find(f->st, t, 0, &n), JF_OK);
+	assert_int_equal(n.id, n0);
+	assert_int_equal(n.task_id, t);
+	assert_int_equal(n.idx, 0);
+	assert_int_equal(n.state, JF_ST_WAITING);
+	assert_int_equal(n.exit_code, -1);
+	assert_int_equal(n.attempt, 0);
+	assert_int_equal(n.attempt_id, 0);
+	assert_string_equal(n.machine, "");
+	jf_node_release(&n);
+
+	/* node state times */
+	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_RUNNING, "", T0 + 100), JF_OK);
+	assert_int_equal(jf_node_get(f->st, n0, &n), JF_OK);
+	assert_int_equal(n.started_ms, T0 + 100);
+	jf_node_release(&n);
+	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_PREEMPTED, "spot", T0 + 200), JF_OK);
+	assert_int_equal(jf_node_get(f->st, n0, &n), JF_OK);
+	assert_int_equal(n.finished_ms, T0 + 200);
+	assert_string_equal(n.message, "spot");
+	jf_node_release(&n);
+	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_INITIALIZING, NULL, T0 + 300), JF_OK);
+	assert_int_equal(jf_node_get(f->st, n0, &n), JF_OK);
+	assert_int_equal(n.finished_ms, 0);
+	jf_node_release(&n);
+
+	/* attempts */
+	int64_t a1 = 0, a2 = 0, dup = 0;
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1", "4090-0", "0,1", 40000, &a1),
+			 JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1b", "4090-0", "0", 1, &dup),
+			 JF_EEXIST);
+	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/run/n1", "4090-1", "", 1000, &a2),
+			 JF_OK);
+	assert_int_equal(jf_node_set_run(f->st, n0, "4090-0", "0,1", 4242, -1, 1, a1), JF_OK);
+	assert_int_equal(jf_node_get(f->st, n0, &n), JF_OK);
+	assert_string_equal(n.machine, "4090-0");
+	assert_string_equal(n.gpu_ids, "0,1");
+	assert_int_equal(n.pid, 4242);
+	assert_int_equal(n.attempt, 1);
+	assert_int_equal(n.attempt_id, a1);
+	jf_node_release(&n);
+
+	struct jf_attempt_rec a;
+	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
+	assert_int_equal(a.node_id, n0);
+	assert_int_equal(a.attempt, 1);
+	assert_string_equal(a.handle, "");
+	assert_string_equal(a.run_dir, "/run/1");
+	assert_string_equal(a.machine, "4090-0");
+	assert_string_equal(a.gpu_ids, "0,1");
+	assert_int_equal(a.cpu_milli, 40000);
+	assert_int_equal(a.start_ms, 0);
+	assert_int_equal(a.end_ms, 0);
+	assert_int_equal(a.exit_code, -1);
+	assert_string_equal(a.reason, "");
+	jf_attempt_release(&a);
+	jf_attempt_release(&a);
+
+	assert_int_equal(jf_attempt_started(f->st, a1, "local:4242:99", 4242, T0 + 400), JF_OK);
+	assert_int_equal(jf_attempt_started(f->st, a2, "local:4343:99", 4343, T0 + 400), JF_OK);
+	struct ids l = { .n = 0 };
+	assert_int_equal(jf_attempt_list_open(f->st, collect_open, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.id[0], a1);
+	assert_int_equal(l.id[1], a2);
+
+	assert_int_equal(jf_attempt_ended(f->st, a1, T0 + 5400, 3, "exit code 3"), JF_OK);
+	assert_int_equal(jf_attempt_find(f->st, n0, 1, &a), JF_OK);
+	assert_int_equal(a.id, a1);
+	assert_string_equal(a.handle, "local:4242:99");
+	assert_int_equal(a.pid, 4242);
+	assert_int_equal(a.start_ms, T0 + 400);
+	assert_int_equal(a.end_ms, T0 + 5400);
+	assert_int_equal(a.exit_code, 3);
+	assert_string_equal(a.reason, "exit code 3");
+	jf_attempt_release(&a);
+	assert_int_equal(jf_attempt_find(f->st, n0, 2, &a), JF_ENOENT);
+	assert_int_equal(jf_attempt_get(f->st, 999999, &a), JF_ENOENT);
+
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_attempt_list_open(f->st, collect_open, &l), JF_OK);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.id[0], a2);
+	/* an end at time 0 still closes the attempt */
+	assert_int_equal(jf_attempt_ended(f->st, a2, 0, -1, NULL), JF_OK);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_attempt_list_open(f->st, collect_open, &l), JF_OK);
+	assert_int_equal(l.n, 0);
+
+	/* nodes held by the queue's groups */
+	int64_t held = -1;
+	assert_int_equal(jf_queue_running_nodes(f->st, q, &held), JF_OK);
+	assert_int_equal(held, 1);   /* n0 is Initializing, n1 Waiting */
+	assert_int_equal(jf_node_set_state(f->st, n1, JF_ST_RUNNING, "", T0), JF_OK);
+	assert_int_equal(jf_queue_running_nodes(f->st, q, &held), JF_OK);
+	assert_int_equal(held, 2);
+
+	/* deleting the group removes its tasks, nodes and attempts */
+	assert_int_equal(jf_group_delete(f->st, g), JF_OK);
+	struct jf_task_rec tr;
+	assert_int_equal(jf_task_get(f->st, t, &tr), JF_ENOENT);
+	assert_int_equal(jf_node_get(f->st, n0, &n), JF_ENOENT);
+	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_ENOENT);
+}
+
+/* ---- events ---- */
+
+struct scope_ref {
+	enum jf_scope scope;
+	int64_t id;
+	char *text;
+	size_t len, cap;
+};
+
+static void ref_append(struct scope_ref *r, const char *line, size_t n)
+{
+	if (r->len + n + 1 > r->cap) {
+		r->cap = (r->len + n + 1) * 2;
+		r->text = realloc(r->text, r->cap);
+		assert_non_null(r->text);
+	}
+	memcpy(r->text + r->len, line, n);
+	r->len += n;
+	r->text[r->len] = '\0';
+}
+
+/* The line jf_event_add should write. */
+static size_t expect_line(char *buf, size_t n, int64_t ms, const char *type, const char *reason,
+			  const char *object, const char *message)
+{
+	char ts[JF_TIME_BUF];
+	jf_time_rfc3339(ms, ts, sizeof(ts));
+	int w = snprintf(buf, n, "%s %s %s %s ", ts, type, reason,
+			 object && *object ? object : ".");
+	assert_true(w > 0 && (size_t)w < n);
+	size_t off = (size_t)w;
+	for (const char *p = message; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		assert_true(off + 2 < n);
+		buf[off++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+	}
+	buf[off++] = '\n';
+	buf[off] = '\0';
+	return off;
+}
+
+/* One read of n bytes at off must give exactly the reference's bytes. */
+static void check_read(struct jf_store *st, const struct scope_ref *r, int64_t off, size_t n)
+{
+	char buf[64];
+	assert_true(n <= sizeof(buf));
+	size_t left = r->len - (size_t)off;
+	size_t want = left < n ? left : n;
+	size_t got = 9999;
+	assert_int_equal(jf_event_read(st, r->scope, r->id, off, buf, n, &got), JF_OK);
+	if (got != want)
+		fail_msg("scope %d id %lld: read at %lld size %zu got %zu bytes, want %zu",
+			 (int)r->scope, (long long)r->id, (long long)off, n, got, want);
+	assert_memory_equal(buf, r->text + off, want);
+}
+
+static void check_scope(struct jf_store *st, const struct scope_ref *r, bool every_offset)
+{
+	int64_t size = -1;
+	assert_int_equal(jf_event_size(st, r->scope, r->id, &size), JF_OK);
+	assert_int_equal(size, (int64_t)r->len);
+
+	/* all at once, with room to spare */
+	char *all = malloc(r->len + 100);
+	assert_non_null(all);
+	size_t got = 12345;
+	assert_int_equal(jf_event_read(st, r->scope, r->id, 0, all, r->len + 100, &got), JF_OK);
+	assert_int_equal(got, r->len);
+	assert_memory_equal(all, r->text, r->len);
+	free(all);
+
+	/* at every offset, with buffers of 1..7 bytes and a larger one */
+	static const size_t sizes[] = { 1, 2, 3, 4, 5, 6, 7, 64 };
+	for (int64_t off = 0; off <= size; off++) {
+		if (!every_offset && off % 97 != 0 && off != size && off != size - 1)
+			continue;
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+			check_read(st, r, off, sizes[k]);
+	}
+	/* past the end */
+	char b[8];
+	got = 1;
+	assert_int_equal(jf_event_read(st, r->scope, r->id, size + 10, b, sizeof(b), &got), JF_OK);
+	assert_int_equal(got, 0);
+
+	/* sequential reads with a 5-byte buffer put the text back together */
+	char *joined = malloc(r->len + 1);
+	assert_non_null(joined);
+	size_t at = 0;
+	for (;;) {
+		assert_int_equal(jf_event_read(st, r->scope, r->id, (int64_t)at, joined + at,
+					       r->len + 1 - at < 5 ? r->len + 1 - at : 5, &got),
+				 JF_OK);
+		if (got == 0)
+			break;
+		at += got;
+		assert_true(at <= r->len);
+	}
+	assert_int_equal(at, r->len);
+	assert_memory_equal(joined, r->text, r->len);
+	free(joined);
+}
+
+static void test_events(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 2, 2);
+	int64_t t0 = task_id(f->st, g, 0), t1 = task_id(f->st, g, 1);
+	int64_t n0 = 0;
+	assert_int_equal(jf_node_ensure(f->st, t0, 0, &n0), JF_OK);
+
+	/* the first line, written out */
+	struct jf_event_scope sq = { .queue_id = q };
+	assert_int_equal(jf_event_add(f->st, &sq, T0, "Normal", "Created", "queue", "made"), JF_OK);
+	char buf[256];
+	size_t got = 0;
+	assert_int_equal(jf_event_read(f->st, JF_SCOPE_QUEUE, q, 0, buf, sizeof(buf), &got), JF_OK);
+	static const char first[] = "2026-11-29T18:00:03Z Normal Created queue made\n";
+	assert_int_equal(got, strlen(first));
+	assert_memory_equal(buf, first, got);
+
+	struct scope_ref refs[] = {
+		{ JF_SCOPE_QUEUE, q, NULL, 0, 0 },
+		{ JF_SCOPE_GROUP, g, NULL, 0, 0 },
+		{ JF_SCOPE_TASK, t0, NULL, 0, 0 },
+		{ JF_SCOPE_TASK, t1, NULL, 0, 0 },
+		{ JF_SCOPE_NODE, n0, NULL, 0, 0 },
+	};
+	ref_append(&refs[0], first, strlen(first));
+
+	/* which scopes each event goes to: queue, group, task (t0/t1), node */
+	static const struct {
+		bool q, g;
+		int task;   /* 0 none, 1 t0, 2 t1 */
+		bool n;
+	} shape[] = {
+		{ false, true, 0, false }, { true, true, 0, false }, { false, true, 1, false },
+		{ false, true, 1, true },  { false, true, 2, false }, { true, false, 0, false },
+		{ false, false, 1, true }, { false, true, 2, false }, { false, false, 0, true },
+	};
+	static const char *const messages[] = {
+		"plain",
+		"two\nlines",
+		"tab\there and\r\ncarriage",
+		"bell\a esc\x1b del\x7f end",
+		"",
+		"unicode stays: \xc3\xa9t\xc3\xa9",
+		"trailing newline\n",
+	};
+	const size_t nmsg = sizeof(messages) / sizeof(messages[0]);
+	const size_t nshape = sizeof(shape) / sizeof(shape[0]);
+	for (int i = 0; i < 60; i++) {
+		size_t k = (size_t)i % nshape;
+		const char *msg = messages[(size_t)i % nmsg];
+		const char *obj = i % 5 == 0 ? "" : "tasks/0/nodes/0";
+		int64_t ms = T0 + 1000 * (int64_t)(i + 1) + (i % 3) * 999;
+		struct jf_event_scope sc = {
+			.queue_id = shape[k].q ? q : 0,
+			.group_id = shape[k].g ? g : 0,
+			.task_id = shape[k].task == 1 ? t0 : shape[k].task == 2 ? t1 : 0,
+			.node_id = shape[k].n ? n0 : 0,
+		};
+		const char *type = i % 2 ? "Warning" : "Normal";
+		assert_int_equal(jf_event_add(f->st, &sc, ms, type, "Reason", obj, msg), JF_OK);
+		size_t len = expect_line(buf, sizeof(buf), ms, type, "Reason", obj, msg);
+		/* exactly one line */
+		assert_ptr_equal(memchr(buf, '\n', len), buf + len - 1);
+		if (sc.queue_id)
+			ref_append(&refs[0], buf, len);
+		if (sc.group_id)
+			ref_append(&refs[1], buf, len);
+		if (sc.task_id == t0)
+			ref_append(&refs[2], buf, len);
+		if (sc.task_id == t1)
+			ref_append(&refs[3], buf, len);
+		if (sc.node_id)
+			ref_append(&refs[4], buf, len);
+	}
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+		assert_true(refs[i].len > 0);
+		check_scope(f->st, &refs[i], true);
+	}
+	/* the message with a newline became one line */
+	assert_non_null(strstr(refs[1].text, " two lines\n"));
+	assert_non_null(strstr(refs[1].text, " bell  esc  del  end\n"));
+
+	/* events_bytes on the records agree */
+	struct jf_queue_rec qr;
+	assert_int_equal(jf_queue_get(f->st, q, &qr), JF_OK);
+	assert_int_equal(qr.events_bytes, (int64_t)refs[0].len);
+	jf_queue_release(&qr);
+	struct jf_node_rec nr;
+	assert_int_equal(jf_node_get(f->st, n0, &nr), JF_OK);
+	assert_int_equal(nr.events_bytes, (int64_t)refs[4].len);
+	jf_node_release(&nr);
+
+	/* a scope with nothing, and the ALL scope that has no file */
+	int64_t size = -1;
+	assert_int_equal(jf_event_size(f->st, JF_SCOPE_TASK, 999999, &size), JF_OK);
+	assert_int_equal(size, 0);
+	assert_int_equal(jf_event_read(f->st, JF_SCOPE_TASK, 999999, 0, buf, sizeof(buf), &got),
+			 JF_OK);
+	assert_int_equal(got, 0);
+	assert_int_equal(jf_event_size(f->st, JF_SCOPE_ALL, 0, &size), JF_EINVAL);
+	assert_int_equal(jf_event_read(f->st, JF_SCOPE_ALL, 0, 0, buf, sizeof(buf), &got),
+			 JF_EINVAL);
+
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++)
+		free(refs[i].text);
+}
+
+/* More than one page of rows (the reader fetches 256 at a time), and a
+ * message longer than a line may be. */
+static void test_events_many(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	struct scope_ref r = { JF_SCOPE_QUEUE, q, NULL, 0, 0 };
+	struct jf_event_scope sc = { .queue_id = q };
+	char msg[64], line[256];
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	for (int i = 0; i < 700; i++) {
+		snprintf(msg, sizeof(msg), "event number %d", i);
+		int64_t ms = T0 + i * 1000;
+		enum jf_err rc = jf_event_add(f->st, &sc, ms, "Normal", "Tick", "queue", msg);
+		assert_int_equal(rc, JF_OK);
+		size_t len = expect_line(line, sizeof(line), ms, "Normal", "Tick", "queue", msg);
+		ref_append(&r, line, len);
+	}
+	assert_int_equal(jf_store_commit(f->st), JF_OK);
+	check_scope(f->st, &r, false);
+
+	/* a long message is cut, and the line still ends with a newline */
+	char *big = malloc(5000);
+	assert_non_null(big);
+	memset(big, 'x', 4999);
+	big[4999] = '\0';
+	int64_t before = 0, after = 0;
+	assert_int_equal(jf_event_size(f->st, JF_SCOPE_QUEUE, q, &before), JF_OK);
+	assert_int_equal(jf_event_add(f->st, &sc, T0, "Warning", "Big", "queue", big), JF_OK);
+	assert_int_equal(jf_event_size(f->st, JF_SCOPE_QUEUE, q, &after), JF_OK);
+	int64_t len = after - before;
+	assert_true(len > 100 && len <= 2048);
+	char *tail = malloc((size_t)len);
+	assert_non_null(tail);
+	size_t got = 0;
+	assert_int_equal(jf_event_read(f->st, JF_SCOPE_QUEUE, q, before, tail, (size_t)len, &got),
+			 JF_OK);
+	assert_int_equal(got, (size_t)len);
+	assert_int_equal(tail[len - 1], '\n');
+	assert_null(memchr(tail, '\n', (size_t)len - 1));
+	free(tail);
+	free(big);
+	free(r.text);
+}
+
+/* ---- ledger ---- */
+
+struct ledger_list {
+	struct jf_ledger_rec r[16];
+	int n;
+};
+
+static int collect_ledger(void *ctx, const struct jf_ledger_rec *r)
+{
+	struct ledger_list *l = ctx;
+	assert_true(l->n < 16);
+	l->r[l->n++] = *r;
+	return 0;
+}
+
+struct totals {
+	char key[8][80];
+	int64_t amount[8], seconds[8];
+	int n;
+};
+
+static int collect_totals(void *ctx, const char *key, int64_t amount, int64_t seconds)
+{
+	struct totals *t = ctx;
+	assert_true(t->n < 8);
+	snprintf(t->key[t->n], sizeof(t->key[0]), "%s", key);
+	t->amount[t->n] = amount;
+	t->seconds[t->n] = seconds;
+	t->n++;
+	return 0;
+}
+
+static struct jf_ledger_rec row(int64_t queue_id, const char *queue, int64_t group_id,
+				const char *group, int64_t task_id, int64_t node_id,
+				int64_t attempt_id, const char *billing, const char *gpu, int gpus,
+				int64_t start_ms, int64_t rate)
+{
+	struct jf_ledger_rec r;
+	memset(&r, 0, sizeof(r));
+	r.queue_id = queue_id;
+	snprintf(r.queue, sizeof(r.queue), "%s", queue);
+	r.group_id = group_id;
+	snprintf(r.group, sizeof(r.group), "%s", group);
+	r.task_id = task_id;
+	r.node_id = node_id;
+	r.attempt_id = attempt_id;
+	r.task_idx = task_id % 10;
+	r.node_idx = 0;
+	r.attempt = 1;
+	snprintf(r.billing, sizeof(r.billing), "%s", billing);
+	snprintf(r.gpu, sizeof(r.gpu), "%s", gpu);
+	r.gpus = gpus;
+	r.start_ms = start_ms;
+	r.rate = rate;
+	return r;
+}
+
+static void sum(struct jf_store *st, enum jf_scope sc, int64_t id, int64_t now, int64_t amount,
+		int64_t seconds)
+{
+	int64_t a = -1, s = -1;
+	assert_int_equal(jf_ledger_sum(st, sc, id, now, &a, &s), JF_OK);
+	if (a != amount || s != seconds)
+		fail_msg("scope %d id %lld: amount %lld seconds %lld, want %lld and %lld", (int)sc,
+			 (long long)id, (long long)a, (long long)s, (long long)amount,
+			 (long long)seconds);
+}
+
+static void test_ledger(void **state)
+{
+	struct fix *f = *state;
+	/* ids need not exist: ledger rows outlive their objects */
+	struct jf_ledger_rec r1 = row(1, "qa", 10, "g1", 100, 1000, 501, "on-demand", "4090", 2,
+				      T0 + 500, 7200000);
+	struct jf_ledger_rec r2 = row(1, "qa", 10, "g1", 101, 1001, 502, "spot", "4090", 1,
+				      T0 + 2000, 1080000);
+	struct jf_ledger_rec r3 = row(2, "qb", 20, "g2", 200, 2000, 503, "on-demand", "", 0,
+				      T0 + 999, 50000);
+	struct jf_ledger_rec r4 = row(0, "", 30, "b1", 300, 3000, 504, "on-demand", "H800", 8,
+				      T0, 1800);
+	int64_t id = 0;
+	assert_int_equal(jf_ledger_open(f->st, &r1, &id), JF_OK);
+	assert_true(id > 0);
+	assert_int_equal(jf_ledger_open(f->st, &r2, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &r3, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &r4, NULL), JF_OK);
+	/* one segment per attempt */
+	assert_int_equal(jf_ledger_open(f->st, &r1, NULL), JF_EEXIST);
+
+	/* nothing closed: the listing is empty, sums bill open rows to now */
+	struct ledger_list l = { .n = 0 };
+	assert_int_equal(jf_ledger_list(f->st, 0, 100, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 0);
+	/* at T0+10.5s: r1 10 s (T0+0.5 floors to T0), r2 8 s, r3 10 s, r4 10 s */
+	int64_t now = T0 + 10500;
+	int64_t a1 = 10 * 7200000 / 3600, a2 = 8 * 1080000 / 3600, a3 = 10 * 50000 / 3600 + 1,
+		a4 = 10 * 1800 / 3600;
+	assert_int_equal(a3, 139);   /* 138.88 rounds up */
+	sum(f->st, JF_SCOPE_ALL, 0, now, a1 + a2 + a3 + a4, 38);
+	sum(f->st, JF_SCOPE_QUEUE, 1, now, a1 + a2, 18);
+	sum(f->st, JF_SCOPE_GROUP, 20, now, a3, 10);
+	sum(f->st, JF_SCOPE_TASK, 101, now, a2, 8);
+	sum(f->st, JF_SCOPE_NODE, 1000, now, a1, 10);
+	sum(f->st, JF_SCOPE_NODE, 4242, now, 0, 0);
+
+	/* close r2 first: floor(T0+2.0) to floor(T0+5.999) = 3 s */
+	assert_int_equal(jf_ledger_close(f->st, 502, T0 + 5999), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 502, T0 + 9999), JF_ENOENT);
+	assert_int_equal(jf_ledger_close(f->st, 999, T0 + 9999), JF_ENOENT);
+	/* r1: floor(T0+0.5) = T0 to floor(T0+10.499) = T0+10: 10 s at 7.2/h = 0.02 */
+	assert_int_equal(jf_ledger_close(f->st, 501, T0 + 10499), JF_OK);
+	/* r4: one second at 1800 micro-units per hour is 0.5: rounds half up to 1 */
+	assert_int_equal(jf_ledger_close(f->st, 504, T0 + 1000), JF_OK);
+
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_ledger_list(f->st, 0, 100, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 3);
+	/* closing order */
+	assert_int_equal(l.r[0].attempt_id, 502);
+	assert_int_equal(l.r[1].attempt_id, 501);
+	assert_int_equal(l.r[2].attempt_id, 504);
+	assert_true(l.r[0].seq < l.r[1].seq && l.r[1].seq < l.r[2].seq);
+	assert_int_equal(l.r[0].seconds, 3);
+	assert_int_equal(l.r[0].amount, 3 * 1080000 / 3600);
+	assert_int_equal(l.r[0].end_ms, T0 + 5999);
+	assert_int_equal(l.r[1].seconds, 10);
+	assert_int_equal(l.r[1].amount, 20000);
+	assert_int_equal(l.r[2].seconds, 1);
+	assert_int_equal(l.r[2].amount, 1);
+	/* every field comes back */
+	const struct jf_ledger_rec *x = &l.r[1];
+	assert_int_equal(x->queue_id, 1);
+	assert_int_equal(x->group_id, 10);
+	assert_int_equal(x->task_id, 100);
+	assert_int_equal(x->node_id, 1000);
+	assert_string_equal(x->queue, "qa");
+	assert_string_equal(x->group, "g1");
+	assert_int_equal(x->task_idx, 0);
+	assert_int_equal(x->attempt, 1);
+	assert_string_equal(x->billing, "on-demand");
+	assert_string_equal(x->gpu, "4090");
+	assert_int_equal(x->gpus, 2);
+	assert_int_equal(x->start_ms, T0 + 500);
+	assert_int_equal(x->rate, 7200000);
+	/* paging by seq */
+	memset(&l, 0, sizeof(l));
+	int64_t first_seq = 0;
+	{
+		struct ledger_list all = { .n = 0 };
+		assert_int_equal(jf_ledger_list(f->st, 0, 1, collect_ledger, &all), JF_OK);
+		assert_int_equal(all.n, 1);
+		first_seq = all.r[0].seq;
+	}
+	assert_int_equal(jf_ledger_list(f->st, first_seq, 1, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.r[0].attempt_id, 501);
+
+	/* sums: closed rows plus the open r3 billed to now */
+	now = T0 + 60999;   /* r3: floor(T0+0.999) = T0 to T0+60: 60 s */
+	int64_t c1 = 20000, c2 = 900, c4 = 1, o3 = 60 * 50000 / 3600;
+	assert_int_equal(o3, 833);   /* 833.33 rounds down */
+	sum(f->st, JF_SCOPE_ALL, 0, now, c1 + c2 + c4 + o3, 10 + 3 + 1 + 60);
+	sum(f->st, JF_SCOPE_QUEUE, 1, now, c1 + c2, 13);
+	sum(f->st, JF_SCOPE_QUEUE, 2, now, o3, 60);
+	sum(f->st, JF_SCOPE_GROUP, 10, now, c1 + c2, 13);
+	sum(f->st, JF_SCOPE_GROUP, 30, now, c4, 1);
+	sum(f->st, JF_SCOPE_TASK, 100, now, c1, 10);
+	sum(f->st, JF_SCOPE_NODE, 2000, now, o3, 60);
+	/* closed sums do not move with now */
+	sum(f->st, JF_SCOPE_GROUP, 10, now + 3600000, c1 + c2, 13);
+	/* now before an open row's start bills nothing for it */
+	sum(f->st, JF_SCOPE_NODE, 2000, T0 - 5000, 0, 0);
+
+	/* totals over closed rows */
+	struct totals t = { .n = 0 };
+	assert_int_equal(jf_ledger_totals(f->st, "queue", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "(independent)");
+	assert_int_equal(t.amount[0], c4);
+	assert_int_equal(t.seconds[0], 1);
+	assert_string_equal(t.key[1], "qa");
+	assert_int_equal(t.amount[1], c1 + c2);
+	assert_int_equal(t.seconds[1], 13);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals(f->st, "group", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "qa/g1");
+	assert_int_equal(t.amount[0], c1 + c2);
+	assert_string_equal(t.key[1], "tasks/b1");
+	assert_int_equal(t.amount[1], c4);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals(f->st, "billing", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "on-demand");
+	assert_int_equal(t.amount[0], c1 + c4);
+	assert_int_equal(t.seconds[0], 11);
+	assert_string_equal(t.key[1], "spot");
+	assert_int_equal(t.amount[1], c2);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals(f->st, "gpu", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "4090");
+	assert_int_equal(t.amount[0], c1 + c2);
+	assert_string_equal(t.key[1], "H800");
+	assert_int_equal(t.amount[1], c4);
+	assert_int_equal(jf_ledger_totals(f->st, "colour", collect_totals, &t), JF_EINVAL);
+
+	/* close the CPU row: it shows as "cpu" */
+	assert_int_equal(jf_ledger_close(f->st, 503, T0 + 60999), JF_OK);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals(f->st, "gpu", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 3);
+	assert_string_equal(t.key[2], "cpu");
+	assert_int_equal(t.amount[2], o3);
+	assert_int_equal(t.seconds[2], 60);
+	sum(f->st, JF_SCOPE_ALL, 0, T0 + 99999999, c1 + c2 + c4 + o3, 74);
+
+	/* an end before the start bills nothing, and still closes */
+	struct jf_ledger_rec r5 = row(1, "qa", 10, "g1", 102, 1002, 505, "spot", "4090", 1,
+				      T0 + 50000, 1080000);
+	assert_int_equal(jf_ledger_open(f->st, &r5, NULL), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 505, T0 + 1000), JF_OK);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_ledger_list(f->st, 0, 100, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 5);
+	assert_int_equal(l.r[4].attempt_id, 505);
+	assert_int_equal(l.r[4].seconds, 0);
+	assert_int_equal(l.r[4].amount, 0);
+	assert_true(l.r[4].end_ms != 0);
+}
+
+/* ---- transactions ---- */
+
+static void test_txn_failed_statement(void **state)
+{
+	struct fix *f = *state;
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	int64_t id = 0;
+	assert_int_equal(jf_queue_create(f->st, "first", 0, 0, T0, &id), JF_OK);
+	assert_int_equal(jf_queue_create(f->st, "first", 0, 0, T0, &id), JF_EEXIST);
+	assert_int_not_equal(jf_store_commit(f->st), JF_OK);
+	struct jf_queue_rec q;
+	assert_int_equal(jf_queue_find(f->st, "first", &q), JF_ENOENT);
+	/* the store works on afterwards */
+	mkqueue(f->st, "second");
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+}
+
+static void test_txn_commit_rollback(void **state)
+{
+	struct fix *f = *state;
+	/* nested: only the outermost commit counts */
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	mkqueue(f->st, "a");
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	mkqueue(f->st, "b");
+	assert_int_equal(jf_store_commit(f->st), JF_OK);
+	jf_store_rollback(f->st);
+	struct jf_queue_rec q;
+	assert_int_equal(jf_queue_find(f->st, "a", &q), JF_ENOENT);
+	assert_int_equal(jf_queue_find(f->st, "b", &q), JF_ENOENT);
+
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	mkqueue(f->st, "c");
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	mkqueue(f->st, "d");
+	assert_int_equal(jf_store_commit(f->st), JF_OK);
+	assert_int_equal(jf_store_commit(f->st), JF_OK);
+	assert_int_equal(jf_queue_find(f->st, "c", &q), JF_OK);
+	jf_queue_release(&q);
+	assert_int_equal(jf_queue_find(f->st, "d", &q), JF_OK);
+	jf_queue_release(&q);
+	/* commit without begin */
+	assert_int_not_equal(jf_store_commit(f->st), JF_OK);
+	jf_store_rollback(f->st);   /* harmless */
+
+	/* an inner rollback (a helper that failed) dooms the whole
+	 * transaction: nothing after it is committed on its own either */
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	mkqueue(f->st, "e");
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	jf_store_rollback(f->st);
+	int64_t id = 0;
+	jf_queue_create(f->st, "f", 0, 0, T0, &id);
+	assert_int_not_equal(jf_store_commit(f->st), JF_OK);
+	assert_int_equal(jf_queue_find(f->st, "e", &q), JF_ENOENT);
+	assert_int_equal(jf_queue_find(f->st, "f", &q), JF_ENOENT);
+	/* and the next transaction is a fresh one */
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	mkqueue(f->st, "g");
+	assert_int_equal(jf_store_commit(f->st), JF_OK);
+	assert_int_equal(jf_queue_find(f->st, "g", &q), JF_OK);
+	jf_queue_release(&q);
+}
+
+/* jf_group_accept inside a caller's transaction is part of it. */
+static void test_txn_accept_nested(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	accept(f->st, g, 4, 4);
+	jf_store_rollback(f->st);
+	struct jf_group_rec gr;
+	assert_int_equal(jf_group_get(f->st, g, &gr), JF_OK);
+	assert_int_equal(gr.state, JF_ST_DRAFT);
+	jf_group_release(&gr);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(f->st, g, 0, &t), JF_ENOENT);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_open_schema),
+		T(test_reopen),
+		T(test_newer_schema_refused),
+		T(test_queues),
+		T(test_groups),
+		T(test_reject_accept),
+		T(test_group_states),
+		T(test_tasks),
+		T(test_nodes_attempts),
+		T(test_events),
+		T(test_events_many),
+		T(test_ledger),
+		T(test_txn_failed_statement),
+		T(test_txn_commit_rollback),
+		T(test_txn_accept_nested),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
