@@ -88,6 +88,7 @@ void jf_engine_free(struct jf_engine *e)
 	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
 		struct trun *t = v;
 		free(t->slots);
+		free(t->attempt_ids);
 		free(t);
 	}
 	i = 0;

@@ -1,5 +1,6 @@
 /*
- * idmap.c - linear probing, grown at 50% load including tombstones.
+ * idmap.c - linear probing, rehashed at 50% load including tombstones:
+ * doubled when a quarter or more is live, else kept at its size.
  */
 #include "engine/idmap.h"
 
@@ -42,8 +43,12 @@ void *jf_idmap_get(const struct jf_idmap *m, int64_t key)
 
 static bool grow(struct jf_idmap *m)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	while (m->live * 2 >= ncap)
+	/* mostly tombstones: rehash at the same size, so that churn on a
+	 * small live set does not double the table again and again */
+	size_t ncap = m->cap ? m->cap : 64;
+	if (m->live * 4 >= ncap)
+		ncap *= 2;
+	while ((m->live + 1) * 2 > ncap)
 		ncap *= 2;
 	int64_t *keys = calloc(ncap, sizeof(*keys));
 	void **vals = calloc(ncap, sizeof(*vals));

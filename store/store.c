@@ -4,8 +4,9 @@
  * The database is opened in WAL mode with foreign keys on and
  * synchronous=FULL, so a committed transaction survives a power cut.
  * Statements are prepared once (SQLITE_PREPARE_PERSISTENT) and reused.
- * Transactions nest by counting: only the outermost begin/commit touch
- * SQLite; a failure inside makes the outermost commit roll back.
+ * Transactions nest by counting: only the outermost begin/commit/rollback
+ * touch SQLite; a failed statement (a constraint violation included) or an
+ * inner rollback makes the outermost commit roll back everything.
  */
 #include "store/store_int.h"
 
@@ -57,8 +58,8 @@ enum jf_err jf_q_exec(struct jf_store *st, sqlite3_stmt *s)
 	sqlite3_reset(s);
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return JF_OK;
-	if (st->depth > 0 && (rc & 0xff) != SQLITE_CONSTRAINT)
-		st->failed = true;
+	if (st->depth > 0)
+		st->failed = true;   /* constraint violations too: all or nothing */
 	return jf_q_err(rc);
 }
 
@@ -168,7 +169,12 @@ void jf_store_rollback(struct jf_store *st)
 {
 	if (st->depth == 0)
 		return;
-	st->depth = 0;
+	if (--st->depth > 0) {
+		/* inner: the outermost commit rolls back; rolling back here
+		 * would leave the caller's later statements to autocommit */
+		st->failed = true;
+		return;
+	}
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
