@@ -357,6 +357,23 @@ enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id
 	if (jf_group_get(e->st, group_id, &g) != JF_OK)
 		return jf_error_set(err, JF_ENOENT, 0, "no such group");
 	enum jf_err rc = task_id ? ctl_task(e, &g, task_id, verb, err) : ctl_group(e, &g, verb, err);
+	if (rc == JF_EBUSY || rc == JF_EINVAL) {
+		/* shells drop close()'s error: say why where `cat events` shows it */
+		struct grt *rt = task_id ? jf_eng_group(e, g.id) : NULL;
+		struct jf_task_rec t;
+		jf_store_begin(e->st);
+		if (rt && jf_task_get(e->st, task_id, &t) == JF_OK) {
+			jf_eng_event(e, rt, task_id, t.idx, 0, 0, "Warning", "Refused", "%s", err->msg);
+			jf_task_release(&t);
+		} else {
+			jf_eng_group_event(e, 0, g.id, g.kind, "Warning", "Refused", "%s", err->msg);
+		}
+		jf_store_commit(e->st);
+		if (task_id)
+			jf_eng_changed(e, JF_CH_TASK, g.queue_id, g.id, task_id, 0, false);
+		else
+			notify_group(e, g.queue_id, g.id, false);
+	}
 	jf_group_release(&g);
 	return rc;
 }
@@ -413,6 +430,13 @@ enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_e
 		}
 	}
 	int64_t q = g.queue_id;
+	if (rc == JF_EBUSY) {
+		/* rmdir prints only "Device or resource busy": the events say why */
+		jf_store_begin(e->st);
+		jf_eng_group_event(e, 0, group_id, g.kind, "Warning", "Refused", "rmdir: %s", err->msg);
+		jf_store_commit(e->st);
+		notify_group(e, q, group_id, false);
+	}
 	jf_group_release(&g);
 	if (rc == JF_OK) {
 		jf_eng_group_drop(e, group_id);

@@ -183,8 +183,13 @@ void jf_fs_free(struct jf_fs *fs)
 		w->pending = NULL;
 	}
 	if (fs->se) {
-		if (fs->mounted)
-			fuse_session_unmount(fs->se);
+		/*
+		 * Also when the kernel already unmounted us (fusermount3 -u): the
+		 * device then polls POLLERR and libfuse runs no umount, it only
+		 * closes the fd and frees its copy of the mount point (which
+		 * fuse_session_destroy would leak).
+		 */
+		fuse_session_unmount(fs->se);
 		fuse_session_destroy(fs->se);
 	}
 	for (int i = 0; i < JF_SCRATCH_MAX; i++)

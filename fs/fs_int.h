@@ -112,6 +112,7 @@ int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char
 bool jf_file_rendered(enum jf_file f);
 
 /* resolve.c */
+const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, int *err);
 int jf_resolve(struct jf_fs *fs, const struct jf_ino *parent, const char *name,
 	       struct jf_ino *child);
 int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *stbuf);
@@ -137,5 +138,7 @@ void jf_fs_on_change(void *ctx, const struct jf_change *ch);
 void jf_fs_poll_logs(struct jf_fs *fs);
 void jf_watch_wake(struct jf_fs *fs);
 void jf_watch_read(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size);
+/* The watched object is finished (Succeeded, Failed, Stopped): no change will come. */
+bool jf_watch_finished(struct jf_fs *fs, const struct watcher *w);
 
 #endif

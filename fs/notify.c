@@ -19,11 +19,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "core/lifecycle.h"
 
 #define NT_MAX 4096
 
@@ -49,6 +52,15 @@ static void *nt_main(void *arg)
 {
 	struct notifier *nt = arg;
 	struct nt_item *work = malloc(NT_MAX * sizeof(*work));
+	/*
+	 * A private fd table: the touch fds opened below are files on our own
+	 * mount.  In the shared table a posix_spawn from the loop (a shim) would
+	 * inherit one, and its exec would close it: a FUSE FLUSH that only the
+	 * loop can answer, while the loop waits for that child.  Deadlock.
+	 */
+	if (unshare(CLONE_FILES) < 0) {
+		/* the race stays possible; the touches still work */
+	}
 	pthread_mutex_lock(&nt->mu);
 	nt->tid = (pid_t)syscall(SYS_gettid);
 	pthread_cond_broadcast(&nt->cv);
@@ -267,10 +279,55 @@ static bool deliver(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t 
 	return true;
 }
 
+/*
+ * A finished object changes no more (until a restart): once its watch has
+ * said everything, a read gets end-of-file.  `cat watch` then returns when
+ * the object finishes, and `cp -r`, `grep -r` or `tar` of a finished
+ * directory do not block for ever on it.
+ */
+bool jf_watch_finished(struct jf_fs *fs, const struct watcher *w)
+{
+	int state = -1;
+	int64_t task_id = w->id;
+	switch (w->scope) {
+	case JF_SCOPE_GROUP: {
+		struct jf_group_rec g;
+		if (jf_group_get(fs->st, w->id, &g) == JF_OK) {
+			state = g.state;
+			jf_group_release(&g);
+		}
+		return state >= 0 && jf_state_final(state);
+	}
+	case JF_SCOPE_NODE: {
+		/* a failed node may run again: what counts is its task */
+		struct jf_node_rec n;
+		if (jf_node_get(fs->st, w->id, &n) != JF_OK)
+			return false;
+		task_id = n.task_id;
+		jf_node_release(&n);
+	}
+	/* fall through */
+	case JF_SCOPE_TASK: {
+		struct jf_task_rec t;
+		if (jf_task_get(fs->st, task_id, &t) == JF_OK) {
+			state = t.state;
+			jf_task_release(&t);
+		}
+		return state >= 0 && jf_state_final(state);
+	}
+	default:
+		return false;
+	}
+}
+
 void jf_watch_read(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size)
 {
 	if (deliver(fs, req, w, size))
 		return;
+	if (jf_watch_finished(fs, w)) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
 	if (w->pending) {
 		/* one reader at a time per open file */
 		fuse_reply_err(req, EBUSY);
@@ -288,8 +345,21 @@ void jf_watch_wake(struct jf_fs *fs)
 		if (!w->pending && !w->ph)
 			continue;
 		jf_event_size(fs->st, w->scope, w->id, &total);
-		if (total <= w->off)
+		if (total <= w->off) {
+			if (!jf_watch_finished(fs, w))
+				continue;
+			/* finished with nothing more to say: end-of-file */
+			if (w->pending) {
+				fuse_reply_buf(w->pending, NULL, 0);
+				w->pending = NULL;
+			}
+			if (w->ph) {
+				fuse_lowlevel_notify_poll(w->ph);
+				fuse_pollhandle_destroy(w->ph);
+				w->ph = NULL;
+			}
 			continue;
+		}
 		if (w->pending) {
 			fuse_req_t req = w->pending;
 			w->pending = NULL;

@@ -48,6 +48,15 @@ static void reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c
 	e.ino = e.attr.st_ino;
 	e.attr_timeout = fs->attr_timeout;
 	e.entry_timeout = fs->attr_timeout;
+	if (c->obj == JF_O_SCRATCH) {
+		/*
+		 * An editor's temp file is renamed onto spec.yaml: the kernel then
+		 * keeps the temp file's dentry under the new name.  Not caching it
+		 * makes the next lookup find the real spec.yaml at once.
+		 */
+		e.attr_timeout = 0;
+		e.entry_timeout = 0;
+	}
 	if (c->obj == JF_O_NODE && (c->file == JF_F_LOGS || c->file == JF_F_STDOUT ||
 				    c->file == JF_F_STDERR)) {
 		uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)e.ino);
@@ -714,25 +723,17 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		h = fh_new(FH_SNAPSHOT, &i);
 		if (!h)
 			break;
-		/* serve what getattr just measured, if it is that recent */
-		uint64_t key = jf_ino_make(i.obj, i.id, i.file);
-		struct cached *c = jf_idmap_get(&fs->cache, (int64_t)key);
-		int64_t now = jf_engine_now(fs->e);
-		if (c && now - c->at_ms < (int64_t)(fs->attr_timeout * 1000)) {
-			h->buf = malloc(c->len + 1);
-			if (h->buf) {
-				memcpy(h->buf, c->data, c->len);
-				h->len = c->len;
-			}
-		}
+		/* serve what getattr just measured (see jf_cached_render) */
+		int rc = ENOMEM;
+		const struct cached *c = jf_cached_render(fs, &i, &rc);
+		h->buf = c ? malloc(c->len + 1) : NULL;
 		if (!h->buf) {
-			int rc = jf_render(fs, &i, &h->buf, &h->len);
-			if (rc) {
-				free(h);
-				fuse_reply_err(req, rc);
-				return;
-			}
+			free(h);
+			fuse_reply_err(req, rc);
+			return;
 		}
+		memcpy(h->buf, c->data, c->len);
+		h->len = c->len;
 		break;
 	}
 	}
@@ -1024,7 +1025,7 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 			fuse_pollhandle_destroy(h->w->ph);
 		h->w->ph = ph;
 	}
-	fuse_reply_poll(req, size > h->w->off ? POLLIN : 0);
+	fuse_reply_poll(req, size > h->w->off || jf_watch_finished(fs, h->w) ? POLLIN : 0);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)

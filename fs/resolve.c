@@ -285,32 +285,49 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino)
 		return s ? (int64_t)s->len : 0;
 	}
 	default: {
-		/* rendered: measure now and keep it, so that an open right after
-		 * serves exactly what stat promised */
-		uint64_t key = jf_ino_make(ino->obj, ino->id, ino->file);
-		struct cached *c = jf_idmap_get(&fs->cache, (int64_t)key);
-		int64_t now = jf_engine_now(fs->e);
-		if (c && now - c->at_ms < (int64_t)(fs->attr_timeout * 1000))
-			return (int64_t)c->len;
-		char *data = NULL;
-		size_t len = 0;
-		if (jf_render(fs, ino, &data, &len))
-			return 0;
-		if (!c) {
-			c = calloc(1, sizeof(*c));
-			if (!c || !jf_idmap_put(&fs->cache, (int64_t)key, c)) {
-				free(c);
-				free(data);
-				return (int64_t)len;
-			}
+		const struct cached *c = jf_cached_render(fs, ino, NULL);
+		return c ? (int64_t)c->len : 0;
+	}
+	}
+}
+
+/*
+ * A rendered file, measured and kept for attr_timeout (or until the next
+ * change, which clears the cache): stat and the open right after it see
+ * the same bytes, and repeated reads within the same second cost no
+ * rendering.  Content that moves with time alone (duration, running cost)
+ * moves in whole seconds anyway.
+ */
+const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, int *err)
+{
+	uint64_t key = jf_ino_make(ino->obj, ino->id, ino->file);
+	struct cached *c = jf_idmap_get(&fs->cache, (int64_t)key);
+	int64_t now = jf_engine_now(fs->e);
+	if (c && now - c->at_ms < (int64_t)(fs->attr_timeout * 1000))
+		return c;
+	char *data = NULL;
+	size_t len = 0;
+	int rc = jf_render(fs, ino, &data, &len);
+	if (rc) {
+		if (err)
+			*err = rc;
+		return NULL;
+	}
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c || !jf_idmap_put(&fs->cache, (int64_t)key, c)) {
+			free(c);
+			free(data);
+			if (err)
+				*err = ENOMEM;
+			return NULL;
 		}
-		free(c->data);
-		c->data = data;
-		c->len = len;
-		c->at_ms = now;
-		return (int64_t)len;
 	}
-	}
+	free(c->data);
+	c->data = data;
+	c->len = len;
+	c->at_ms = now;
+	return c;
 }
 
 int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *sb)
