@@ -332,8 +332,13 @@ enum jf_group_verdict jf_judge_group(const struct jf_spec *spec, const struct jf
 				return JF_GV_SUCCEEDED;
 			}
 	if (c->succeeded + c->failed + c->stopped >= c->completions) {
-		*reason = c->failed ? "FailedIndexes" : "Stopped";
-		return JF_GV_FAILED;
+		if (c->failed) {
+			*reason = "FailedIndexes";
+			return JF_GV_FAILED;
+		}
+		/* a user stopped some tasks: the group did not fail, it was stopped */
+		*reason = "Stopped";
+		return JF_GV_STOPPED;
 	}
 	return JF_GV_CONTINUE;
 }

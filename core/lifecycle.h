@@ -95,6 +95,7 @@ enum jf_group_verdict {
 	JF_GV_CONTINUE,
 	JF_GV_SUCCEEDED,       /* every task succeeded, or the success policy is met */
 	JF_GV_FAILED,          /* failed indexes over the limit, or all done with failures */
+	JF_GV_STOPPED,         /* all done, none failed, some stopped by a user */
 };
 
 /* succeeded_idx: test whether index i has succeeded (for successPolicy). */

@@ -108,6 +108,8 @@ void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
 int jf_eng_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why);
 /* After a restart: take over the attempts the store says are running. */
 void jf_eng_adopt_all(struct jf_engine *e);
+/* End groups past activeDeadlineSeconds or their queue's group_timeout. */
+void jf_eng_group_timers(struct jf_engine *e);
 /* Decide a group's state from its task counts (after any change). */
 void jf_eng_settle_group(struct jf_engine *e, struct grt *g);
 

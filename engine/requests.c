@@ -55,8 +55,16 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 	struct jf_queue_spec q;
 	memset(&q, 0, sizeof(q));
 	enum jf_err rc = jf_queue_spec_parse(text, len, &q, err);
+	if (rc == JF_OK && q.partition)
+		rc = jf_error_set(err, JF_ENOTSUP, 0,
+				  "key 'partition': partitions belong to the slurm backend and this "
+				  "daemon runs --backend local");
+	else if (rc == JF_OK && q.private_)
+		rc = jf_error_set(err, JF_ENOTSUP, 0,
+				  "key 'private': private queues are not supported yet");
 	struct jf_event_scope sc = { .queue_id = id };
 	if (rc) {
+		jf_queue_spec_release(&q);
 		jf_event_add(e->st, &sc, jf_eng_now(e), "Warning", "Invalid", "queue", err->msg);
 		jf_eng_changed(e, JF_CH_QUEUE, id, 0, 0, 0, false);
 		return rc;
@@ -167,6 +175,11 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 	struct jf_sched_req req;
 	if (rc == JF_OK && !jf_sched_request(e->cluster, spec, &req, err))
 		rc = JF_EINVAL;
+	if (rc == JF_OK && spec->unit_runtime > 0)
+		rc = jf_error_set(err, JF_ENOTSUP, 0,
+				  "key 'unit_runtime': the spot risk forecast is not built yet, so "
+				  "jobfs cannot place a task by it; remove the key (spot tasks then "
+				  "start whenever GPUs are free)");
 	if (rc != JF_OK) {
 		record_refusal(e, &g, text, len, err->msg);
 		jf_spec_free(spec);

@@ -501,6 +501,57 @@ static void end_group(struct jf_engine *e, struct grt *g, int state, const char 
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 }
 
+/* ---- group timers: activeDeadlineSeconds and the queue's group_timeout ---- */
+
+struct timer_ctx {
+	struct jf_engine *e;
+	int64_t now;
+};
+
+static int check_group_timers(void *ctx, int64_t gid)
+{
+	struct timer_ctx *tc = ctx;
+	struct jf_engine *e = tc->e;
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, gid, &rec) != JF_OK)
+		return 0;
+	int state = rec.state;
+	int64_t submitted = rec.submitted_ms, started = rec.started_ms, queue_id = rec.queue_id;
+	jf_group_release(&rec);
+	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
+		return 0;
+	struct grt *g = jf_eng_group(e, gid);
+	if (!g)
+		return 0;
+	char msg[160];
+	if (g->spec->active_deadline > 0 && submitted > 0 &&
+	    tc->now >= submitted + g->spec->active_deadline * 1000) {
+		snprintf(msg, sizeof(msg), "DeadlineExceeded: the group ran past "
+			 "activeDeadlineSeconds (%llds)", (long long)g->spec->active_deadline);
+		end_group(e, g, JF_ST_FAILED, "DeadlineExceeded", msg);
+		return 0;
+	}
+	if (queue_id && started == 0 && submitted > 0) {
+		struct jf_queue_rec q;
+		int64_t limit = 0;
+		if (jf_queue_get(e->st, queue_id, &q) == JF_OK)
+			limit = q.group_timeout;
+		jf_queue_release(&q);
+		if (limit > 0 && tc->now >= submitted + limit * 1000) {
+			snprintf(msg, sizeof(msg), "GroupTimeout: no task started within the queue's "
+				 "group_timeout (%llds); the queue moves on", (long long)limit);
+			end_group(e, g, JF_ST_STOPPED, "GroupTimeout", msg);
+		}
+	}
+	return 0;
+}
+
+void jf_eng_group_timers(struct jf_engine *e)
+{
+	struct timer_ctx tc = { e, jf_eng_now(e) };
+	jf_group_list_active(e->st, check_group_timers, &tc);
+}
+
 void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 {
 	struct jf_group_rec rec;
@@ -531,6 +582,12 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 			 (long long)completions,
 			 strcmp(reason, "SuccessPolicy") == 0 ? " (success policy met)" : "");
 		end_group(e, g, JF_ST_SUCCEEDED, "Completed", msg);
+		return;
+	}
+	if (v == JF_GV_STOPPED) {
+		snprintf(msg, sizeof(msg), "%lld/%lld tasks succeeded, %lld stopped",
+			 (long long)gc.succeeded, (long long)completions, (long long)gc.stopped);
+		end_group(e, g, JF_ST_STOPPED, "Stopped", msg);
 		return;
 	}
 	if (v == JF_GV_FAILED) {

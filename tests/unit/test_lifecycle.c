@@ -419,9 +419,9 @@ static void test_group_basic(void **state)
 	assert_int_equal(gjudge(&s, 3, 2, 1, 0, 0, 0, NULL, &why), JF_GV_FAILED);
 	assert_string_equal(why, "FailedIndexes");
 	/* all done, some stopped */
-	assert_int_equal(gjudge(&s, 3, 2, 0, 0, 0, 1, NULL, &why), JF_GV_FAILED);
+	assert_int_equal(gjudge(&s, 3, 2, 0, 0, 0, 1, NULL, &why), JF_GV_STOPPED);
 	assert_string_equal(why, "Stopped");
-	assert_int_equal(gjudge(&s, 3, 2, 0, 0, 0, 1, NULL, NULL), JF_GV_FAILED);
+	assert_int_equal(gjudge(&s, 3, 2, 0, 0, 0, 1, NULL, NULL), JF_GV_STOPPED);
 }
 
 static void test_group_max_failed_indexes(void **state)
