@@ -559,6 +559,7 @@ static enum jf_err model_value(struct cparse *p, int key, void *ctx)
 
 static enum jf_err model_item(struct cparse *p, size_t i, void *ctx)
 {
+	(void)ctx;
 	struct jf_cluster *c = p->c;
 	struct jf_gpu_model *m;
 	int line = ev_line(p);
@@ -714,6 +715,7 @@ static enum jf_err mach_expand(struct cparse *p, struct mach_ctx *mc,
 
 static enum jf_err mach_item(struct cparse *p, size_t i, void *ctx)
 {
+	(void)ctx;
 	struct mach_ctx mc = { 0 };
 	enum jf_err rc;
 
@@ -778,6 +780,7 @@ static enum jf_err take_grace(struct cparse *p, int64_t *out)
 
 static enum jf_err top_value(struct cparse *p, int key, void *ctx)
 {
+	(void)ctx;
 	struct jf_cluster *c = p->c;
 	int line = ev_line(p);
 	enum jf_err rc;
