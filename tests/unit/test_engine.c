@@ -591,6 +591,81 @@ static void test_restart_adopts(void **state)
 			 1);
 }
 
+/* The queue's group_timeout stops a group that never started a task, with
+ * the injected clock; the group holding the queue keeps running. */
+static void test_group_timeout(void **state)
+{
+	struct fix *f = *state;
+	struct jf_error err = { 0 };
+	const char *q = "capacity: 1\ngroup_timeout: 60s\n";
+	assert_int_equal(jf_engine_queue_spec(f->e, f->queue, q, strlen(q), &err), JF_OK);
+	int64_t a = submit(f, "holder", "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
+	assert_true(run_until(f, task0_running, a, 10000, NULL, NULL));
+	int64_t b = submit(f, "starved", "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	jf_engine_tick(f->e);
+	assert_int_equal(group_state(f, b), JF_ST_WAITING);
+	f->offset_ms += 61000;
+	jf_engine_tick(f->e);
+	assert_int_equal(group_state(f, b), JF_ST_STOPPED);
+	char *ev = events(f, JF_SCOPE_GROUP, b);
+	assert_non_null(strstr(ev, " GroupTimeout "));
+	free(ev);
+	/* the holder started at once: no timeout for it, whatever the clock says */
+	assert_int_equal(group_state(f, a), JF_ST_RUNNING);
+	assert_int_equal(jf_engine_ctl(f->e, a, 0, "stop", &err), JF_OK);
+	assert_true(run_until(f, settled, a, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, a), JF_ST_STOPPED);
+}
+
+/* Kubernetes activeDeadlineSeconds fails the whole group, with the
+ * injected clock. */
+static void test_active_deadline(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "deadline",
+			   "apiVersion: batch/v1\n"
+			   "kind: Job\n"
+			   "metadata: {name: deadline}\n"
+			   "spec:\n"
+			   "  activeDeadlineSeconds: 30\n"
+			   "  template:\n"
+			   "    spec:\n"
+			   "      restartPolicy: Never\n"
+			   "      containers:\n"
+			   "      - name: main\n"
+			   "        command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	f->offset_ms += 29000;
+	jf_engine_tick(f->e);
+	assert_int_equal(group_state(f, g), JF_ST_RUNNING);
+	f->offset_ms += 2000;
+	jf_engine_tick(f->e);
+	assert_int_equal(group_state(f, g), JF_ST_FAILED);
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, " DeadlineExceeded "));
+	free(ev);
+	assert_int_equal(open_attempts(f), 0);
+}
+
+/* A key that cannot be honoured yet is refused, never ignored. */
+static void test_unit_runtime_refused(void **state)
+{
+	struct fix *f = *state;
+	struct jf_error err = { 0 };
+	int64_t g = 0;
+	const char *spec = "billing: spot\nunit_runtime: 30m\ncommand: [\"true\"]\n";
+	assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, "spot", getuid(),
+					   getgid(), &g, &err), JF_OK);
+	assert_int_equal(jf_engine_submit(f->e, g, spec, strlen(spec), getuid(), getgid(), &err),
+			 JF_ENOTSUP);
+	assert_non_null(strstr(err.msg, "unit_runtime"));
+	assert_int_equal(group_state(f, g), JF_ST_INVALID);
+	const char *q = "partition: gpu\n";
+	assert_int_equal(jf_engine_queue_spec(f->e, f->queue, q, strlen(q), &err), JF_ENOTSUP);
+	assert_non_null(strstr(err.msg, "partition"));
+}
+
 int main(void)
 {
 	if (!shim_path()) {
@@ -607,6 +682,9 @@ int main(void)
 		T(test_resume_running),
 		T(test_refused_spec),
 		T(test_restart_adopts),
+		T(test_group_timeout),
+		T(test_active_deadline),
+		T(test_unit_runtime_refused),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
