@@ -101,12 +101,14 @@ void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx,
 			size_t n);
 
 /* run.c */
+struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
+void jf_trun_free(struct trun *t);
 void jf_eng_schedule(struct jf_engine *e);
 void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
 /* Kill every running task of a group, for why; returns how many. */
 int jf_eng_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why);
-/* After a restart: take over the attempts the store says are running. */
+/* adopt.c: after a restart, take over the attempts the store says are running. */
 void jf_eng_adopt_all(struct jf_engine *e);
 /* End groups past activeDeadlineSeconds or their queue's group_timeout. */
 void jf_eng_group_timers(struct jf_engine *e);

@@ -56,7 +56,7 @@ static const char *billing_name(enum jf_billing b)
 	return b == JF_BILL_SPOT ? "spot" : "on-demand";
 }
 
-static void trun_free(struct trun *t)
+void jf_trun_free(struct trun *t)
 {
 	if (!t)
 		return;
@@ -241,7 +241,7 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 	jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, node_id, false);
 }
 
-static struct trun *trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes)
+struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes)
 {
 	struct trun *t = calloc(1, sizeof(*t));
 	if (!t)
@@ -249,7 +249,7 @@ static struct trun *trun_new(int64_t task_id, int64_t group_id, int64_t idx, int
 	t->slots = calloc((size_t)nodes, sizeof(*t->slots));
 	t->attempt_ids = calloc((size_t)nodes, sizeof(*t->attempt_ids));
 	if (!t->slots || !t->attempt_ids) {
-		trun_free(t);
+		jf_trun_free(t);
 		return NULL;
 	}
 	t->task_id = task_id;
@@ -275,7 +275,7 @@ static void start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	t->why = JF_WHY_NONE;
 	if (!jf_idmap_put(&e->tasks, t->task_id, t)) {
 		release_slots(e, t);
-		trun_free(t);
+		jf_trun_free(t);
 		return;
 	}
 	int64_t now = jf_eng_now(e);
@@ -348,11 +348,11 @@ static int schedule_group(void *ctx, int64_t gid)
 	for (int i = 0; i < w->n; i++) {
 		if (jf_idmap_get(&e->tasks, w->ids[i]))
 			continue;   /* its last attempt is still being killed */
-		struct trun *t = trun_new(w->ids[i], gid, w->idx[i], g->spec->nodes);
+		struct trun *t = jf_trun_new(w->ids[i], gid, w->idx[i], g->spec->nodes);
 		if (!t)
 			break;
 		if (!jf_sched_place(e->machines, e->cluster->nmachines, &g->req, t->slots)) {
-			trun_free(t);
+			jf_trun_free(t);
 			break;
 		}
 		start_task(e, g, t, uid, ggid);
@@ -696,7 +696,7 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 				jf_store_commit(e->st);
 				release_slots(e, t);
 				jf_idmap_del(&e->tasks, t->task_id);
-				trun_free(t);
+				jf_trun_free(t);
 				end_group(e, g, JF_ST_FAILED, "Failed", msg);
 				return;
 			}
@@ -723,7 +723,7 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 	}
 	release_slots(e, t);
 	jf_idmap_del(&e->tasks, t->task_id);
-	trun_free(t);
+	jf_trun_free(t);
 	jf_eng_settle_group(e, g);
 }
 
@@ -824,168 +824,3 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
 }
 
-/* ---- adoption after a restart ---- */
-
-static size_t machine_index(struct jf_engine *e, const char *name)
-{
-	for (size_t i = 0; i < e->cluster->nmachines; i++)
-		if (strcmp(e->cluster->machines[i].name, name) == 0)
-			return i;
-	return e->cluster->nmachines;
-}
-
-static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
-{
-	struct jf_node_rec n;
-	struct jf_task_rec tr;
-	if (jf_node_get(e->st, a->node_id, &n) != JF_OK)
-		return 0;
-	if (jf_task_get(e->st, n.task_id, &tr) != JF_OK) {
-		jf_node_release(&n);
-		return 0;
-	}
-	struct grt *g = jf_eng_group(e, tr.group_id);
-	int64_t node_idx = n.idx, task_idx = tr.idx, task_id = tr.id;
-	int64_t task_attempt = tr.attempt;
-	jf_node_release(&n);
-	jf_task_release(&tr);
-	if (!g)
-		return 0;
-
-	struct trun *t = jf_idmap_get(&e->tasks, task_id);
-	if (!t) {
-		t = trun_new(task_id, g->id, task_idx, g->spec->nodes);
-		if (!t || !jf_idmap_put(&e->tasks, task_id, t)) {
-			trun_free(t);
-			return 0;
-		}
-		t->attempt = task_attempt;
-		t->held = true;
-		for (int64_t i = 0; i < t->nodes; i++)
-			t->slots[i].machine = e->cluster->nmachines;   /* none yet */
-	}
-	struct run *r = calloc(1, sizeof(*r));
-	if (!r)
-		return 0;
-	r->attempt_id = a->id;
-	r->node_id = a->node_id;
-	r->task_id = task_id;
-	r->group_id = g->id;
-	r->node_idx = node_idx;
-	r->attempt = a->attempt;
-	snprintf(r->handle, sizeof(r->handle), "%s", a->handle);
-	if (g->spec->timeout > 0 && a->start_ms)
-		r->deadline_ms = a->start_ms + g->spec->timeout * 1000;
-	if (!jf_idmap_put(&e->runs, a->id, r)) {
-		free(r);
-		return 0;
-	}
-	if (node_idx < t->nodes) {
-		struct jf_sched_slot *s = &t->slots[node_idx];
-		s->machine = machine_index(e, a->machine);
-		s->gpu_mask = jf_gpu_ids_parse(a->gpu_ids);
-		s->cpu_milli = g->req.cpu_milli;
-		s->mem_bytes = g->req.mem_bytes;
-		if (s->machine < e->cluster->nmachines &&
-		    jf_sched_take(e->machines, e->cluster->nmachines, s))
-			e->use[s->machine].nodes++;
-		else
-			s->machine = e->cluster->nmachines;
-		t->attempt_ids[node_idx] = a->id;
-	}
-	t->live++;
-	struct jf_error err;
-	jf_error_clear(&err);
-	if (!a->handle[0]) {
-		/* the daemon died between recording the attempt and starting it */
-		struct jf_run_result res;
-		memset(&res, 0, sizeof(res));
-		res.cookie = (uint64_t)a->id;
-		res.lost = true;
-		res.exit_code = -1;
-		res.end_ms = jf_eng_now(e);
-		snprintf(res.message, sizeof(res.message),
-			 "the daemon stopped before this attempt started");
-		jf_eng_finish(e, &res);
-		return 0;
-	}
-	if (jf_backend_adopt(e->be, a->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
-		struct jf_run_result res;
-		memset(&res, 0, sizeof(res));
-		res.cookie = (uint64_t)a->id;
-		res.lost = true;
-		res.exit_code = -1;
-		res.end_ms = jf_eng_now(e);
-		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s", err.msg);
-		jf_eng_finish(e, &res);
-	}
-	return 0;
-}
-
-struct idlist {
-	int64_t *v;
-	size_t n, cap;
-	bool oom;
-};
-
-static void idlist_add(struct idlist *l, int64_t id)
-{
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 64;
-		int64_t *p = realloc(l->v, ncap * sizeof(*p));
-		if (!p) {
-			l->oom = true;
-			return;
-		}
-		l->v = p;
-		l->cap = ncap;
-	}
-	l->v[l->n++] = id;
-}
-
-static int collect_attempt(void *ctx, const struct jf_attempt_rec *a)
-{
-	idlist_add(ctx, a->id);
-	return 0;
-}
-
-static int collect_task(void *ctx, int64_t id, int64_t idx)
-{
-	(void)idx;
-	idlist_add(ctx, id);
-	return 0;
-}
-
-static int collect_group(void *ctx, int64_t id)
-{
-	idlist_add(ctx, id);
-	return 0;
-}
-
-void jf_eng_adopt_all(struct jf_engine *e)
-{
-	/* collect first: adopting may finish attempts, which writes the table */
-	struct idlist l = { NULL, 0, 0, false };
-	jf_attempt_list_open(e->st, collect_attempt, &l);
-	for (size_t i = 0; i < l.n; i++) {
-		struct jf_attempt_rec a;
-		if (jf_attempt_get(e->st, l.v[i], &a) != JF_OK)
-			continue;
-		adopt_one(e, &a);
-		jf_attempt_release(&a);
-	}
-	/* tasks placed but with no recorded process never started: wait again */
-	struct idlist groups = { NULL, 0, 0, false };
-	jf_group_list_active(e->st, collect_group, &groups);
-	for (size_t gi = 0; gi < groups.n; gi++) {
-		l.n = 0;
-		jf_task_list_state(e->st, groups.v[gi], JF_ST_INITIALIZING, 1 << 30, collect_task,
-				   &l);
-		jf_task_list_state(e->st, groups.v[gi], JF_ST_RUNNING, 1 << 30, collect_task, &l);
-		for (size_t i = 0; i < l.n; i++)
-			if (!jf_idmap_get(&e->tasks, l.v[i]))
-				jf_task_set_state(e->st, l.v[i], JF_ST_WAITING, "", jf_eng_now(e));
-	}
-	free(groups.v);
-	free(l.v);
-}

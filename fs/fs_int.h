@@ -122,8 +122,40 @@ struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid,
 				const char *name);
 struct scratch *jf_scratch_get(struct jf_fs *fs, int64_t id);
 
-/* ops.c */
+/* ops.c, ops_write.c, ops_file.c */
 extern const struct fuse_lowlevel_ops jf_fs_ops;
+
+static inline struct jf_fs *FS(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static inline bool split(fuse_ino_t ino, struct jf_ino *out)
+{
+	return jf_ino_split(ino, out);
+}
+
+void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c);
+enum jf_err jf_submit_text(struct jf_fs *fs, const struct jf_ino *spec_ino, const char *text,
+			   size_t len, uid_t uid, gid_t gid);
+void jf_scratch_free(struct scratch *s);
+struct fh *jf_fh_new(enum fh_kind kind, const struct jf_ino *ino);
+void jf_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		  const char *newname, unsigned int flags);
+void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		  struct fuse_file_info *fi);
+void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		struct fuse_file_info *fi);
+void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
+		 struct fuse_file_info *fi);
+void jf_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void jf_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		struct fuse_pollhandle *ph);
 
 /* notify.c */
 struct notifier *jf_notifier_new(struct jf_fs *fs);

@@ -1,0 +1,181 @@
+/*
+ * adopt.c - taking over, after a restart, the attempts whose processes
+ * outlived the last daemon.
+ *
+ * For every attempt the store says is running: rebuild its task's runtime
+ * entry, take its slot on the machine again, and hand its handle to the
+ * backend, which reports its end (at once if it ended while no daemon
+ * ran).  An attempt recorded but never started is finished as lost.  Tasks
+ * placed with no recorded attempt go back to Waiting.
+ */
+#include "engine/engine_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- adoption after a restart ---- */
+
+static size_t machine_index(struct jf_engine *e, const char *name)
+{
+	for (size_t i = 0; i < e->cluster->nmachines; i++)
+		if (strcmp(e->cluster->machines[i].name, name) == 0)
+			return i;
+	return e->cluster->nmachines;
+}
+
+static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
+{
+	struct jf_node_rec n;
+	struct jf_task_rec tr;
+	if (jf_node_get(e->st, a->node_id, &n) != JF_OK)
+		return 0;
+	if (jf_task_get(e->st, n.task_id, &tr) != JF_OK) {
+		jf_node_release(&n);
+		return 0;
+	}
+	struct grt *g = jf_eng_group(e, tr.group_id);
+	int64_t node_idx = n.idx, task_idx = tr.idx, task_id = tr.id;
+	int64_t task_attempt = tr.attempt;
+	jf_node_release(&n);
+	jf_task_release(&tr);
+	if (!g)
+		return 0;
+
+	struct trun *t = jf_idmap_get(&e->tasks, task_id);
+	if (!t) {
+		t = jf_trun_new(task_id, g->id, task_idx, g->spec->nodes);
+		if (!t || !jf_idmap_put(&e->tasks, task_id, t)) {
+			jf_trun_free(t);
+			return 0;
+		}
+		t->attempt = task_attempt;
+		t->held = true;
+		for (int64_t i = 0; i < t->nodes; i++)
+			t->slots[i].machine = e->cluster->nmachines;   /* none yet */
+	}
+	struct run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return 0;
+	r->attempt_id = a->id;
+	r->node_id = a->node_id;
+	r->task_id = task_id;
+	r->group_id = g->id;
+	r->node_idx = node_idx;
+	r->attempt = a->attempt;
+	snprintf(r->handle, sizeof(r->handle), "%s", a->handle);
+	if (g->spec->timeout > 0 && a->start_ms)
+		r->deadline_ms = a->start_ms + g->spec->timeout * 1000;
+	if (!jf_idmap_put(&e->runs, a->id, r)) {
+		free(r);
+		return 0;
+	}
+	if (node_idx < t->nodes) {
+		struct jf_sched_slot *s = &t->slots[node_idx];
+		s->machine = machine_index(e, a->machine);
+		s->gpu_mask = jf_gpu_ids_parse(a->gpu_ids);
+		s->cpu_milli = g->req.cpu_milli;
+		s->mem_bytes = g->req.mem_bytes;
+		if (s->machine < e->cluster->nmachines &&
+		    jf_sched_take(e->machines, e->cluster->nmachines, s))
+			e->use[s->machine].nodes++;
+		else
+			s->machine = e->cluster->nmachines;
+		t->attempt_ids[node_idx] = a->id;
+	}
+	t->live++;
+	struct jf_error err;
+	jf_error_clear(&err);
+	if (!a->handle[0]) {
+		/* the daemon died between recording the attempt and starting it */
+		struct jf_run_result res;
+		memset(&res, 0, sizeof(res));
+		res.cookie = (uint64_t)a->id;
+		res.lost = true;
+		res.exit_code = -1;
+		res.end_ms = jf_eng_now(e);
+		snprintf(res.message, sizeof(res.message),
+			 "the daemon stopped before this attempt started");
+		jf_eng_finish(e, &res);
+		return 0;
+	}
+	if (jf_backend_adopt(e->be, a->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
+		struct jf_run_result res;
+		memset(&res, 0, sizeof(res));
+		res.cookie = (uint64_t)a->id;
+		res.lost = true;
+		res.exit_code = -1;
+		res.end_ms = jf_eng_now(e);
+		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s", err.msg);
+		jf_eng_finish(e, &res);
+	}
+	return 0;
+}
+
+struct idlist {
+	int64_t *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void idlist_add(struct idlist *l, int64_t id)
+{
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 64;
+		int64_t *p = realloc(l->v, ncap * sizeof(*p));
+		if (!p) {
+			l->oom = true;
+			return;
+		}
+		l->v = p;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = id;
+}
+
+static int collect_attempt(void *ctx, const struct jf_attempt_rec *a)
+{
+	idlist_add(ctx, a->id);
+	return 0;
+}
+
+static int collect_task(void *ctx, int64_t id, int64_t idx)
+{
+	(void)idx;
+	idlist_add(ctx, id);
+	return 0;
+}
+
+static int collect_group(void *ctx, int64_t id)
+{
+	idlist_add(ctx, id);
+	return 0;
+}
+
+void jf_eng_adopt_all(struct jf_engine *e)
+{
+	/* collect first: adopting may finish attempts, which writes the table */
+	struct idlist l = { NULL, 0, 0, false };
+	jf_attempt_list_open(e->st, collect_attempt, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		struct jf_attempt_rec a;
+		if (jf_attempt_get(e->st, l.v[i], &a) != JF_OK)
+			continue;
+		adopt_one(e, &a);
+		jf_attempt_release(&a);
+	}
+	/* tasks placed but with no recorded process never started: wait again */
+	struct idlist groups = { NULL, 0, 0, false };
+	jf_group_list_active(e->st, collect_group, &groups);
+	for (size_t gi = 0; gi < groups.n; gi++) {
+		l.n = 0;
+		jf_task_list_state(e->st, groups.v[gi], JF_ST_INITIALIZING, 1 << 30, collect_task,
+				   &l);
+		jf_task_list_state(e->st, groups.v[gi], JF_ST_RUNNING, 1 << 30, collect_task, &l);
+		for (size_t i = 0; i < l.n; i++)
+			if (!jf_idmap_get(&e->tasks, l.v[i]))
+				jf_task_set_state(e->st, l.v[i], JF_ST_WAITING, "", jf_eng_now(e));
+	}
+	free(groups.v);
+	free(l.v);
+}

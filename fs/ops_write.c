@@ -1,0 +1,254 @@
+/*
+ * ops_write.c - the operations that change the tree's shape: mkdir makes
+ * queues, groups and batches; rmdir and rename act on them; create, unlink
+ * and rename of editors' temporary files (an in-memory scratch per group
+ * or queue) let `sed -i` and editors submit a spec by renaming onto
+ * spec.yaml.  Every callback replies exactly once.
+ */
+#include "fs/fs_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <poll.h>
+
+#include "core/lifecycle.h"
+#include "core/names.h"
+#include "core/spec.h"
+
+#define CTL_MAX 256
+#define SCRATCH_MAX_BYTES JF_SPEC_MAX_BYTES
+#define DIR_BASE 64            /* readdir offsets below this are fixed entries */
+
+/* ---- mkdir, rmdir, rename, create, unlink ---- */
+
+void jf_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	(void)mode;
+	struct jf_fs *fs = FS(req);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct jf_ino p;
+	struct jf_error err;
+	jf_error_clear(&err);
+	if (!split(parent, &p)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	enum jf_err rc;
+	int64_t id = 0;
+	struct jf_ino c;
+	switch (p.obj) {
+	case JF_O_QUEUES:
+		rc = jf_engine_mkqueue(fs->e, name, ctx->uid, ctx->gid, &id, &err);
+		c = (struct jf_ino){ JF_O_QUEUE, id, JF_F_DIR };
+		break;
+	case JF_O_GROUPS:
+	case JF_O_BATCHES:
+		rc = jf_engine_mkgroup(fs->e, p.obj == JF_O_GROUPS ? p.id : 0,
+				       p.obj == JF_O_GROUPS ? JF_KIND_GROUP : JF_KIND_BATCH, name,
+				       ctx->uid, ctx->gid, &id, &err);
+		c = (struct jf_ino){ JF_O_GROUP, id, JF_F_DIR };
+		break;
+	default:
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	if (rc) {
+		fuse_reply_err(req, jf_errno(rc));
+		return;
+	}
+	jf_reply_entry(req, fs, &c);
+}
+
+void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct jf_fs *fs = FS(req);
+	struct jf_ino p, c;
+	struct jf_error err;
+	jf_error_clear(&err);
+	if (!split(parent, &p) || jf_resolve(fs, &p, name, &c)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	enum jf_err rc;
+	if (c.obj == JF_O_QUEUE && c.file == JF_F_DIR && p.obj == JF_O_QUEUES)
+		rc = jf_engine_rmqueue(fs->e, c.id, &err);
+	else if (c.obj == JF_O_GROUP && c.file == JF_F_DIR)
+		rc = jf_engine_rmgroup(fs->e, c.id, &err);
+	else
+		rc = c.file == JF_F_DIR ? JF_EACCES : JF_EINVAL;
+	fuse_reply_err(req, rc == JF_EINVAL ? ENOTDIR : jf_errno(rc));
+}
+
+enum jf_err jf_submit_text(struct jf_fs *fs, const struct jf_ino *spec_ino,
+			       const char *text, size_t len, uid_t uid, gid_t gid)
+{
+	struct jf_error err;
+	jf_error_clear(&err);
+	if (spec_ino->obj == JF_O_QUEUE)
+		return jf_engine_queue_spec(fs->e, spec_ino->id, text, len, &err);
+	return jf_engine_submit(fs->e, spec_ino->id, text, len, uid, gid, &err);
+}
+
+void jf_scratch_free(struct scratch *s)
+{
+	free(s->data);
+	memset(s, 0, sizeof(*s));
+}
+
+void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct jf_fs *fs = FS(req);
+	struct jf_ino p, np, c;
+	struct jf_error err;
+	jf_error_clear(&err);
+	if (!split(parent, &p) || !split(newparent, &np) || jf_resolve(fs, &p, name, &c)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (flags & RENAME_EXCHANGE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* an editor's temp file renamed onto spec.yaml submits it */
+	if (c.obj == JF_O_SCRATCH) {
+		struct scratch *s = jf_scratch_get(fs, c.id);
+		if (!s || np.obj != p.obj || np.id != p.id) {
+			fuse_reply_err(req, EXDEV);
+			return;
+		}
+		if (!strcmp(newname, "spec.yaml")) {
+			struct jf_ino spec = { p.obj, p.id, JF_F_SPEC };
+			const struct fuse_ctx *ctx = fuse_req_ctx(req);
+			enum jf_err rc = jf_submit_text(fs, &spec, s->data ? s->data : "", s->len,
+						     ctx->uid, ctx->gid);
+			if (rc == JF_OK)
+				jf_scratch_free(s);
+			fuse_reply_err(req, jf_errno(rc));
+			return;
+		}
+		if (jf_file_lookup(p.obj, newname) != JF_F_DIR || !strcmp(newname, "tasks") ||
+		    !strcmp(newname, "groups")) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
+		struct scratch *other = jf_scratch_find(fs, p.obj, p.id, newname);
+		if (other && other != s)
+			jf_scratch_free(other);
+		snprintf(s->name, sizeof(s->name), "%s", newname);
+		fuse_reply_err(req, 0);
+		return;
+	}
+	if (c.obj == JF_O_GROUP && c.file == JF_F_DIR &&
+	    (p.obj == JF_O_GROUPS || p.obj == JF_O_BATCHES)) {
+		if (np.obj != p.obj || np.id != p.id) {
+			fuse_reply_err(req, EXDEV);
+			return;
+		}
+		struct jf_ino other;
+		if (jf_resolve(fs, &np, newname, &other) == 0) {
+			fuse_reply_err(req, EEXIST);
+			return;
+		}
+		enum jf_err rc = jf_engine_rename_group(fs->e, c.id, newname, &err);
+		fuse_reply_err(req, jf_errno(rc));
+		return;
+	}
+	fuse_reply_err(req, EACCES);
+}
+
+static bool scratch_parent_ok(const struct jf_ino *p)
+{
+	return p->file == JF_F_DIR && (p->obj == JF_O_GROUP || p->obj == JF_O_QUEUE);
+}
+
+struct fh *jf_fh_new(enum fh_kind kind, const struct jf_ino *ino)
+{
+	struct fh *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->kind = kind;
+	h->ino = *ino;
+	h->fd = -1;
+	return h;
+}
+
+void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct jf_fs *fs = FS(req);
+	struct jf_ino p, c;
+	if (!split(parent, &p)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (jf_resolve(fs, &p, name, &c) == 0) {
+		/* exists: O_CREAT without O_EXCL opens it (the kernel checks EXCL) */
+		fuse_reply_err(req, EEXIST);
+		return;
+	}
+	if (!scratch_parent_ok(&p)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	struct jf_error err;
+	if (strlen(name) > 200 || (!jf_name_valid(name, &err) && name[0] != '.')) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	struct scratch *s = NULL;
+	for (int i = 0; i < JF_SCRATCH_MAX && !s; i++)
+		if (!fs->scratch[i].id)
+			s = &fs->scratch[i];
+	if (!s) {
+		fuse_reply_err(req, ENOSPC);
+		return;
+	}
+	s->id = ++fs->scratch_next;
+	s->parent_obj = p.obj;
+	s->parent_id = p.id;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->mode = mode & 0777;
+	s->mtime_ms = jf_engine_now(fs->e);
+	c = (struct jf_ino){ JF_O_SCRATCH, s->id, JF_F_DATA };
+	struct fh *h = jf_fh_new(FH_SCRATCH, &c);
+	if (!h) {
+		jf_scratch_free(s);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	jf_stat(fs, &c, &e.attr);
+	e.ino = e.attr.st_ino;
+	e.attr_timeout = 0;
+	e.entry_timeout = 0;
+	fi->fh = (uintptr_t)h;
+	fi->direct_io = 1;
+	if (fuse_reply_create(req, &e, fi) != 0)
+		free(h);
+}
+
+void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct jf_fs *fs = FS(req);
+	struct jf_ino p, c;
+	if (!split(parent, &p) || jf_resolve(fs, &p, name, &c)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (c.obj != JF_O_SCRATCH) {
+		fuse_reply_err(req, c.file == JF_F_DIR ? EISDIR : EACCES);
+		return;
+	}
+	struct scratch *s = jf_scratch_get(fs, c.id);
+	if (s)
+		jf_scratch_free(s);
+	fuse_reply_err(req, 0);
+}
+
