@@ -21,5 +21,9 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-# FUSE needs its device; containers sometimes lack the node
-[ -e /dev/fuse ] || { [ "$(id -u)" = 0 ] && mknod -m 666 /dev/fuse c 10 229; } || true
+# FUSE needs its device; containers sometimes lack the node, or run without
+# udev, whose Debian rule makes it 0666 so that ordinary users can mount
+if [ "$(id -u)" = 0 ]; then
+	[ -e /dev/fuse ] || mknod -m 666 /dev/fuse c 10 229 || true
+	[ -e /dev/fuse ] && chmod 0666 /dev/fuse || true
+fi
