@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/billing.h"
 
 #define MAX_START_BATCH 256
@@ -156,9 +157,18 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 	char **argvs[JF_RUN_MAX_PROCS] = { 0 };
 	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
 	bool ok = true;
+	/* each container sees the GPUs the allocator gave it (DESIGN 5.3) */
+	struct jf_alloc *al = NULL;
+	jf_alloc_new(slot->cpu_milli, slot->mem_bytes, slot->gpu_mask, s->containers, np, &al,
+		     NULL);
 	for (size_t i = 0; i < np; i++) {
 		const struct jf_container *c = &s->containers[i];
-		envs[i] = jf_env_build(e, g, c, t->idx, ni, attempt, gpu_ids, ckpt, uid);
+		char cgpus[JF_GPU_IDS_MAX];
+		if (al)
+			jf_gpu_ids_format(al->c[i].gpu_mask, cgpus, sizeof(cgpus));
+		else
+			snprintf(cgpus, sizeof(cgpus), "%s", gpu_ids);
+		envs[i] = jf_env_build(e, g, c, t->idx, ni, attempt, cgpus, ckpt, uid);
 		argvs[i] = calloc(c->ncommand + c->nargs + 1, sizeof(char *));
 		if (!envs[i] || !argvs[i]) {
 			ok = false;
@@ -188,6 +198,7 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 		jf_env_free(envs[i]);
 		free(argvs[i]);
 	}
+	jf_alloc_free(al);
 	if (rc != JF_OK) {
 		start_failed(e, attempt_id, err.msg[0] ? err.msg : "cannot start the node");
 		return;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/billing.h"
 #include "core/quantity.h"
 #include "core/sched.h"
@@ -327,9 +328,18 @@ static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **
 		jf_cpu_format(req.cpu_milli, cpu, sizeof(cpu));
 		jf_mem_format(req.mem_bytes, mem, sizeof(mem));
 		fprintf(f, "node: {cpu: \"%s\", memory: \"%s\", gpus: %d}\n", cpu, mem, req.gpus);
-		fputs("containers:\n", f);
-		for (size_t i = 0; i < s->ncontainers; i++)
-			fprintf(f, "- name: %s\n", s->containers[i].name);
+		/* the split across containers (DESIGN 5.3); GPU ids are the node's
+		 * own once it ran, else the first ones for the shape */
+		uint64_t mask = ran && n.gpu_ids[0] ? jf_gpu_ids_parse(n.gpu_ids)
+			       : req.gpus >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << req.gpus) - 1);
+		struct jf_alloc *a = NULL;
+		char *y = NULL;
+		if (jf_alloc_new(req.cpu_milli, req.mem_bytes, req.gpus > 0 ? mask : 0,
+				 s->containers, s->ncontainers, &a, NULL) == JF_OK)
+			y = jf_alloc_yaml(a);
+		fputs(y ? y : "containers: []\n", f);
+		free(y);
+		jf_alloc_free(a);
 	}
 	if (ran)
 		jf_node_release(&n);
