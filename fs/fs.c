@@ -192,6 +192,21 @@ void jf_fs_free(struct jf_fs *fs)
 		fuse_session_unmount(fs->se);
 		fuse_session_destroy(fs->se);
 	}
+	/* handles whose background release the unmount dropped */
+	while (fs->fhs) {
+		struct fh *h = fs->fhs;
+		jf_fh_untrack(fs, h);
+		if (h->w) {
+			if (h->w->ph)
+				fuse_pollhandle_destroy(h->w->ph);
+			free(h->w);
+		}
+		if (h->fd >= 0)
+			close(h->fd);
+		free(h->buf);
+		free(h);
+	}
+	fs->watchers = NULL;
 	for (int i = 0; i < JF_SCRATCH_MAX; i++)
 		free(fs->scratch[i].data);
 	size_t i = 0;

@@ -67,6 +67,7 @@ struct fh {
 	uid_t uid;
 	gid_t gid;
 	struct watcher *w;
+	struct fh *prev, *next;     /* in jf_fs.fhs while the kernel holds it open */
 };
 
 struct cached {
@@ -92,6 +93,7 @@ struct jf_fs {
 	struct scratch scratch[JF_SCRATCH_MAX];
 	int64_t scratch_next;
 	struct watcher *watchers;
+	struct fh *fhs;             /* open handles: freed at exit if no release came */
 	struct notifier *nt;
 	int epfd, tfd, sfd;
 	bool stop;
@@ -140,6 +142,11 @@ enum jf_err jf_submit_text(struct jf_fs *fs, const struct jf_ino *spec_ino, cons
 			   size_t len, uid_t uid, gid_t gid);
 void jf_scratch_free(struct scratch *s);
 struct fh *jf_fh_new(enum fh_kind kind, const struct jf_ino *ino);
+/* An opened handle is tracked until its release.  The kernel sends release
+ * in the background after close(); an unmount right after drops it, so the
+ * handles still listed at exit are freed then. */
+void jf_fh_track(struct jf_fs *fs, struct fh *h);
+void jf_fh_untrack(struct jf_fs *fs, struct fh *h);
 void jf_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
 void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
 void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,

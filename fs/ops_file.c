@@ -189,7 +189,9 @@ opened:
 			close(h->fd);
 		free(h->buf);
 		free(h);
+		return;
 	}
+	jf_fh_track(fs, h);
 	return;
 nomem:
 	fuse_reply_err(req, ENOMEM);
@@ -419,6 +421,7 @@ void jf_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct jf_fs *fs = FS(req);
 	struct fh *h = (struct fh *)(uintptr_t)fi->fh;
 	act(fs, h);
+	jf_fh_untrack(fs, h);
 	if (h->w) {
 		for (struct watcher **pp = &fs->watchers; *pp; pp = &(*pp)->next)
 			if (*pp == h->w) {

@@ -167,6 +167,26 @@ static bool scratch_parent_ok(const struct jf_ino *p)
 	return p->file == JF_F_DIR && (p->obj == JF_O_GROUP || p->obj == JF_O_QUEUE);
 }
 
+void jf_fh_track(struct jf_fs *fs, struct fh *h)
+{
+	h->prev = NULL;
+	h->next = fs->fhs;
+	if (fs->fhs)
+		fs->fhs->prev = h;
+	fs->fhs = h;
+}
+
+void jf_fh_untrack(struct jf_fs *fs, struct fh *h)
+{
+	if (h->prev)
+		h->prev->next = h->next;
+	else if (fs->fhs == h)
+		fs->fhs = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	h->prev = h->next = NULL;
+}
+
 struct fh *jf_fh_new(enum fh_kind kind, const struct jf_ino *ino)
 {
 	struct fh *h = calloc(1, sizeof(*h));
@@ -232,6 +252,8 @@ void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	fi->direct_io = 1;
 	if (fuse_reply_create(req, &e, fi) != 0)
 		free(h);
+	else
+		jf_fh_track(fs, h);
 }
 
 void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lifecycle.h"
 #include "core/names.h"
 
 static bool parse_index(const char *s, int64_t *out)
@@ -191,13 +192,19 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 	}
 }
 
-/* Does the object still exist? (and its owner) */
+/*
+ * Does the object still exist?  Its owner, the state of its group, and
+ * *done_ms: when the group finished, if it has (0 otherwise).  A finished
+ * group's directories and files keep that time instead of "now", so `tar`
+ * sees nothing change while it reads them ("file changed as we read it").
+ */
 static int obj_owner(struct jf_fs *fs, enum jf_obj obj, int64_t id, uid_t *uid, gid_t *gid,
-		     int *gstate)
+		     int *gstate, int64_t *done_ms)
 {
 	*uid = fs->uid;
 	*gid = fs->gid;
 	*gstate = -1;
+	*done_ms = 0;
 	switch (obj) {
 	case JF_O_QUEUE:
 	case JF_O_GROUPS: {
@@ -217,6 +224,8 @@ static int obj_owner(struct jf_fs *fs, enum jf_obj obj, int64_t id, uid_t *uid, 
 		*uid = g.uid;
 		*gid = g.gid;
 		*gstate = g.state;
+		if (jf_state_final(g.state))
+			*done_ms = g.finished_ms;
 		jf_group_release(&g);
 		return 0;
 	}
@@ -234,6 +243,8 @@ static int obj_owner(struct jf_fs *fs, enum jf_obj obj, int64_t id, uid_t *uid, 
 			return ENOENT;
 		*uid = g.uid;
 		*gid = g.gid;
+		if (jf_state_final(g.state))
+			*done_ms = g.finished_ms;
 		jf_group_release(&g);
 		return 0;
 	}
@@ -336,7 +347,8 @@ int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *sb)
 	uid_t uid;
 	gid_t gid;
 	int gstate;
-	int rc = obj_owner(fs, ino->obj, ino->id, &uid, &gid, &gstate);
+	int64_t done_ms;
+	int rc = obj_owner(fs, ino->obj, ino->id, &uid, &gid, &gstate, &done_ms);
 	if (rc)
 		return rc;
 	sb->st_ino = jf_ino_make(ino->obj, ino->id, ino->file);
@@ -344,7 +356,7 @@ int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *sb)
 	sb->st_gid = gid;
 	sb->st_blksize = 4096;
 	int64_t now = jf_engine_now(fs->e);
-	sb->st_mtim.tv_sec = now / 1000;
+	sb->st_mtim.tv_sec = (done_ms > 0 ? done_ms : now) / 1000;
 	sb->st_atim = sb->st_ctim = sb->st_mtim;
 	if (ino->file == JF_F_DIR) {
 		bool writable = ino->obj == JF_O_QUEUES || ino->obj == JF_O_GROUPS ||

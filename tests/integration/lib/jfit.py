@@ -1,0 +1,438 @@
+"""jfit - helpers for the jobfs integration tests.
+
+Everything here drives the real mounted filesystem with real programs and
+real processes.  Python 3.11 standard library only.
+
+A test is a function `test_*(env)` in a tests/integration/test_*.py module,
+optionally decorated with @case(timeout=..., long=...).  The harness
+(run.py) gives it an Env whose daemon is already mounted; the test may stop,
+kill and restart the daemon through the Env.  Every daemon the Env started
+is checked when it ends: exit code 0 (unless the test killed it on purpose)
+and no sanitizer report on its stderr.
+"""
+import errno
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import time
+
+SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
+
+
+class Skip(Exception):
+    """Raised by a test that cannot run here; the message says why."""
+
+
+class TestFailure(AssertionError):
+    pass
+
+
+def case(timeout=60, long=False):
+    """Mark a test: its hard timeout, and whether only --long runs it."""
+    def deco(fn):
+        fn.jfit_timeout = timeout
+        fn.jfit_long = long
+        return fn
+    return deco
+
+
+def check(cond, msg):
+    if not cond:
+        raise TestFailure(msg)
+
+
+def repo_root():
+    return os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))))
+
+
+def jobfs_bin():
+    b = os.environ.get("JOBFS_BIN")
+    if b:
+        return os.path.abspath(b)
+    return os.path.join(repo_root(), "build", "tools", "jobfs")
+
+
+def have(prog):
+    return shutil.which(prog) is not None
+
+
+# ---------------------------------------------------------------- daemons
+
+class Daemon:
+    """One `jobfs --foreground` process on a state dir and mount point."""
+
+    def __init__(self, env, state, mnt, user=None):
+        self.env = env
+        self.state = state
+        self.mnt = mnt
+        self.user = user
+        env.ndaemons += 1
+        self.n = env.ndaemons
+        self.stderr_path = os.path.join(env.tmp, "daemon-%d.stderr" % self.n)
+        self.proc = None
+        self.killed = False          # killed on purpose: exit code not checked
+        self.checked = False
+
+    def start(self, timeout=10.0):
+        argv = [jobfs_bin(), "--state", self.state, "--foreground", self.mnt]
+        if self.user:
+            argv = ["runuser", "-u", self.user, "--"] + argv
+        errf = open(self.stderr_path, "wb")
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                         stdout=errf, stderr=errf,
+                                         start_new_session=True)
+        finally:
+            errf.close()
+        self.env.register_daemon(self)
+        deadline = time.monotonic() + timeout
+        readme = os.path.join(self.mnt, "README")
+        while True:
+            if self.proc.poll() is not None:
+                raise TestFailure("daemon exited with %s before the tree was ready"
+                                  % self.proc.returncode)
+            if self.user:
+                # without allow_other only the mounting user sees the tree
+                if subprocess.run(["runuser", "-u", self.user, "--", "test", "-e", readme],
+                                  capture_output=True).returncode == 0:
+                    return self
+            elif os.path.exists(readme):
+                return self
+            if time.monotonic() > deadline:
+                raise TestFailure("mount not ready: %s/README missing after %.0f s"
+                                  % (self.mnt, timeout))
+            time.sleep(0.02)
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def stderr_text(self):
+        try:
+            with open(self.stderr_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def unmount(self, timeout=10.0, lazy=False):
+        """fusermount3 -u, then wait for the daemon to exit and check it."""
+        argv = ["fusermount3", "-u"] + (["-z"] if lazy else []) + [self.mnt]
+        if self.user:
+            argv = ["runuser", "-u", self.user, "--"] + argv
+        deadline = time.monotonic() + timeout
+        while True:
+            r = subprocess.run(argv, capture_output=True, text=True)
+            if r.returncode == 0 or self.proc.poll() is not None:
+                break
+            if time.monotonic() > deadline:
+                raise TestFailure("fusermount3 -u %s failed: %s"
+                                  % (self.mnt, r.stderr.strip()))
+            time.sleep(0.1)           # "device busy" while a reader finishes
+        try:
+            self.proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            self.check()
+            raise TestFailure("daemon did not exit within %.0f s of unmount"
+                              % timeout)
+        self.check()
+
+    def kill9(self):
+        self.killed = True
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        # the kernel keeps the dead mount: detach it
+        subprocess.run(["fusermount3", "-u", "-z", self.mnt], capture_output=True)
+        self.check()
+
+    def check(self):
+        if self.checked:
+            return
+        self.checked = True
+        err = self.stderr_text()
+        for mark in SANITIZER_MARKS:
+            if mark in err:
+                raise TestFailure("daemon %d stderr has %r" % (self.n, mark))
+        if not self.killed and self.proc.returncode != 0:
+            raise TestFailure("daemon %d exited with %s" % (self.n, self.proc.returncode))
+
+
+class Env:
+    """What a test gets: a mounted tree plus helpers."""
+
+    def __init__(self, tmp, long=False):
+        self.tmp = tmp
+        self.long = long
+        self.state = os.path.join(tmp, "state")
+        self.mnt = os.path.join(tmp, "mnt")
+        self.work = os.path.join(tmp, "work")    # scratch outside the mount
+        for d in (self.state, self.mnt, self.work):
+            os.makedirs(d, exist_ok=True)
+        self.ndaemons = 0
+        self.daemons = []
+        self.daemon = None
+        self.bg = []                              # background processes to reap
+
+    # -- daemon lifecycle
+    def register_daemon(self, d):
+        self.daemons.append(d)
+        with open(os.path.join(self.tmp, "daemons.json"), "w") as f:
+            json.dump([{"pid": x.pid, "mnt": x.mnt, "stderr": x.stderr_path}
+                       for x in self.daemons], f)
+
+    def start(self):
+        self.daemon = Daemon(self, self.state, self.mnt).start()
+        return self.daemon
+
+    def stop(self):
+        if self.daemon and self.daemon.proc.poll() is None:
+            self.daemon.unmount()
+        elif self.daemon:
+            self.daemon.check()
+        self.daemon = None
+
+    def remount(self):
+        self.stop()
+        return self.start()
+
+    def finish(self):
+        """End of test: kill background helpers, unmount, check daemons."""
+        for p in self.bg:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except OSError:
+                    p.kill()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.stop()
+        for d in self.daemons:
+            if d.proc.poll() is None:
+                d.unmount()
+            d.check()
+
+    # -- paths and programs
+    def p(self, *parts):
+        return os.path.join(self.mnt, *parts)
+
+    def sh(self, cmd, timeout=20, check=True, input=None, cwd=None, env=None):
+        """Run a shell command line; return CompletedProcess (text)."""
+        p = subprocess.Popen(["sh", "-c", cmd], stdin=subprocess.PIPE if input else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=cwd or self.mnt, env=env, start_new_session=True)
+        try:
+            out, err = p.communicate(input=input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # the whole command line, not just sh: nothing may keep the mount busy
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            p.communicate()
+            raise TestFailure("`%s` did not finish within %s s" % (cmd, timeout))
+        r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        if check and r.returncode != 0:
+            raise TestFailure("`%s` exited %d: %s" % (cmd, r.returncode,
+                                                     (r.stderr or r.stdout).strip()[-500:]))
+        return r
+
+    def popen(self, argv, **kw):
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        kw.setdefault("start_new_session", True)
+        p = subprocess.Popen(argv, **kw)
+        self.bg.append(p)
+        return p
+
+    # -- the tree
+    def read(self, path):
+        with open(self.p(path), "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def status(self, path):
+        """status.json of an object directory, parsed."""
+        text = self.read(os.path.join(path, "status.json"))
+        try:
+            return json.loads(text)
+        except ValueError as e:
+            raise TestFailure("%s/status.json is not JSON (%s): %r" % (path, e, text[:300]))
+
+    def status_yaml(self, path):
+        """`status` as key: value pairs (top-level scalars only)."""
+        return parse_status(self.read(os.path.join(path, "status")))
+
+    def wait(self, path, states=None, pred=None, timeout=20.0, what=None):
+        """Poll status.json until its state is in `states` (or pred(st))."""
+        if isinstance(states, str):
+            states = (states,)
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            try:
+                last = self.status(path)
+                if states is not None and last.get("state") in states:
+                    return last
+                if pred is not None and pred(last):
+                    return last
+            except FileNotFoundError:
+                last = {"state": "<missing>"}
+            if time.monotonic() > deadline:
+                raise TestFailure("%s: waited %.0f s for %s; last status: %s"
+                                  % (path, timeout, what or states or "condition",
+                                     json.dumps(last)[:600]))
+            time.sleep(0.05)
+
+    def poll_until(self, fn, timeout=20.0, what="condition", interval=0.05):
+        deadline = time.monotonic() + timeout
+        while True:
+            v = fn()
+            if v:
+                return v
+            if time.monotonic() > deadline:
+                raise TestFailure("timed out after %.0f s waiting for %s" % (timeout, what))
+            time.sleep(interval)
+
+    def mkdir(self, path):
+        os.mkdir(self.p(path))
+
+    def write(self, path, text):
+        """open/write/close; return 0 or the errno of the first failing call."""
+        data = text.encode() if isinstance(text, str) else text
+        try:
+            fd = os.open(self.p(path), os.O_WRONLY | os.O_TRUNC)
+        except OSError as e:
+            return e.errno
+        err = 0
+        try:
+            off = 0
+            while off < len(data):
+                off += os.write(fd, data[off:off + 131072])
+        except OSError as e:
+            err = e.errno
+        try:
+            os.close(fd)
+        except OSError as e:
+            err = err or e.errno
+        return err
+
+    def submit(self, path, text):
+        """Write a spec and require it to be accepted."""
+        rc = self.write(os.path.join(path, "spec.yaml"), text)
+        if rc:
+            msg = ""
+            try:
+                msg = self.status(path).get("message", "")
+            except Exception:
+                pass
+            raise TestFailure("spec for %s refused: %s (%s)" % (path, errno.errorcode.get(rc, rc), msg))
+
+    def ctl(self, path, verb):
+        return self.write(os.path.join(path, "ctl"), verb + "\n")
+
+    def queue(self, name="q"):
+        if not os.path.isdir(self.p("queues", name)):
+            self.mkdir(os.path.join("queues", name))
+        return os.path.join("queues", name)
+
+    def group(self, spec, name="g", queue="q"):
+        """mkdir a group in a queue and submit its spec; returns its path."""
+        q = self.queue(queue)
+        g = os.path.join(q, "groups", name)
+        self.mkdir(g)
+        self.submit(g, spec)
+        return g
+
+    def ledger(self):
+        import csv
+        import io
+        rows = list(csv.DictReader(io.StringIO(self.read("billing/ledger.csv"))))
+        return rows
+
+
+def parse_status(text):
+    """Parse the flat `key: value` YAML of a status file."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line[0] in " -#":
+            continue
+        k, sep, v = line.partition(":")
+        if not sep:
+            raise TestFailure("status line without a colon: %r" % line)
+        v = v.strip()
+        if len(v) >= 2 and v[0] == '"' and v[-1] == '"':
+            v = json.loads(v)
+        elif len(v) >= 2 and v[0] == "'" and v[-1] == "'":
+            v = v[1:-1].replace("''", "'")
+        out[k.strip()] = v
+    return out
+
+
+def money(text):
+    """'0.003 CNY' -> (micro-units int, currency)."""
+    m = re.fullmatch(r"\s*(-?\d+)(?:\.(\d{1,6}))?\s+([A-Z]{3})\s*", text)
+    if not m:
+        raise TestFailure("not a cost: %r" % text)
+    frac = (m.group(2) or "").ljust(6, "0")
+    v = int(m.group(1)) * 1000000 + (int(frac) if frac else 0)
+    return v, m.group(3)
+
+
+def pid_alive(pid):
+    """True if pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("State:"):
+                    return line.split()[1] not in ("Z", "X")
+    except OSError:
+        return False
+    return False
+
+
+class LineReader:
+    """Read lines from a subprocess's stdout with a deadline."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.fd = proc.stdout.fileno()
+        os.set_blocking(self.fd, False)
+        self.buf = b""
+        self.lines = []
+        self.eof = False
+
+    def pump(self, timeout):
+        r, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
+        if not r:
+            return
+        try:
+            chunk = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.eof = True
+            return
+        self.buf += chunk
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            self.lines.append(line.decode("utf-8", "replace"))
+
+    def wait_for(self, pred, timeout, what="a line"):
+        """Pump until pred(lines) is truthy; return it, or fail."""
+        deadline = time.monotonic() + timeout
+        while True:
+            v = pred(self.lines)
+            if v:
+                return v
+            left = deadline - time.monotonic()
+            if left <= 0 or self.eof:
+                raise TestFailure("timed out after %.1f s waiting for %s; got %r"
+                                  % (timeout, what, self.lines[-10:]))
+            self.pump(min(left, 0.2))
