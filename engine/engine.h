@@ -89,6 +89,10 @@ enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id
 			  const char *verb, struct jf_error *err);
 enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const char *dirname,
 				   struct jf_error *err);
+/* A task directory's new name (its display name); its default name (the
+ * index, or <i>-<batch>) clears the rename. */
+enum jf_err jf_engine_rename_task(struct jf_engine *e, int64_t task_id, const char *name,
+				  struct jf_error *err);
 enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err);
 
 /* Resource use of machine m, for /cluster. */

@@ -414,6 +414,40 @@ enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const 
 	return rc;
 }
 
+enum jf_err jf_engine_rename_task(struct jf_engine *e, int64_t task_id, const char *name,
+				  struct jf_error *err)
+{
+	if (!jf_name_valid(name, err))
+		return JF_EINVAL;
+	struct jf_task_rec t;
+	if (jf_task_get(e->st, task_id, &t) != JF_OK)
+		return jf_error_set(err, JF_ENOENT, 0, "no such task");
+	struct grt *g = jf_eng_group(e, t.group_id);
+	int64_t idx = t.idx;
+	jf_task_release(&t);
+	if (!g)
+		return jf_error_set(err, JF_ENOENT, 0, "the task's group has no accepted spec");
+	char dflt[160];
+	jf_eng_task_object(g, idx, -1, dflt, sizeof(dflt));
+	const char *base = strrchr(dflt, '/') ? strrchr(dflt, '/') + 1 : dflt;
+	bool reset = strcmp(base, name) == 0;
+	jf_store_begin(e->st);
+	enum jf_err rc = jf_task_set_display(e->st, task_id, reset ? NULL : name);
+	if (rc == JF_OK)
+		jf_eng_event(e, g, task_id, idx, 0, 0, "Normal", "Renamed", "%s",
+			     reset ? "name reset" : name);
+	if (rc == JF_OK)
+		rc = jf_store_commit(e->st);
+	else
+		jf_store_rollback(e->st);
+	if (rc == JF_EEXIST)
+		return jf_error_set(err, rc, 0, "another task is named %s", name);
+	if (rc)
+		return jf_error_set(err, rc, 0, "cannot rename: %s", jf_err_name(rc));
+	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
+	return JF_OK;
+}
+
 enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err)
 {
 	struct jf_group_rec g;

@@ -190,11 +190,13 @@ static int list_named(void *ctx, int64_t id, const char *name)
 	return 0;
 }
 
-static int list_tasks(void *ctx, int64_t id, int64_t idx)
+static int list_tasks(void *ctx, int64_t id, int64_t idx, const char *display)
 {
 	struct listing *l = ctx;
 	char name[128];
-	if (l->suffix)
+	if (display)
+		snprintf(name, sizeof(name), "%s", display);
+	else if (l->suffix)
 		snprintf(name, sizeof(name), "%lld-%s", (long long)idx + 1, l->suffix);
 	else
 		snprintf(name, sizeof(name), "%lld", (long long)idx);
@@ -326,7 +328,7 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		l.last = after - 1;
 		while (!d.full) {
 			int64_t before = l.last;
-			jf_task_list(fs->st, i.id, l.last, 256, list_tasks, &l);
+			jf_task_list_named(fs->st, i.id, l.last, 256, list_tasks, &l);
 			if (l.last == before)
 				break;
 		}

@@ -144,6 +144,21 @@ void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 		fuse_reply_err(req, 0);
 		return;
 	}
+	if (c.obj == JF_O_TASK && c.file == JF_F_DIR &&
+	    (p.obj == JF_O_TASKS || p.obj == JF_O_GROUP)) {
+		if (np.obj != p.obj || np.id != p.id) {
+			fuse_reply_err(req, EXDEV);
+			return;
+		}
+		struct jf_ino other;
+		if (jf_resolve(fs, &np, newname, &other) == 0) {
+			fuse_reply_err(req, other.obj == JF_O_TASK && other.id == c.id ? 0 : EEXIST);
+			return;
+		}
+		enum jf_err rc = jf_engine_rename_task(fs->e, c.id, newname, &err);
+		fuse_reply_err(req, jf_errno(rc));
+		return;
+	}
 	if (c.obj == JF_O_GROUP && c.file == JF_F_DIR &&
 	    (p.obj == JF_O_GROUPS || p.obj == JF_O_BATCHES)) {
 		if (np.obj != p.obj || np.id != p.id) {

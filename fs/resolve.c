@@ -155,12 +155,13 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 		} else if (g.kind == JF_KIND_BATCH) {
 			int64_t i;
 			struct jf_task_rec t;
-			if (jf_batch_child_name(name, g.dirname, &i) &&
-			    jf_task_find(fs->st, g.id, i - 1, &t) == JF_OK) {
+			if (jf_task_find_display(fs->st, g.id, name, &t) == JF_OK ||
+			    (jf_batch_child_name(name, g.dirname, &i) &&
+			     jf_task_find(fs->st, g.id, i - 1, &t) == JF_OK && !t.display)) {
 				set(c, JF_O_TASK, t.id, JF_F_DIR);
-				jf_task_release(&t);
 				rc = 0;
 			}
+			jf_task_release(&t);
 		}
 		jf_group_release(&g);
 		return rc;
@@ -168,8 +169,13 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 	case JF_O_TASKS: {
 		int64_t i;
 		struct jf_task_rec t;
-		if (!parse_index(name, &i) || jf_task_find(fs->st, p->id, i, &t) != JF_OK)
+		/* a renamed task answers to its new name only */
+		if (jf_task_find_display(fs->st, p->id, name, &t) != JF_OK &&
+		    (!parse_index(name, &i) || jf_task_find(fs->st, p->id, i, &t) != JF_OK ||
+		     t.display)) {
+			jf_task_release(&t);
 			return ENOENT;
+		}
 		set(c, JF_O_TASK, t.id, JF_F_DIR);
 		jf_task_release(&t);
 		return 0;
@@ -428,7 +434,10 @@ bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_
 		char gp[600];
 		bool ok = jf_group_get(fs->st, t.group_id, &g) == JF_OK &&
 			  jf_obj_path(fs, JF_O_GROUP, t.group_id, gp, sizeof(gp));
-		if (ok) {
+		if (ok && t.display) {
+			snprintf(buf, n, g.kind == JF_KIND_BATCH ? "%s/%s" : "%s/tasks/%s", gp,
+				 t.display);
+		} else if (ok) {
 			if (g.kind == JF_KIND_BATCH)
 				snprintf(buf, n, "%s/%lld-%s", gp, (long long)t.idx + 1, g.dirname);
 			else

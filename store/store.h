@@ -211,6 +211,16 @@ enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attemp
 enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigned from_mask,
 				  int state, const char *message, int64_t now_ms,
 				  int64_t *changed);
+/* The task whose directory was renamed to display; ENOENT if none. */
+enum jf_err jf_task_find_display(struct jf_store *st, int64_t group_id, const char *display,
+				 struct jf_task_rec *t);
+/* Rename a task's directory (display NULL: back to its index); EEXIST when
+ * another task of the group has that name. */
+enum jf_err jf_task_set_display(struct jf_store *st, int64_t id, const char *display);
+/* As jf_task_list, with each task's display name (NULL when not renamed). */
+enum jf_err jf_task_list_named(struct jf_store *st, int64_t group_id, int64_t after, int limit,
+			       int (*fn)(void *ctx, int64_t id, int64_t idx, const char *display),
+			       void *ctx);
 void jf_task_release(struct jf_task_rec *t);
 
 /* nodes: rows are made on first use (jf_node_ensure) */

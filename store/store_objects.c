@@ -552,6 +552,50 @@ enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigne
 	return rc;
 }
 
+enum jf_err jf_task_find_display(struct jf_store *st, int64_t group_id, const char *display,
+				 struct jf_task_rec *t)
+{
+	sqlite3_stmt *s = jf_q(st, Q_TASK_FIND_DISPLAY);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, group_id);
+	jf_q_text(s, 2, display);
+	if (!STEP_ROW(s)) {
+		memset(t, 0, sizeof(*t));
+		return finish(s, JF_ENOENT);
+	}
+	int64_t id = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return jf_task_get(st, id, t);
+}
+
+enum jf_err jf_task_set_display(struct jf_store *st, int64_t id, const char *display)
+{
+	sqlite3_stmt *s = jf_q(st, Q_TASK_SET_DISPLAY);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, display);
+	return jf_q_exec(st, s);
+}
+
+enum jf_err jf_task_list_named(struct jf_store *st, int64_t group_id, int64_t after, int limit,
+			       int (*fn)(void *ctx, int64_t id, int64_t idx, const char *display),
+			       void *ctx)
+{
+	sqlite3_stmt *s = jf_q(st, Q_TASK_LIST_NAMED);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, group_id);
+	sqlite3_bind_int64(s, 2, after);
+	sqlite3_bind_int(s, 3, limit);
+	while (STEP_ROW(s))
+		if (fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+		       (const char *)sqlite3_column_text(s, 2)))
+			break;
+	return finish(s, JF_OK);
+}
+
 void jf_task_release(struct jf_task_rec *t)
 {
 	if (!t)

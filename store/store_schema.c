@@ -103,6 +103,8 @@ static const char *const migrations[] = {
 	"CREATE INDEX ledger_open ON ledger(end_ms) WHERE end_ms = 0;"
 	"CREATE UNIQUE INDEX ledger_closed ON ledger(closed_seq) WHERE closed_seq IS NOT NULL;"
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+	/* 1 -> 2: renamed task directories are found by their new name */
+	"CREATE UNIQUE INDEX tasks_display ON tasks(group_id, display) WHERE display IS NOT NULL;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -158,6 +158,31 @@ def test_task_and_batch_ctl(env):
 
 
 @case(timeout=60)
+def test_rename_task(env):
+    """A task directory renamed with mv changes its display name and answers to
+    the new name only; renaming it back to its index restores it."""
+    g = env.group(SLEEPER % (3, 3, env.work, "0"), name="tg")
+    env.wait(g, "Succeeded", timeout=10)
+    env.sh("mv queues/q/groups/tg/tasks/1 queues/q/groups/tg/tasks/warmup")
+    names = sorted(os.listdir(env.p("queues/q/groups/tg/tasks")))
+    check(names == ["0", "2", "warmup"], "tasks after mv: %r" % names)
+    st = env.status("queues/q/groups/tg/tasks/warmup")
+    check(st["name"] == "warmup" and st["index"] == 1, "renamed task status: %r" % st)
+    check(not os.path.exists(env.p("queues/q/groups/tg/tasks/1")), "old name still resolves")
+    try:
+        os.rename(env.p("queues/q/groups/tg/tasks/warmup"), env.p("queues/q/groups/tg/tasks/2"))
+    except OSError as e:
+        check(e.errno in (errno.EEXIST, errno.ENOTEMPTY), "rename onto task 2: %s" % e)
+    else:
+        raise TestFailure("rename onto another task succeeded")
+    env.sh("mv queues/q/groups/tg/tasks/warmup queues/q/groups/tg/tasks/1")
+    names = sorted(os.listdir(env.p("queues/q/groups/tg/tasks")))
+    check(names == ["0", "1", "2"], "tasks after renaming back: %r" % names)
+    ev = env.read("queues/q/groups/tg/events")
+    check(" Renamed tasks/1 warmup" in ev, "no Renamed event: %s" % ev[-400:])
+
+
+@case(timeout=60)
 def test_rename_group(env):
     g = env.group(SLEEPER % (1, 1, env.work, "0"), name="old-name")
     env.wait(g, "Succeeded", timeout=10)

@@ -169,7 +169,7 @@ static int64_t sql_int(const char *db, const char *sql)
 static void test_open_schema(void **state)
 {
 	struct fix *f = *state;
-	assert_int_equal(jf_store_schema_version(f->st), 1);
+	assert_int_equal(jf_store_schema_version(f->st), 2);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 	static const char *const tables[] = {
@@ -183,7 +183,7 @@ static void test_open_schema(void **state)
 		if (sql_int(f->db, sql) != 1)
 			fail_msg("table %s missing", tables[i]);
 	}
-	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 2);
 }
 
 static void test_reopen(void **state)
@@ -194,7 +194,7 @@ static void test_reopen(void **state)
 	accept(f->st, g, 2, 2);
 	jf_store_close(f->st);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 1);
+	assert_int_equal(jf_store_schema_version(f->st), 2);
 	struct jf_queue_rec qr;
 	assert_int_equal(jf_queue_find(f->st, "keep", &qr), JF_OK);
 	assert_int_equal(qr.id, q);
@@ -207,6 +207,40 @@ static void test_reopen(void **state)
 	jf_group_release(&gr);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+}
+
+/* A version-1 database (no task rename index) is migrated to 2 on open,
+ * keeping its rows; renamed tasks are then found by name. */
+static void test_migrate_1_to_2(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "old");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 3, 3);
+	jf_store_close(f->st);
+	f->st = NULL;
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "DROP INDEX tasks_display; PRAGMA user_version = 1",
+				      NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), 2);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = "
+				 "'tasks_display'"), 1);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(f->st, g, 1, &t), JF_OK);
+	int64_t tid = t.id;
+	jf_task_release(&t);
+	assert_int_equal(jf_task_set_display(f->st, tid, "warmup"), JF_OK);
+	assert_int_equal(jf_task_find_display(f->st, g, "warmup", &t), JF_OK);
+	assert_int_equal(t.idx, 1);
+	assert_string_equal(t.display, "warmup");
+	jf_task_release(&t);
+	assert_int_equal(jf_task_find(f->st, g, 2, &t), JF_OK);
+	assert_int_equal(jf_task_set_display(f->st, t.id, "warmup"), JF_EEXIST);
+	jf_task_release(&t);
 }
 
 static void test_newer_schema_refused(void **state)
@@ -1410,6 +1444,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_open_schema),
 		T(test_reopen),
+		T(test_migrate_1_to_2),
 		T(test_newer_schema_refused),
 		T(test_queues),
 		T(test_groups),
