@@ -100,10 +100,14 @@ void jf_eng_group_event(struct jf_engine *e, int64_t queue_id, int64_t group_id,
 void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx, char *buf,
 			size_t n);
 
+/* schedule.c: one planning pass (core/plan.c) and the starts it decides */
+void jf_eng_schedule(struct jf_engine *e);
+
 /* run.c */
+/* Start all nodes of a placed task; takes t (its slots already taken). */
+void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
 void jf_trun_free(struct trun *t);
-void jf_eng_schedule(struct jf_engine *e);
 void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
 /* Kill every running task of a group, for why; returns how many. */

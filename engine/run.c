@@ -24,7 +24,6 @@
 #include "core/alloc.h"
 #include "core/billing.h"
 
-#define MAX_START_BATCH 256
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -271,7 +270,7 @@ struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t
 }
 
 /* Start all nodes of a placed task.  Takes the slots (already subtracted). */
-static void start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
 		       gid_t gid)
 {
 	struct jf_task_rec tr;
@@ -297,97 +296,6 @@ static void start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	for (int64_t i = 0; i < t->nodes; i++)
 		start_node(e, g, t, i, uid, gid);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, true);
-}
-
-/* ---- scheduling ---- */
-
-struct waiting {
-	int64_t ids[MAX_START_BATCH], idx[MAX_START_BATCH];
-	int n;
-};
-
-static int collect_waiting(void *ctx, int64_t id, int64_t idx)
-{
-	struct waiting *w = ctx;
-	w->ids[w->n] = id;
-	w->idx[w->n] = idx;
-	w->n++;
-	return w->n >= MAX_START_BATCH;
-}
-
-static int schedule_group(void *ctx, int64_t gid)
-{
-	struct jf_engine *e = ctx;
-	struct jf_group_rec rec;
-	if (jf_group_get(e->st, gid, &rec) != JF_OK)
-		return 0;
-	int state = rec.state;
-	int64_t queue_id = rec.queue_id, parallelism = rec.parallelism;
-	uid_t uid = rec.uid;
-	gid_t ggid = rec.gid;
-	jf_group_release(&rec);
-	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
-		return 0;
-	struct grt *g = jf_eng_group(e, gid);
-	if (!g || !g->req_ok)
-		return 0;
-	int64_t counts[JF_ST__COUNT];
-	if (jf_group_count_tasks(e->st, gid, counts) != JF_OK)
-		return 0;
-	int64_t running = counts[JF_ST_INITIALIZING] + counts[JF_ST_RUNNING];
-	int64_t can = parallelism - running;
-	if (queue_id) {
-		struct jf_queue_rec q;
-		if (jf_queue_get(e->st, queue_id, &q) == JF_OK && q.capacity > 0) {
-			int64_t used = 0;
-			jf_queue_running_nodes(e->st, queue_id, &used);
-			int64_t fit = (q.capacity - used) / g->spec->nodes;
-			if (fit < can)
-				can = fit;
-		}
-		jf_queue_release(&q);
-	}
-	if (can <= 0 || counts[JF_ST_WAITING] == 0)
-		return 0;
-	struct waiting *w = malloc(sizeof(*w));
-	if (!w)
-		return 0;
-	w->n = 0;
-	jf_task_list_state(e->st, gid, JF_ST_WAITING, can < MAX_START_BATCH ? (int)can
-							      : MAX_START_BATCH,
-			   collect_waiting, w);
-	for (int i = 0; i < w->n; i++) {
-		if (jf_idmap_get(&e->tasks, w->ids[i]))
-			continue;   /* its last attempt is still being killed */
-		struct trun *t = jf_trun_new(w->ids[i], gid, w->idx[i], g->spec->nodes);
-		if (!t)
-			break;
-		if (!jf_sched_place(e->machines, e->cluster->nmachines, &g->req, t->slots)) {
-			jf_trun_free(t);
-			break;
-		}
-		start_task(e, g, t, uid, ggid);
-	}
-	if (w->n == MAX_START_BATCH)
-		e->again = true;
-	free(w);
-	jf_eng_settle_group(e, g);
-	return 0;
-}
-
-void jf_eng_schedule(struct jf_engine *e)
-{
-	if (e->scheduling) {
-		e->again = true;
-		return;
-	}
-	e->scheduling = true;
-	int rounds = 0;
-	do {
-		e->again = false;
-		jf_group_list_active(e->st, schedule_group, e);
-	} while (e->again && ++rounds < 64);
-	e->scheduling = false;
 }
 
 /* ---- killing ---- */
@@ -729,7 +637,7 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 			jf_group_release(&rec);
 		}
 		jf_idmap_del(&e->tasks, t->task_id);
-		start_task(e, g, t, uid, gid);
+		jf_eng_start_task(e, g, t, uid, gid);
 		return;
 	}
 	release_slots(e, t);
