@@ -503,8 +503,6 @@ enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 	if (src->shm_size.node)
 		return refuse_local(&src->shm_size, s->form == JF_FORM_K8S ?
 				    "jobfs/shm-size" : "shm_size", err);
-	if (src->cpu_exclusive.node)
-		return refuse_local(&src->cpu_exclusive, "cpu_exclusive: true", err);
 	for (size_t i = 0; i < s->ncontainers; i++)
 		if (s->containers[i].ncommand || s->containers[i].nargs)
 			return JF_OK;

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 /* ---- adoption after a restart ---- */
 
 static size_t machine_index(struct jf_engine *e, const char *name)
@@ -22,6 +24,31 @@ static size_t machine_index(struct jf_engine *e, const char *name)
 		if (strcmp(e->cluster->machines[i].name, name) == 0)
 			return i;
 	return e->cluster->nmachines;
+}
+
+/* "0-11,20-23" back into a set */
+static bool cpuset_parse(const char *s, uint64_t *set)
+{
+	memset(set, 0, JF_CPUSET_WORDS * sizeof(*set));
+	bool any = false;
+	while (s && *s) {
+		char *end;
+		long lo = strtol(s, &end, 10), hi = lo;
+		if (end == s)
+			break;
+		if (*end == '-') {
+			s = end + 1;
+			hi = strtol(s, &end, 10);
+		}
+		for (long c = lo; c <= hi && c >= 0 && c < JF_CPU_MAX_CORES; c++) {
+			set[c / 64] |= UINT64_C(1) << (c % 64);
+			any = true;
+		}
+		s = *end == ',' ? end + 1 : end;
+		if (end == s && *s)
+			break;
+	}
+	return any;
 }
 
 static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
@@ -82,6 +109,9 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		else
 			s->machine = e->cluster->nmachines;
 		t->attempt_ids[node_idx] = a->id;
+		uint64_t set[JF_CPUSET_WORDS];
+		if (s->machine < e->cluster->nmachines && cpuset_parse(a->cpuset, set))
+			jf_eng_take_cores(e, t, node_idx, set);
 	}
 	t->live++;
 	struct jf_error err;

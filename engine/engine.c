@@ -52,10 +52,11 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	e->machines = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1,
 			     sizeof(*e->machines));
 	e->use = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->use));
+	e->excl = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->excl));
 	jf_idmap_init(&e->groups);
 	jf_idmap_init(&e->tasks);
 	jf_idmap_init(&e->runs);
-	if (!e->state_dir || !e->machines || !e->use) {
+	if (!e->state_dir || !e->machines || !e->use || !e->excl) {
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
@@ -85,12 +86,8 @@ void jf_engine_free(struct jf_engine *e)
 	while (jf_idmap_next(&e->groups, &i, &k, &v))
 		grt_free(v);
 	i = 0;
-	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
-		struct trun *t = v;
-		free(t->slots);
-		free(t->attempt_ids);
-		free(t);
-	}
+	while (jf_idmap_next(&e->tasks, &i, &k, &v))
+		jf_trun_free(v);
 	i = 0;
 	while (jf_idmap_next(&e->runs, &i, &k, &v))
 		free(v);
@@ -99,6 +96,9 @@ void jf_engine_free(struct jf_engine *e)
 	jf_idmap_release(&e->runs);
 	jf_backend_free(e->be);
 	jf_store_close(e->st);
+	for (size_t m = 0; e->excl && m < e->cluster->nmachines; m++)
+		free(e->excl[m]);
+	free(e->excl);
 	jf_cluster_free(e->cluster);
 	free(e->machines);
 	free(e->use);

@@ -55,6 +55,7 @@ struct trun {                    /* a task with nodes placed */
 	bool fail_timeout;
 	struct jf_sched_slot *slots; /* one per node; held until the task leaves */
 	int64_t *attempt_ids;        /* one per node: its running attempt, 0 = none */
+	uint64_t *cpusets;           /* cpu_exclusive: JF_CPUSET_WORDS per node, else NULL */
 	bool held;                   /* slots are taken on machines */
 };
 
@@ -78,6 +79,7 @@ struct jf_engine {
 	void *notify_ctx;
 	struct jf_sched_machine *machines;
 	struct jf_machine_use *use;
+	uint64_t **excl;             /* per machine: cores held exclusively (NULL: none yet) */
 	struct jf_idmap groups;      /* group id -> struct grt */
 	struct jf_idmap tasks;       /* task id -> struct trun */
 	struct jf_idmap runs;        /* attempt id -> struct run */
@@ -112,6 +114,9 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
 /* Kill every running task of a group, for why; returns how many. */
 int jf_eng_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why);
+/* cpu_exclusive: take (cpuset NULL: pick) or give back a node's cores. */
+bool jf_eng_take_cores(struct jf_engine *e, struct trun *t, int64_t node, const uint64_t *cpuset);
+void jf_eng_give_cores(struct jf_engine *e, struct trun *t);
 /* adopt.c: after a restart, take over the attempts the store says are running. */
 void jf_eng_adopt_all(struct jf_engine *e);
 /* End groups past activeDeadlineSeconds or their queue's group_timeout. */

@@ -175,6 +175,10 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 	struct jf_sched_req req;
 	if (rc == JF_OK && !jf_sched_request(e->cluster, spec, &req, err))
 		rc = JF_EINVAL;
+	if (rc == JF_OK && spec->cpu_exclusive && req.gpus == 0)
+		rc = jf_error_set(err, JF_EINVAL, 0,
+				  "key 'cpu_exclusive': cores are pinned per GPU, so it needs 'gpu' "
+				  "and 'gpus' of at least 1");
 	if (rc == JF_OK && spec->unit_runtime > 0)
 		rc = jf_error_set(err, JF_ENOTSUP, 0,
 				  "key 'unit_runtime': the spot risk forecast is not built yet, so "

@@ -62,11 +62,64 @@ void jf_trun_free(struct trun *t)
 		return;
 	free(t->slots);
 	free(t->attempt_ids);
+	free(t->cpusets);
 	free(t);
+}
+
+/* ---- cpu_exclusive: cores per GPU that no other node shares ---- */
+
+bool jf_eng_take_cores(struct jf_engine *e, struct trun *t, int64_t node, const uint64_t *cpuset)
+{
+	struct grt *g = jf_eng_group(e, t->group_id);
+	size_t m = t->slots[node].machine;
+	if (!g || m >= e->cluster->nmachines)
+		return false;
+	if (!t->cpusets) {
+		t->cpusets = calloc((size_t)t->nodes * JF_CPUSET_WORDS, sizeof(uint64_t));
+		if (!t->cpusets)
+			return false;
+	}
+	if (!e->excl[m]) {
+		e->excl[m] = calloc(JF_CPUSET_WORDS, sizeof(uint64_t));
+		if (!e->excl[m])
+			return false;
+	}
+	uint64_t *mine = &t->cpusets[node * JF_CPUSET_WORDS];
+	if (cpuset) {
+		memcpy(mine, cpuset, JF_CPUSET_WORDS * sizeof(uint64_t));
+	} else {
+		const struct jf_machine *mc = &e->cluster->machines[m];
+		int ncores = (int)(mc->cpu_milli / 1000);
+		int block = (int)(e->cluster->models[mc->model].cpu_milli_per_gpu / 1000);
+		int gpus = __builtin_popcountll(t->slots[node].gpu_mask);
+		if (ncores > JF_CPU_MAX_CORES)
+			ncores = JF_CPU_MAX_CORES;
+		if (jf_cpu_pick(ncores, e->excl[m], gpus, block, mine, NULL) != JF_OK)
+			return false;
+	}
+	for (int w = 0; w < JF_CPUSET_WORDS; w++)
+		e->excl[m][w] |= mine[w];
+	return true;
+}
+
+void jf_eng_give_cores(struct jf_engine *e, struct trun *t)
+{
+	if (!t->cpusets)
+		return;
+	for (int64_t n = 0; n < t->nodes; n++) {
+		size_t m = t->slots[n].machine;
+		if (m >= e->cluster->nmachines || !e->excl[m])
+			continue;
+		for (int w = 0; w < JF_CPUSET_WORDS; w++)
+			e->excl[m][w] &= ~t->cpusets[n * JF_CPUSET_WORDS + w];
+	}
+	free(t->cpusets);
+	t->cpusets = NULL;
 }
 
 static void release_slots(struct jf_engine *e, struct trun *t)
 {
+	jf_eng_give_cores(e, t);
 	if (!t->held)
 		return;
 	for (int64_t i = 0; i < t->nodes; i++)
@@ -186,10 +239,23 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 	struct jf_error err;
 	jf_error_clear(&err);
 	enum jf_err rc = JF_ENOMEM;
+	int *cpus = NULL;
+	size_t ncpus = 0;
+	char cpuset[256] = "";
+	if (ok && t->cpusets) {
+		const uint64_t *set = &t->cpusets[ni * JF_CPUSET_WORDS];
+		cpus = malloc(JF_CPU_MAX_CORES * sizeof(*cpus));
+		for (int c = 0; cpus && c < JF_CPU_MAX_CORES; c++)
+			if (set[c / 64] & (UINT64_C(1) << (c % 64)))
+				cpus[ncpus++] = c;
+		jf_cpuset_format(set, JF_CPU_MAX_CORES, cpuset, sizeof(cpuset));
+		jf_attempt_set_cpuset(e->st, attempt_id, cpuset);
+	}
 	if (ok) {
 		struct jf_launch l = {
 			.run_dir = run_dir, .cwd = work, .uid = uid, .gid = gid,
 			.procs = procs, .nprocs = np, .log_cap_bytes = 0,
+			.cpus = ncpus ? cpus : NULL, .ncpus = ncpus,
 		};
 		rc = jf_backend_start(e->be, &l, (uint64_t)attempt_id, &started, &err);
 	}
@@ -198,6 +264,7 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 		free(argvs[i]);
 	}
 	jf_alloc_free(al);
+	free(cpus);
 	if (rc != JF_OK) {
 		start_failed(e, attempt_id, err.msg[0] ? err.msg : "cannot start the node");
 		return;
@@ -288,6 +355,9 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 		jf_trun_free(t);
 		return;
 	}
+	if (g->spec->cpu_exclusive && g->req.gpus > 0 && !t->cpusets)
+		for (int64_t n = 0; n < t->nodes; n++)
+			jf_eng_take_cores(e, t, n, NULL);
 	int64_t now = jf_eng_now(e);
 	jf_store_begin(e->st);
 	jf_task_set_state(e->st, t->task_id, JF_ST_INITIALIZING, "", now);

@@ -324,6 +324,15 @@ static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **
 	} else {
 		fprintf(f, "machine: %s\n", ran ? n.machine : "");
 		fprintf(f, "gpu_ids: \"%s\"\n", ran ? n.gpu_ids : "");
+		if (s->cpu_exclusive) {
+			struct jf_attempt_rec a;
+			bool have = ran && n.attempt_id &&
+				    jf_attempt_get(fs->st, n.attempt_id, &a) == JF_OK;
+			/* cores no other node shares, one block per GPU */
+			fprintf(f, "cpuset: \"%s\"\n", have ? a.cpuset : "");
+			if (have)
+				jf_attempt_release(&a);
+		}
 		char cpu[32], mem[32];
 		jf_cpu_format(req.cpu_milli, cpu, sizeof(cpu));
 		jf_mem_format(req.mem_bytes, mem, sizeof(mem));

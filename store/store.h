@@ -108,6 +108,7 @@ struct jf_attempt_rec {
 	int64_t start_ms, end_ms;  /* end 0 while running */
 	int exit_code;             /* -1 while running */
 	char *reason;
+	char cpuset[256];          /* cores pinned (cpu_exclusive), "0-19", "" if none */
 };
 
 struct jf_ledger_rec {
@@ -244,6 +245,7 @@ enum jf_err jf_attempt_started(struct jf_store *st, int64_t id, const char *hand
 			       int64_t start_ms);
 enum jf_err jf_attempt_ended(struct jf_store *st, int64_t id, int64_t end_ms, int exit_code,
 			     const char *reason);
+enum jf_err jf_attempt_set_cpuset(struct jf_store *st, int64_t id, const char *cpuset);
 enum jf_err jf_attempt_get(struct jf_store *st, int64_t id, struct jf_attempt_rec *a);
 /* The attempt of node_id numbered attempt; ENOENT if none. */
 enum jf_err jf_attempt_find(struct jf_store *st, int64_t node_id, int64_t attempt,

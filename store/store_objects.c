@@ -755,6 +755,16 @@ enum jf_err jf_attempt_ended(struct jf_store *st, int64_t id, int64_t end_ms, in
 	return jf_q_exec(st, s);
 }
 
+enum jf_err jf_attempt_set_cpuset(struct jf_store *st, int64_t id, const char *cpuset)
+{
+	sqlite3_stmt *s = jf_q(st, Q_ATTEMPT_SET_CPUSET);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, cpuset ? cpuset : "");
+	return jf_q_exec(st, s);
+}
+
 static enum jf_err attempt_row(sqlite3_stmt *s, struct jf_attempt_rec *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -771,6 +781,7 @@ static enum jf_err attempt_row(sqlite3_stmt *s, struct jf_attempt_rec *a)
 	a->end_ms = sqlite3_column_int64(s, 10);
 	a->exit_code = sqlite3_column_int(s, 11);
 	a->reason = jf_q_dup(s, 12);
+	jf_q_copy(s, 13, a->cpuset, sizeof(a->cpuset));
 	if (!a->run_dir || !a->reason) {
 		jf_attempt_release(a);
 		return JF_ENOMEM;

@@ -105,6 +105,8 @@ static const char *const migrations[] = {
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
 	/* 1 -> 2: renamed task directories are found by their new name */
 	"CREATE UNIQUE INDEX tasks_display ON tasks(group_id, display) WHERE display IS NOT NULL;",
+	/* 2 -> 3: cores pinned for cpu_exclusive, per attempt */
+	"ALTER TABLE attempts ADD COLUMN cpuset TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -438,3 +438,59 @@ def test_queue_group_timeout(env):
     check(env.status(a)["state"] == "Running", "the running group was disturbed")
     check(env.ctl(a, "stop") == 0, "stop a")
     env.wait(os.path.join(a, "tasks/0"), "Stopped", timeout=10)
+
+
+def _cores(spec):
+    out = set()
+    for part in spec.split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+@case(timeout=60)
+def test_cpu_exclusive(env):
+    """cpu_exclusive: each node gets its own cores, one block per GPU (the 4090's
+    20 per GPU), shared with no other node on the machine; released at the end."""
+    g = env.group("""\
+gpu: "4090"
+gpus: 2
+completions: 4
+parallelism: 4
+cpu_exclusive: true
+command: ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status; sleep 1"]
+""")
+    env.wait(g, "Running", timeout=10)
+    seen = {}
+    deadline = time.time() + 10
+    while len(seen) < 4 and time.time() < deadline:
+        for t in range(4):
+            alloc = env.read(os.path.join(g, "tasks/%d/nodes/0/allocation" % t))
+            m = dict(l.split(": ", 1) for l in alloc.splitlines() if l.startswith(("machine:", "cpuset:")))
+            cs = m.get("cpuset", '""').strip('"')
+            if cs:
+                seen[t] = (m["machine"], _cores(cs))
+        time.sleep(0.05)
+    check(len(seen) == 4, "cpusets seen for %d of 4 tasks: %r" % (len(seen), seen))
+    for t, (mach, cores) in seen.items():
+        check(len(cores) == 40, "task %d got %d cores, want 40 (2 GPUs x 20)" % (t, len(cores)))
+    items = list(seen.values())
+    for i in range(len(items)):
+        for j in range(i + 1, len(items)):
+            if items[i][0] == items[j][0]:
+                check(not (items[i][1] & items[j][1]), "two nodes on %s share cores" % items[i][0])
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=20)
+    check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    # without GPUs it is refused, with a message
+    bad = os.path.join(env.queue("q"), "groups", "nogpu")
+    env.mkdir(bad)
+    try:
+        with open(env.p(bad, "spec.yaml"), "w") as f:
+            f.write('cpu_exclusive: true\ncommand: ["true"]\n')
+    except OSError as e:
+        check(e.errno == errno.EINVAL, "refusal errno %s" % e)
+    st = env.status(bad)
+    check(st["state"] == "Invalid" and "cpu_exclusive" in st["message"],
+          "cpu_exclusive without GPUs: %r" % st)

@@ -560,8 +560,15 @@ static void not_supported(void **state)
 		      "'storage' is not supported yet by the local backend");
 	expect_err_at("command: [x]\nshm_size: 8Gi\n", JF_PLACE_GROUP, JF_ENOTSUP, 2,
 		      "key 'shm_size'", "'shm_size' is not supported yet by the local backend");
-	expect_err_at("command: [x]\ncpu_exclusive: true\n", JF_PLACE_GROUP, JF_ENOTSUP, 2,
-		      "key 'cpu_exclusive'", "is not supported yet by the local backend");
+	/* cpu_exclusive is honoured now: cores are pinned per GPU */
+	{
+		struct jf_spec *ok = NULL;
+		struct jf_error e2 = { 0 };
+		const char *t = "command: [x]\ngpu: \"4090\"\ncpu_exclusive: true\n";
+		assert_int_equal(jf_spec_parse(t, strlen(t), JF_PLACE_GROUP, NULL, &ok, &e2), JF_OK);
+		assert_true(ok->cpu_exclusive);
+		jf_spec_free(ok);
+	}
 	/* an EINVAL problem is reported before ENOTSUP ones */
 	ERR("command: [x]\nshm_size: 8Gi\ngpus: 3\n", 3, "key 'gpus'", NULL);
 	/* no command anywhere */

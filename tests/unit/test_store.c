@@ -169,7 +169,7 @@ static int64_t sql_int(const char *db, const char *sql)
 static void test_open_schema(void **state)
 {
 	struct fix *f = *state;
-	assert_int_equal(jf_store_schema_version(f->st), 2);
+	assert_int_equal(jf_store_schema_version(f->st), 3);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 	static const char *const tables[] = {
@@ -183,7 +183,7 @@ static void test_open_schema(void **state)
 		if (sql_int(f->db, sql) != 1)
 			fail_msg("table %s missing", tables[i]);
 	}
-	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 2);
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 3);
 }
 
 static void test_reopen(void **state)
@@ -194,7 +194,7 @@ static void test_reopen(void **state)
 	accept(f->st, g, 2, 2);
 	jf_store_close(f->st);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 2);
+	assert_int_equal(jf_store_schema_version(f->st), 3);
 	struct jf_queue_rec qr;
 	assert_int_equal(jf_queue_find(f->st, "keep", &qr), JF_OK);
 	assert_int_equal(qr.id, q);
@@ -209,9 +209,9 @@ static void test_reopen(void **state)
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 }
 
-/* A version-1 database (no task rename index) is migrated to 2 on open,
+/* A version-1 database (no task rename index, no cpuset) is migrated on open,
  * keeping its rows; renamed tasks are then found by name. */
-static void test_migrate_1_to_2(void **state)
+static void test_migrate_1_to_3(void **state)
 {
 	struct fix *f = *state;
 	int64_t q = mkqueue(f->st, "old");
@@ -221,12 +221,15 @@ static void test_migrate_1_to_2(void **state)
 	f->st = NULL;
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, "DROP INDEX tasks_display; PRAGMA user_version = 1",
+	assert_int_equal(sqlite3_exec(h, "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN cpuset; "
+				      "PRAGMA user_version = 1",
 				      NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
 	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 2);
+	assert_int_equal(jf_store_schema_version(f->st), 3);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_table_info('attempts') "
+				 "WHERE name = 'cpuset'"), 1);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = "
 				 "'tasks_display'"), 1);
 	struct jf_task_rec t;
@@ -1444,7 +1447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_open_schema),
 		T(test_reopen),
-		T(test_migrate_1_to_2),
+		T(test_migrate_1_to_3),
 		T(test_newer_schema_refused),
 		T(test_queues),
 		T(test_groups),
