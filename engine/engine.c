@@ -263,9 +263,8 @@ void jf_engine_on_backend(struct jf_engine *e)
 
 int64_t jf_engine_tick(struct jf_engine *e)
 {
-	jf_eng_group_timers(e);
+	int64_t next = jf_eng_group_timers(e);
 	int64_t now = jf_eng_now(e);
-	int64_t next = -1;
 	size_t i = 0;
 	int64_t k;
 	void *v;

@@ -120,7 +120,8 @@ void jf_eng_give_cores(struct jf_engine *e, struct trun *t);
 /* adopt.c: after a restart, take over the attempts the store says are running. */
 void jf_eng_adopt_all(struct jf_engine *e);
 /* End groups past activeDeadlineSeconds or their queue's group_timeout. */
-void jf_eng_group_timers(struct jf_engine *e);
+/* Returns ms until the next group timer, -1 if none. */
+int64_t jf_eng_group_timers(struct jf_engine *e);
 /* Decide a group's state from its task counts (after any change). */
 void jf_eng_settle_group(struct jf_engine *e, struct grt *g);
 

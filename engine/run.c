@@ -302,8 +302,8 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 		const struct jf_container *c = &s->containers[i];
 		if (c->image)
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
-				     "created %s; image %s not pulled: the local backend runs the "
-				     "command on this host", c->name, c->image);
+				     "created %s; image %s not pulled: the %s backend runs the "
+				     "command on this host", c->name, c->image, e->be->ops->name);
 		else
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
 				     "created %s", c->name);
@@ -312,6 +312,9 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
 			     "started %s (pid %lld)", s->containers[0].name,
 			     (long long)started.pid);
+	else if (started.handle[0] && strncmp(started.handle, "local:", 6) != 0)
+		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
+			     "started %s (%s)", s->containers[0].name, started.handle);
 	if (t->live == t->nodes && ni == t->nodes - 1)
 		jf_task_set_state(e->st, t->task_id, JF_ST_RUNNING, "", now);
 	jf_store_commit(e->st);
@@ -495,7 +498,16 @@ static void end_group(struct jf_engine *e, struct grt *g, int state, const char 
 struct timer_ctx {
 	struct jf_engine *e;
 	int64_t now;
+	int64_t next;       /* ms until the earliest timer still ahead, -1 none */
+	bool ended;
 };
+
+static void timer_ahead(struct timer_ctx *tc, int64_t at)
+{
+	int64_t in = at - tc->now;
+	if (tc->next < 0 || in < tc->next)
+		tc->next = in;
+}
 
 static int check_group_timers(void *ctx, int64_t gid)
 {
@@ -513,12 +525,16 @@ static int check_group_timers(void *ctx, int64_t gid)
 	if (!g)
 		return 0;
 	char msg[160];
-	if (g->spec->active_deadline > 0 && submitted > 0 &&
-	    tc->now >= submitted + g->spec->active_deadline * 1000) {
-		snprintf(msg, sizeof(msg), "DeadlineExceeded: the group ran past "
-			 "activeDeadlineSeconds (%llds)", (long long)g->spec->active_deadline);
-		end_group(e, g, JF_ST_FAILED, "DeadlineExceeded", msg);
-		return 0;
+	if (g->spec->active_deadline > 0 && submitted > 0) {
+		int64_t at = submitted + g->spec->active_deadline * 1000;
+		if (tc->now >= at) {
+			snprintf(msg, sizeof(msg), "DeadlineExceeded: the group ran past "
+				 "activeDeadlineSeconds (%llds)", (long long)g->spec->active_deadline);
+			end_group(e, g, JF_ST_FAILED, "DeadlineExceeded", msg);
+			tc->ended = true;
+			return 0;
+		}
+		timer_ahead(tc, at);
 	}
 	if (queue_id && started == 0 && submitted > 0) {
 		struct jf_queue_rec q;
@@ -530,15 +546,22 @@ static int check_group_timers(void *ctx, int64_t gid)
 			snprintf(msg, sizeof(msg), "GroupTimeout: no task started within the queue's "
 				 "group_timeout (%llds); the queue moves on", (long long)limit);
 			end_group(e, g, JF_ST_STOPPED, "GroupTimeout", msg);
+			tc->ended = true;
+		} else if (limit > 0) {
+			timer_ahead(tc, submitted + limit * 1000);
 		}
 	}
 	return 0;
 }
 
-void jf_eng_group_timers(struct jf_engine *e)
+int64_t jf_eng_group_timers(struct jf_engine *e)
 {
-	struct timer_ctx tc = { e, jf_eng_now(e) };
+	struct timer_ctx tc = { e, jf_eng_now(e), -1, false };
 	jf_group_list_active(e->st, check_group_timers, &tc);
+	/* a group that ended frees its queue: the next one may start now */
+	if (tc.ended)
+		jf_eng_schedule(e);
+	return tc.next;
 }
 
 void jf_eng_settle_group(struct jf_engine *e, struct grt *g)

@@ -1,0 +1,1040 @@
+/*
+ * test_sim.c - the simulated backend (backends/sim) alone, then the real
+ * engine on it with a virtual clock, then the jobfs-sim tool.
+ *
+ * The backend alone: runs end in order of end time (start order on ties),
+ * the fd is readable exactly while a run is due, signals end a run now
+ * (143 / 137), RUN_SECONDS / EXIT_CODE / FAIL_PERCENT and their errors,
+ * seeded ranges, adopt refused.
+ *
+ * Engine + sim, the product's scenarios (document 000) in simulated time:
+ * A (queue capacity 20, 100 single-node tasks, parallelism 10, 600 s each:
+ * never more than 10 running, 10 rounds = 6000 s, 60000 ledger seconds);
+ * B on a cluster file of 128 machines (one 100-node task starts all its
+ * nodes at one instant; a 4-node gang with parallelism 5 peaks at exactly
+ * 20 nodes); a queue's group_timeout (60 simulated minutes, GroupTimeout);
+ * a week of mixed work in well under 30 s of wall time, every group final,
+ * capacities never exceeded.
+ *
+ * The driver here is the loop tools/jobfs-sim runs, written out small:
+ * settle the instant (reap ended runs, tick), look at the figures, then
+ * jump the clock to the next run end, engine timer or group timer.
+ *
+ * The tool: the sample workloads of tests/sim run, exit 0, print what the
+ * scenarios promise, and print the same twice; bad and stalled workloads
+ * give their exit codes.
+ */
+#include <ftw.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "backends/sim/sim.h"
+#include "core/lifecycle.h"
+#include "engine/engine.h"
+
+#define T0 JF_SIM_EPOCH_MS
+#define MIN_MS INT64_C(60000)
+#define HOUR_MS INT64_C(3600000)
+#define DAY_MS (24 * HOUR_MS)
+#define MAX_GROUPS 1024
+
+/* ---- the backend alone ---- */
+
+struct launch {
+	char *env[8];
+	struct jf_proc procs[2];
+	struct jf_launch l;
+};
+
+/* A launch whose first container has env (NULL-terminated "K=V" list). */
+static void mklaunch(struct launch *x, const char *const *env, size_t nprocs)
+{
+	static char *argv[] = { "sim", NULL };
+	static char *noenv[] = { NULL };
+	memset(x, 0, sizeof(*x));
+	size_t i = 0;
+	for (; env && env[i] && i < 7; i++)
+		x->env[i] = (char *)env[i];
+	x->env[i] = NULL;
+	x->procs[0] = (struct jf_proc){ .name = "main", .argv = argv, .envp = x->env };
+	x->procs[1] = (struct jf_proc){ .name = "side", .argv = argv, .envp = noenv };
+	x->l = (struct jf_launch){ .run_dir = "/nonexistent", .cwd = "/", .procs = x->procs,
+				   .nprocs = nprocs };
+}
+
+static struct jf_run_started start1(struct jf_backend *be, uint64_t cookie, const char *secs)
+{
+	char kv[64];
+	snprintf(kv, sizeof(kv), "RUN_SECONDS=%s", secs);
+	const char *env[] = { "PATH=/bin", kv, NULL };
+	struct launch x;
+	mklaunch(&x, env, 1);
+	struct jf_run_started st;
+	struct jf_error err = { 0 };
+	if (jf_backend_start(be, &x.l, cookie, &st, &err) != JF_OK)
+		fail_msg("start: %s", err.msg);
+	return st;
+}
+
+static bool fd_readable(struct jf_backend *be)
+{
+	struct pollfd p = { .fd = jf_backend_fd(be), .events = POLLIN };
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+static void test_backend_order(void **state)
+{
+	(void)state;
+	struct jf_sim_clock clk = { T0 };
+	struct jf_error err = { 0 };
+	struct jf_backend *be = jf_sim_new(&clk, &err);
+	assert_non_null(be);
+	assert_int_equal(jf_sim_next_end(be), -1);
+	assert_false(jf_sim_due(be));
+
+	struct jf_run_started a = start1(be, 101, "30");
+	start1(be, 102, "10");
+	struct jf_run_started c = start1(be, 103, "20.5");
+	struct jf_run_started d = start1(be, 104, "10");   /* same end as b, started later */
+	assert_string_equal(a.handle, "sim:1");
+	assert_string_equal(d.handle, "sim:4");
+	assert_int_equal(a.pid, 1);
+	assert_int_equal(c.start_ms, T0);
+	assert_int_equal(jf_sim_running(be), 4);
+	assert_int_equal(jf_sim_next_end(be), T0 + 10000);
+	assert_false(fd_readable(be));
+
+	struct jf_run_result res[8];
+	assert_int_equal(jf_backend_reap(be, res, 8), 0);
+	jf_sim_advance(be, T0 + 9999);
+	assert_false(fd_readable(be));
+	jf_sim_advance(be, T0 + 10000);
+	assert_true(fd_readable(be));
+	assert_int_equal(jf_backend_reap(be, res, 1), 1);   /* one at a time works too */
+	assert_int_equal(res[0].cookie, 102);
+	assert_true(fd_readable(be));
+	assert_int_equal(jf_backend_reap(be, res, 8), 1);
+	assert_int_equal(res[0].cookie, 104);
+	assert_int_equal(res[0].exit_code, 0);
+	assert_int_equal(res[0].term_signal, 0);
+	assert_int_equal(res[0].start_ms, T0);
+	assert_int_equal(res[0].end_ms, T0 + 10000);
+	assert_int_equal(res[0].nprocs, 1);
+	assert_string_equal(res[0].procs[0].name, "main");
+	assert_false(fd_readable(be));
+	assert_int_equal(jf_sim_next_end(be), T0 + 20500);
+
+	/* the clock never goes back */
+	jf_sim_advance(be, T0);
+	assert_int_equal(clk.now_ms, T0 + 10000);
+
+	jf_sim_advance(be, T0 + 60000);
+	assert_int_equal(jf_backend_reap(be, res, 8), 2);
+	assert_int_equal(res[0].cookie, 103);
+	assert_int_equal(res[0].end_ms, T0 + 20500);
+	assert_int_equal(res[1].cookie, 101);
+	assert_int_equal(jf_sim_running(be), 0);
+	assert_int_equal(jf_sim_next_end(be), -1);
+	assert_false(fd_readable(be));
+
+	/* moving the clock by hand: jf_sim_due() brings the fd along */
+	start1(be, 105, "1");
+	clk.now_ms += 1000;
+	assert_true(jf_sim_due(be));
+	assert_true(fd_readable(be));
+	assert_int_equal(jf_backend_reap(be, res, 8), 1);
+
+	struct jf_sim_stats ss;
+	jf_sim_stats(be, &ss);
+	assert_int_equal(ss.started, 5);
+	assert_int_equal(ss.reaped, 5);
+	assert_int_equal(ss.failed, 0);
+	jf_backend_free(be);
+}
+
+static void test_backend_signal_and_env(void **state)
+{
+	(void)state;
+	struct jf_sim_clock clk = { T0 };
+	struct jf_error err = { 0 };
+	struct jf_backend *be = jf_sim_new(&clk, &err);
+	assert_non_null(be);
+	struct jf_run_result res[8];
+	struct jf_run_started st;
+
+	/* EXIT_CODE: the first container's; the second ends with it, 0 */
+	const char *env3[] = { "RUN_SECONDS=600", "EXIT_CODE=3", NULL };
+	struct launch x;
+	mklaunch(&x, env3, 2);
+	assert_int_equal(jf_backend_start(be, &x.l, 1, &st, &err), JF_OK);
+	struct jf_run_started t = start1(be, 2, "600");
+	struct jf_run_started k = start1(be, 3, "600");
+	struct jf_run_started dflt;
+	mklaunch(&x, NULL, 1);
+	assert_int_equal(jf_backend_start(be, &x.l, 4, &dflt, &err), JF_OK);
+	assert_int_equal(jf_sim_next_end(be), T0 + 60000);   /* default 60 s */
+
+	jf_sim_advance(be, T0 + 100000);
+	assert_int_equal(jf_backend_reap(be, res, 8), 1);
+	assert_int_equal(res[0].cookie, 4);
+	assert_int_equal(jf_backend_signal(be, t.handle, JF_RUN_TERM), JF_OK);
+	assert_true(fd_readable(be));
+	assert_int_equal(jf_backend_signal(be, k.handle, JF_RUN_KILL), JF_OK);
+	/* a second signal does not move the end again */
+	jf_sim_advance(be, T0 + 100500);
+	assert_int_equal(jf_backend_signal(be, t.handle, JF_RUN_KILL), JF_OK);
+	assert_int_equal(jf_backend_reap(be, res, 8), 2);
+	assert_int_equal(res[0].cookie, 2);
+	assert_int_equal(res[0].exit_code, 143);
+	assert_int_equal(res[0].term_signal, SIGTERM);
+	assert_int_equal(res[0].end_ms, T0 + 100000);
+	assert_non_null(strstr(res[0].message, "SIGTERM"));
+	assert_int_equal(res[1].cookie, 3);
+	assert_int_equal(res[1].exit_code, 137);
+	assert_int_equal(res[1].term_signal, SIGKILL);
+	/* gone: nothing to signal; not a handle: EINVAL */
+	assert_int_equal(jf_backend_signal(be, t.handle, JF_RUN_KILL), JF_OK);
+	assert_int_equal(jf_backend_signal(be, "local:12:34", JF_RUN_KILL), JF_EINVAL);
+	assert_int_equal(jf_backend_signal(be, "sim:x", JF_RUN_KILL), JF_EINVAL);
+
+	jf_sim_advance(be, T0 + 600000);
+	assert_int_equal(jf_backend_reap(be, res, 8), 1);
+	assert_int_equal(res[0].cookie, 1);
+	assert_int_equal(res[0].exit_code, 3);
+	assert_int_equal(res[0].nprocs, 2);
+	assert_int_equal(res[0].procs[0].exit_code, 3);
+	assert_string_equal(res[0].procs[1].name, "side");
+	assert_int_equal(res[0].procs[1].exit_code, 0);
+
+	/* bad values are refused with the variable's name */
+	static const char *const bad[][2] = {
+		{ "RUN_SECONDS=ten", "RUN_SECONDS" }, { "RUN_SECONDS=-5", "RUN_SECONDS" },
+		{ "RUN_SECONDS=900-300", "RUN_SECONDS" }, { "RUN_SECONDS=1.2345", "RUN_SECONDS" },
+		{ "RUN_SECONDS=99999999999", "RUN_SECONDS" }, { "EXIT_CODE=256", "EXIT_CODE" },
+		{ "EXIT_CODE=", "EXIT_CODE" }, { "FAIL_PERCENT=101", "FAIL_PERCENT" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *env[] = { bad[i][0], NULL };
+		mklaunch(&x, env, 1);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(jf_backend_start(be, &x.l, 9, &st, &err), JF_EINVAL);
+		assert_non_null(strstr(err.msg, bad[i][1]));
+	}
+	assert_int_equal(jf_sim_running(be), 0);
+
+	/* adopt: not here */
+	assert_int_equal(jf_backend_adopt(be, "sim:1", "/tmp", 1, &err), JF_ENOTSUP);
+	jf_backend_free(be);
+}
+
+/* Ranges and FAIL_PERCENT draw from the seed: same seed, same runs. */
+static void draw(uint64_t seed, int64_t *ends, int *codes, size_t n)
+{
+	struct jf_sim_clock clk = { T0 };
+	struct jf_error err = { 0 };
+	struct jf_backend *be = jf_sim_new(&clk, &err);
+	assert_non_null(be);
+	jf_sim_seed(be, seed);
+	const char *env[] = { "RUN_SECONDS=300-900", "FAIL_PERCENT=50", NULL };
+	struct launch x;
+	mklaunch(&x, env, 1);
+	for (size_t i = 0; i < n; i++) {
+		struct jf_run_started st;
+		assert_int_equal(jf_backend_start(be, &x.l, i + 1, &st, &err), JF_OK);
+	}
+	jf_sim_advance(be, T0 + 900000);
+	struct jf_run_result res[64];
+	assert_int_equal(jf_backend_reap(be, res, 64), n);
+	for (size_t i = 0; i < n; i++) {
+		size_t j = res[i].cookie - 1;
+		ends[j] = res[i].end_ms;
+		codes[j] = res[i].exit_code;
+		assert_true(res[i].end_ms >= T0 + 300000 && res[i].end_ms <= T0 + 900000);
+		assert_int_equal(res[i].end_ms % 1000, 0);
+		assert_true(res[i].exit_code == 0 || res[i].exit_code == 1);
+	}
+	jf_backend_free(be);
+}
+
+static void test_backend_seeded(void **state)
+{
+	(void)state;
+	int64_t e1[40], e2[40], e3[40];
+	int c1[40], c2[40], c3[40];
+	draw(7, e1, c1, 40);
+	draw(7, e2, c2, 40);
+	draw(8, e3, c3, 40);
+	assert_memory_equal(e1, e2, sizeof(e1));
+	assert_memory_equal(c1, c2, sizeof(c1));
+	assert_memory_not_equal(e1, e3, sizeof(e1));
+	int fails = 0, distinct = 0;
+	for (int i = 0; i < 40; i++) {
+		fails += c1[i];
+		distinct += i == 0 || e1[i] != e1[i - 1];
+	}
+	assert_true(fails > 5 && fails < 35);
+	assert_true(distinct > 10);
+}
+
+/* ---- engine + sim ---- */
+
+struct fix {
+	char dir[256];
+	char db[512];
+	struct jf_sim_clock clk;
+	struct jf_engine *e;
+	struct jf_backend *be;      /* owned by e */
+	struct jf_store *st;        /* owned by e */
+	int64_t groups[MAX_GROUPS]; /* submitted, for group timers and checks */
+	bool final[MAX_GROUPS];     /* seen final: no timer can concern it */
+	size_t ngroups;
+	int64_t settles;            /* instants played */
+};
+
+static const char *tmp_base(void)
+{
+	struct stat sb;
+	/* the store fsyncs every commit: keep it in memory when we can */
+	if (stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) && access("/dev/shm", W_OK) == 0)
+		return "/dev/shm";
+	const char *t = getenv("TMPDIR");
+	return t && *t ? t : "/tmp";
+}
+
+static struct fix *fix_new(struct jf_cluster *c)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "%s/jf-sim-XXXXXX", tmp_base());
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->db, sizeof(f->db), "%s/jobfs.db", f->dir);
+	f->clk.now_ms = T0;
+	struct jf_error err = { 0 };
+	struct jf_store *st = NULL;
+	if (jf_store_open(f->db, &st, &err) != JF_OK)
+		fail_msg("jf_store_open: %s", err.msg);
+	if (!c)
+		c = jf_cluster_builtin();
+	assert_non_null(c);
+	struct jf_backend *be = jf_sim_new(&f->clk, &err);
+	assert_non_null(be);
+	struct jf_engine_config cfg = {
+		.state_dir = f->dir, .store = st, .cluster = c, .backend = be,
+		.clock = { .now_ms = jf_sim_now, .ctx = &f->clk },
+	};
+	if (jf_engine_new(&cfg, &f->e, &err) != JF_OK)
+		fail_msg("jf_engine_new: %s", err.msg);
+	f->be = be;
+	f->st = st;
+	return f;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+	if (f) {
+		jf_engine_free(f->e);
+		nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		free(f);
+	}
+	*state = NULL;
+	return 0;
+}
+
+static int64_t mkqueue(struct fix *f, const char *name, const char *spec)
+{
+	struct jf_error err = { 0 };
+	int64_t q = 0;
+	assert_int_equal(jf_engine_mkqueue(f->e, name, getuid(), getgid(), &q, &err), JF_OK);
+	if (spec && jf_engine_queue_spec(f->e, q, spec, strlen(spec), &err) != JF_OK)
+		fail_msg("queue spec: %s", err.msg);
+	return q;
+}
+
+/* A group of queue q (q > 0) or a batch (q == 0), submitted now. */
+static int64_t submit(struct fix *f, int64_t q, const char *name, const char *spec)
+{
+	struct jf_error err = { 0 };
+	int64_t g = 0;
+	assert_int_equal(jf_engine_mkgroup(f->e, q, q ? JF_KIND_GROUP : JF_KIND_BATCH, name,
+					   getuid(), getgid(), &g, &err),
+			 JF_OK);
+	if (jf_engine_submit(f->e, g, spec, strlen(spec), getuid(), getgid(), &err) != JF_OK)
+		fail_msg("submit %s: %s", name, err.msg);
+	assert_true(f->ngroups < MAX_GROUPS);
+	f->groups[f->ngroups++] = g;
+	return g;
+}
+
+/* Deliver everything due now until the engine is quiet; the engine's next
+ * timer in ms from now, or -1. */
+static int64_t settle(struct fix *f)
+{
+	for (int calls = 0;; calls++) {
+		if (calls > 100000)
+			fail_msg("the engine does not settle");
+		if (jf_sim_due(f->be)) {
+			jf_engine_on_backend(f->e);
+			continue;
+		}
+		int64_t t = jf_engine_tick(f->e);
+		if (jf_sim_due(f->be) || t == 0)
+			continue;
+		f->settles++;
+		return t;
+	}
+}
+
+/* The next group timer (activeDeadlineSeconds, group_timeout) after now:
+ * the engine's tick acts on them but does not say when they come. */
+static int64_t group_timer(struct fix *f)
+{
+	int64_t now = f->clk.now_ms, next = -1;
+	for (size_t i = 0; i < f->ngroups; i++) {
+		struct jf_group_rec g;
+		if (f->final[i] || jf_group_get(f->st, f->groups[i], &g) != JF_OK)
+			continue;
+		f->final[i] = jf_state_final(g.state);
+		int64_t t[2] = { -1, -1 };
+		if (g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING) {
+			const struct jf_spec *sp = jf_engine_spec(f->e, g.id);
+			if (sp && sp->active_deadline > 0)
+				t[0] = g.submitted_ms + sp->active_deadline * 1000;
+			struct jf_queue_rec q;
+			if (g.queue_id && g.started_ms == 0 &&
+			    jf_queue_get(f->st, g.queue_id, &q) == JF_OK) {
+				if (q.group_timeout > 0)
+					t[1] = g.submitted_ms + q.group_timeout * 1000;
+				jf_queue_release(&q);
+			}
+		}
+		jf_group_release(&g);
+		for (int k = 0; k < 2; k++)
+			if (t[k] > now && (next < 0 || t[k] < next))
+				next = t[k];
+	}
+	return next;
+}
+
+typedef void (*each_fn)(struct fix *f, void *ctx);
+
+/* Play until the clock reaches until (then settle that instant), or, with
+ * until < 0, until nothing is left to happen.  each runs at every instant,
+ * once it has settled. */
+static void play(struct fix *f, int64_t until, each_fn each, void *ctx)
+{
+	for (;;) {
+		int64_t tick = settle(f);
+		if (each)
+			each(f, ctx);
+		int64_t now = f->clk.now_ms, next = -1;
+		int64_t cand[3] = { jf_sim_next_end(f->be), tick >= 0 ? now + tick : -1,
+				    group_timer(f) };
+		for (int k = 0; k < 3; k++)
+			if (cand[k] >= 0 && (next < 0 || cand[k] < next))
+				next = cand[k];
+		if (until >= 0 && (next < 0 || next > until)) {
+			if (until <= now)
+				return;
+			next = until;
+		}
+		if (next < 0)
+			return;
+		assert_true(next > now);
+		jf_sim_advance(f->be, next);
+	}
+}
+
+static struct jf_group_rec group(struct fix *f, int64_t g)
+{
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(f->st, g, &r), JF_OK);
+	return r;   /* fields used: numbers only; release at once */
+}
+
+static int group_state(struct fix *f, int64_t g)
+{
+	struct jf_group_rec r = group(f, g);
+	int s = r.state;
+	jf_group_release(&r);
+	return s;
+}
+
+static int64_t ledger_seconds(struct fix *f, enum jf_scope sc, int64_t id)
+{
+	int64_t amount = 0, secs = 0;
+	assert_int_equal(jf_ledger_sum(f->st, sc, id, f->clk.now_ms, &amount, &secs), JF_OK);
+	return secs;
+}
+
+static int64_t sql_int(struct fix *f, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(f->db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+static char *events(struct fix *f, int64_t g)
+{
+	int64_t size = 0;
+	assert_int_equal(jf_event_size(f->st, JF_SCOPE_GROUP, g, &size), JF_OK);
+	char *buf = malloc((size_t)size + 1);
+	assert_non_null(buf);
+	size_t got = 0;
+	assert_int_equal(jf_event_read(f->st, JF_SCOPE_GROUP, g, 0, buf, (size_t)size, &got),
+			 JF_OK);
+	buf[got] = '\0';
+	return buf;
+}
+
+struct peak {
+	int64_t group;          /* 0 = none */
+	int64_t max_tasks;      /* the group's tasks running or starting */
+	int64_t limit_tasks;    /* fail above this (0 = no check) */
+	int64_t max_runs;       /* runs on the backend */
+	int64_t limit_runs;
+};
+
+static void watch_peak(struct fix *f, void *ctx)
+{
+	struct peak *p = ctx;
+	int64_t runs = (int64_t)jf_sim_running(f->be);
+	if (runs > p->max_runs)
+		p->max_runs = runs;
+	if (p->limit_runs && runs > p->limit_runs)
+		fail_msg("%lld runs at once, at most %lld allowed", (long long)runs,
+			 (long long)p->limit_runs);
+	if (!p->group)
+		return;
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, p->group, c), JF_OK);
+	int64_t live = c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING];
+	if (live > p->max_tasks)
+		p->max_tasks = live;
+	if (p->limit_tasks && live > p->limit_tasks)
+		fail_msg("%lld tasks at once, parallelism is %lld", (long long)live,
+			 (long long)p->limit_tasks);
+}
+
+static int setup_builtin(void **state)
+{
+	*state = fix_new(NULL);
+	return 0;
+}
+
+/* Scenario A: capacity 20, 100 x 1 node, parallelism 10, 600 s each. */
+static void test_scenario_a(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f, "batch", "capacity: 20\n");
+	int64_t g = submit(f, q, "a",
+			   "completions: 100\n"
+			   "parallelism: 10\n"
+			   "gpu: \"4090\"\n"
+			   "env: {RUN_SECONDS: \"600\"}\n"
+			   "command: [\"sim\"]\n");
+	struct peak p = { .group = g, .limit_tasks = 10, .limit_runs = 10 };
+	play(f, -1, watch_peak, &p);
+	assert_int_equal(p.max_tasks, 10);
+	assert_int_equal(p.max_runs, 10);
+	struct jf_group_rec r = group(f, g);
+	assert_int_equal(r.state, JF_ST_SUCCEEDED);
+	assert_int_equal(r.submitted_ms, T0);
+	assert_int_equal(r.started_ms, T0);
+	assert_int_equal(r.finished_ms - r.submitted_ms, 10 * 600 * 1000);   /* 10 rounds */
+	jf_group_release(&r);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, g, c), JF_OK);
+	assert_int_equal(c[JF_ST_SUCCEEDED], 100);
+	assert_int_equal(ledger_seconds(f, JF_SCOPE_GROUP, g), 100 * 600);
+	assert_int_equal(ledger_seconds(f, JF_SCOPE_QUEUE, q), 100 * 600);
+	assert_int_equal(f->clk.now_ms, T0 + 6000 * 1000);
+	/* ten rounds: starts at 0, 600, ..., 5400 s, ten each */
+	assert_int_equal(sql_int(f, "SELECT count(DISTINCT start_ms) FROM attempts"), 10);
+	assert_int_equal(sql_int(f, "SELECT max(n) FROM (SELECT count(*) AS n FROM attempts "
+				    "GROUP BY start_ms)"), 10);
+	/* billed at the 4090's 3.60 per hour: 100 x 600 s = 60.00 */
+	int64_t amount = 0, secs = 0;
+	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_ALL, 0, f->clk.now_ms, &amount, &secs),
+			 JF_OK);
+	assert_int_equal(amount, 60 * 1000000);
+	/* no machine is held any more */
+	for (size_t m = 0; m < jf_engine_cluster(f->e)->nmachines; m++) {
+		struct jf_machine_use u;
+		jf_engine_machine_use(f->e, m, &u);
+		assert_int_equal(u.nodes, 0);
+		assert_int_equal(u.gpu_mask, 0);
+	}
+}
+
+static const char big_cluster[] =
+	"name: big\n"
+	"models:\n"
+	"  - {name: \"4090\", vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi,\n"
+	"     price: {on-demand: \"3.60\", spot: \"1.08\"}}\n"
+	"machines:\n"
+	"  - {name: node, model: \"4090\", gpus: 8, count: 128}\n";
+
+static int setup_big(void **state)
+{
+	struct jf_cluster *c = NULL;
+	struct jf_error err = { 0 };
+	if (jf_cluster_parse(big_cluster, strlen(big_cluster), &c, &err) != JF_OK)
+		fail_msg("cluster: %s", err.msg);
+	assert_int_equal(c->nmachines, 128);
+	*state = fix_new(c);
+	return 0;
+}
+
+/* Scenario B: one task of 100 nodes starts every node at the same instant. */
+static void test_scenario_b_100_nodes(void **state)
+{
+	struct fix *f = *state;
+	play(f, T0 + 5 * MIN_MS, NULL, NULL);
+	int64_t g = submit(f, 0, "train",
+			   "count: 1\n"
+			   "nodes: 100\n"
+			   "gpu: \"4090\"\n"
+			   "gpus: 8\n"
+			   "env: {RUN_SECONDS: \"7200\"}\n"
+			   "command: [\"sim\"]\n");
+	settle(f);
+	assert_int_equal(jf_sim_running(f->be), 100);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM attempts"), 100);
+	assert_int_equal(sql_int(f, "SELECT count(DISTINCT start_ms) FROM attempts"), 1);
+	assert_int_equal(sql_int(f, "SELECT min(start_ms) FROM attempts"), T0 + 5 * MIN_MS);
+	assert_int_equal(sql_int(f, "SELECT count(DISTINCT machine) FROM attempts"), 100);
+	struct peak p = { 0 };
+	play(f, -1, watch_peak, &p);
+	assert_int_equal(p.max_runs, 100);
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	assert_int_equal(sql_int(f, "SELECT count(DISTINCT end_ms) FROM attempts"), 1);
+	assert_int_equal(f->clk.now_ms, T0 + 5 * MIN_MS + 2 * HOUR_MS);
+	assert_int_equal(ledger_seconds(f, JF_SCOPE_GROUP, g), 100 * 7200);
+}
+
+/* A gang of 4 nodes with parallelism 5: at most 4 x 5 = 20 nodes, reached. */
+static void test_gang_peak(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f, "gangs", NULL);
+	int64_t g = submit(f, q, "g4x5",
+			   "completions: 20\n"
+			   "parallelism: 5\n"
+			   "nodes: 4\n"
+			   "gpu: \"4090\"\n"
+			   "gpus: 8\n"
+			   "env: {RUN_SECONDS: \"1800\"}\n"
+			   "command: [\"sim\"]\n");
+	struct peak p = { .group = g, .limit_tasks = 5, .limit_runs = 20 };
+	play(f, -1, watch_peak, &p);
+	assert_int_equal(p.max_runs, 20);
+	assert_int_equal(p.max_tasks, 5);
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	assert_int_equal(f->clk.now_ms, T0 + 4 * 1800 * 1000);
+	/* every task's four nodes started and ended together */
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM (SELECT n.task_id FROM attempts a "
+				    "JOIN nodes n ON n.id = a.node_id GROUP BY n.task_id, "
+				    "a.attempt HAVING count(*) != 4 OR count(DISTINCT a.start_ms) "
+				    "!= 1 OR count(DISTINCT a.end_ms) != 1)"), 0);
+	assert_int_equal(ledger_seconds(f, JF_SCOPE_GROUP, g), 20 * 4 * 1800);
+}
+
+/* group_timeout 60m: the first group holds the queue for 2 h; the second
+ * is Stopped, GroupTimeout, 60 simulated minutes after its submission. */
+static void test_group_timeout(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f, "ordered", "capacity: 8\ngroup_timeout: 60m\n");
+	int64_t a = submit(f, q, "hold",
+			   "nodes: 8\n"
+			   "gpu: \"4090\"\n"
+			   "env: {RUN_SECONDS: \"7200\"}\n"
+			   "command: [\"sim\"]\n");
+	play(f, T0 + 10 * MIN_MS, NULL, NULL);
+	int64_t b = submit(f, q, "late",
+			   "gpu: \"4090\"\n"
+			   "env: {RUN_SECONDS: \"60\"}\n"
+			   "command: [\"sim\"]\n");
+	play(f, T0 + 69 * MIN_MS, NULL, NULL);
+	assert_int_equal(group_state(f, b), JF_ST_WAITING);
+	play(f, -1, NULL, NULL);
+	struct jf_group_rec rb = group(f, b);
+	assert_int_equal(rb.state, JF_ST_STOPPED);
+	assert_int_equal(rb.started_ms, 0);
+	assert_int_equal(rb.finished_ms - rb.submitted_ms, 60 * MIN_MS);
+	jf_group_release(&rb);
+	char *ev = events(f, b);
+	assert_non_null(strstr(ev, " GroupTimeout "));
+	free(ev);
+	struct jf_group_rec ra = group(f, a);
+	assert_int_equal(ra.state, JF_ST_SUCCEEDED);
+	assert_int_equal(ra.finished_ms, T0 + 2 * HOUR_MS);
+	jf_group_release(&ra);
+	assert_int_equal(f->clk.now_ms, T0 + 2 * HOUR_MS);
+	assert_int_equal(ledger_seconds(f, JF_SCOPE_GROUP, b), 0);
+}
+
+/* A week of mixed work: hourly groups, trainings, spot batches, failures,
+ * timeouts, a Kubernetes deadline; queues never over capacity. */
+struct week {
+	int64_t q_etl, q_train;
+	int64_t max_etl, max_train;
+};
+
+static void watch_queues(struct fix *f, void *ctx)
+{
+	struct week *w = ctx;
+	int64_t n = 0;
+	assert_int_equal(jf_queue_running_nodes(f->st, w->q_etl, &n), JF_OK);
+	if (n > 6)
+		fail_msg("queue etl holds %lld nodes, capacity 6", (long long)n);
+	if (n > w->max_etl)
+		w->max_etl = n;
+	assert_int_equal(jf_queue_running_nodes(f->st, w->q_train, &n), JF_OK);
+	if (n > 4)
+		fail_msg("queue train holds %lld nodes, capacity 4", (long long)n);
+	if (n > w->max_train)
+		w->max_train = n;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void test_week(void **state)
+{
+	struct fix *f = *state;
+	int64_t wall0 = mono_ms();
+	jf_sim_seed(f->be, 42);
+	struct week w = { 0 };
+	w.q_etl = mkqueue(f, "etl", "capacity: 6\ngroup_timeout: 3h\n");
+	w.q_train = mkqueue(f, "train", "capacity: 4\ngroup_timeout: 12h\n");
+	int64_t q_res = mkqueue(f, "research", NULL);
+	int64_t deadline_group = 0, sweep = 0;
+	char name[64];
+	for (int h = 0; h < 7 * 24; h++) {
+		play(f, T0 + h * HOUR_MS, watch_queues, &w);
+		snprintf(name, sizeof(name), "etl-%d", h);
+		submit(f, w.q_etl, name,
+		       "completions: 30\n"
+		       "parallelism: 4\n"
+		       "gpu: \"4090\"\n"
+		       "retries: 2\n"
+		       "env: {RUN_SECONDS: \"120-900\", FAIL_PERCENT: \"3\"}\n"
+		       "command: [\"etl\"]\n");
+		if (h % 4 == 1) {
+			snprintf(name, sizeof(name), "train-%d", h);
+			submit(f, w.q_train, name,
+			       "nodes: 2\n"
+			       "gpu: H800\n"
+			       "gpus: 8\n"
+			       "env: {RUN_SECONDS: \"10800-18000\"}\n"
+			       "command: [\"train\"]\n");
+		}
+		if (h % 6 == 3) {
+			snprintf(name, sizeof(name), "debug-%d", h);
+			submit(f, 0, name,
+			       "count: 3\n"
+			       "billing: spot\n"
+			       "gpu: L40S\n"
+			       "env: {RUN_SECONDS: \"600-2700\"}\n"
+			       "command: [\"debug\"]\n");
+		}
+		if (h == 30)
+			sweep = submit(f, q_res, "sweep",
+				       "gpu: A800\n"
+				       "completions: 3\n"
+				       "timeout: 20m\n"
+				       "retries: 0\n"
+				       "env: {RUN_SECONDS: \"3600\"}\n"
+				       "command: [\"sweep\"]\n");
+		if (h == 50)
+			deadline_group = submit(f, q_res, "k8s-deadline",
+						"apiVersion: batch/v1\n"
+						"kind: Job\n"
+						"metadata:\n"
+						"  name: dl\n"
+						"  annotations: {jobfs/gpu: A800}\n"
+						"spec:\n"
+						"  completions: 4\n"
+						"  parallelism: 1\n"
+						"  activeDeadlineSeconds: 5000\n"
+						"  template:\n"
+						"    spec:\n"
+						"      restartPolicy: Never\n"
+						"      containers:\n"
+						"      - name: main\n"
+						"        command: [\"eval\"]\n"
+						"        env:\n"
+						"        - {name: RUN_SECONDS, value: \"3600\"}\n");
+	}
+	play(f, -1, watch_queues, &w);
+	int64_t wall = mono_ms() - wall0;
+	print_message("a week of mixed work: %lld groups, %lld instants, %lld s simulated in "
+		      "%lld ms\n", (long long)f->ngroups, (long long)f->settles,
+		      (long long)((f->clk.now_ms - T0) / 1000), (long long)wall);
+	assert_true(wall < 30000);
+	assert_true(f->clk.now_ms >= T0 + 7 * DAY_MS - HOUR_MS);
+	int64_t states[JF_ST__COUNT] = { 0 };
+	for (size_t i = 0; i < f->ngroups; i++) {
+		int s = group_state(f, f->groups[i]);
+		if (!jf_state_final(s))
+			fail_msg("group %lld is %s at the end", (long long)f->groups[i],
+				 jf_state_name(s));
+		states[s]++;
+	}
+	assert_true(states[JF_ST_SUCCEEDED] > 150);
+	assert_int_equal(w.max_etl, 6);
+	assert_int_equal(w.max_train, 2);   /* the two H800 machines hold one training */
+	/* the timeout and the deadline struck at their simulated times */
+	assert_int_equal(group_state(f, sweep), JF_ST_FAILED);
+	struct jf_group_rec r = group(f, deadline_group);
+	assert_int_equal(r.state, JF_ST_FAILED);
+	assert_int_equal(r.finished_ms - r.submitted_ms, 5000 * 1000);
+	jf_group_release(&r);
+	char *ev = events(f, deadline_group);
+	assert_non_null(strstr(ev, " DeadlineExceeded "));
+	free(ev);
+	/* everything that ran is billed, every segment closed, nothing runs */
+	assert_int_equal(jf_sim_running(f->be), 0);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM ledger WHERE end_ms = 0"), 0);
+	struct jf_sim_stats ss;
+	jf_sim_stats(f->be, &ss);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM ledger"), (int64_t)ss.started);
+	assert_int_equal(sql_int(f, "SELECT sum(seconds) FROM ledger"),
+			 ledger_seconds(f, JF_SCOPE_ALL, 0));
+	assert_true(ss.failed > 0);
+	assert_true(ss.signalled >= 3);
+}
+
+/* ---- the tool ---- */
+
+#ifdef JF_BUILD_DIR
+#define SIM_TOOL JF_BUILD_DIR "/tools/jobfs-sim"
+#else
+#define SIM_TOOL "build/tools/jobfs-sim"
+#endif
+#ifdef JF_SOURCE_DIR
+#define SAMPLES JF_SOURCE_DIR "/tests/sim"
+#else
+#define SAMPLES "tests/sim"
+#endif
+
+/* Run the tool; its stdout (caller frees) and exit status. */
+static char *tool(const char *args, int *status)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "%s %s 2>/dev/null", SIM_TOOL, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t cap = 1 << 16, len = 0;
+	char *out = malloc(cap);
+	assert_non_null(out);
+	size_t n;
+	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 1024) {
+			cap *= 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+	}
+	out[len] = '\0';
+	int st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return out;
+}
+
+/* The report line of a group: it holds every word of want, in order. */
+static void expect_line(const char *out, const char *label, const char *const *want)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "\n%s ", label);
+	const char *l = strstr(out, key);
+	if (!l)
+		fail_msg("no line for %s in:\n%s", label, out);
+	const char *end = strchr(l + 1, '\n');
+	const char *p = l;
+	for (; *want; want++) {
+		p = strstr(p, *want);
+		if (!p || (end && p > end))
+			fail_msg("line of %s lacks \"%s\":\n%.*s", label, *want,
+				 (int)(end ? end - l : 80), l + 1);
+	}
+}
+
+static void test_tool_samples(void **state)
+{
+	(void)state;
+	if (access(SIM_TOOL, X_OK) != 0)
+		skip();
+	int st;
+	char *a = tool(SAMPLES "/scenario-a.yaml", &st);
+	assert_int_equal(st, 0);
+	expect_line(a, "batch/a", (const char *const[]){ "00:00:00", "01:40:00", "Succeeded",
+							 "100/0", "60000", "60.00 CNY", NULL });
+	assert_non_null(strstr(a, "peak nodes         10 in all; queue batch 10"));
+	assert_non_null(strstr(a, "simulated span     01:40:00"));
+	free(a);
+
+	char *b = tool("--events " SAMPLES "/scenario-b.yaml", &st);
+	assert_int_equal(st, 0);
+	expect_line(b, "tasks/train", (const char *const[]){ "02:00:00", "Succeeded", "1/0",
+							     "720000", NULL });
+	expect_line(b, "ordered/late", (const char *const[]){ "00:05:00", "-", "01:05:00",
+							      "Stopped", NULL });
+	assert_non_null(strstr(b, "queue gangs 20,"));
+	assert_non_null(strstr(b, "01:05:00 ordered/late Warning GroupTimeout group"));
+	assert_non_null(strstr(b, "00:00:00 tasks/train Normal Started 1-train/nodes/99 "));
+	free(b);
+
+	/* the same input and seed print the same; another seed differs */
+	char *m1 = tool("--seed 7 " SAMPLES "/mixed-day.yaml", &st);
+	assert_int_equal(st, 0);
+	char *m2 = tool("--seed 7 " SAMPLES "/mixed-day.yaml", &st);
+	assert_int_equal(st, 0);
+	char *m3 = tool("--seed 8 " SAMPLES "/mixed-day.yaml", &st);
+	assert_int_equal(st, 0);
+	assert_string_equal(m1, m2);
+	assert_string_not_equal(m1, m3);
+	expect_line(m1, "train/llm-c", (const char *const[]){ "Stopped", NULL });
+	expect_line(m1, "research/sweep", (const char *const[]){ "Failed", "0/4", NULL });
+	expect_line(m1, "research/eval", (const char *const[]){ "Succeeded", "6/0", NULL });
+	free(m1);
+	free(m2);
+	free(m3);
+
+	/* --until stops the clock; the rest is still running */
+	char *u = tool("--until 30m " SAMPLES "/scenario-a.yaml", &st);
+	assert_int_equal(st, 0);
+	expect_line(u, "batch/a", (const char *const[]){ "Running", "30/0", "18000", NULL });
+	assert_non_null(strstr(u, "stopped by --until"));
+	free(u);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void test_tool_exit_codes(void **state)
+{
+	(void)state;
+	if (access(SIM_TOOL, X_OK) != 0)
+		skip();
+	char dir[256], path[300], args[400];
+	snprintf(dir, sizeof(dir), "%s/jf-simw-XXXXXX", tmp_base());
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/w.yaml", dir);
+	snprintf(args, sizeof(args), "%s", path);
+	int st;
+	static const char *const bad[] = {
+		"submit: [{at: 0s, tasks: x, spec: 'command: [a]', colour: red}]\n",
+		"submit: [{at: soon, tasks: x, spec: 'command: [a]'}]\n",
+		"submit: [{at: 0s, queue: nope, group: g, spec: 'command: [a]'}]\n",
+		("submit: [{at: 0s, tasks: x, spec: 'command: [a]'},\n"
+		 "         {at: 1h, tasks: x, spec: 'command: [a]'}]\n"),
+		"submit: [{at: 0s, tasks: x, ctl: stop}]\n",
+		"submit: [{at: 0s, tasks: x, spec: 'frobnicate: 1'}]\n",
+		"submit: [{at: 0s, tasks: x, spec: \"gpu: V100\\ncommand: [a]\"}]\n",
+		"queues: [{name: q, spec: 'capacity: -1'}]\nsubmit: []\n",
+		"submit: [{at: 0s, tasks: 'a b', spec: 'command: [a]'}]\n",
+		"[1, 2]\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file(path, bad[i]);
+		free(tool(args, &st));
+		if (st != 2)
+			fail_msg("workload %zu: exit %d, want 2:\n%s", i, st, bad[i]);
+	}
+	/* stalled: a 2-node task in a queue of capacity 1 never starts */
+	write_file(path, "queues: [{name: q, spec: 'capacity: 1'}]\n"
+			 "submit: [{at: 0s, queue: q, group: g,\n"
+			 "          spec: \"nodes: 2\\ncommand: [a]\"}]\n");
+	char *out = tool(args, &st);
+	assert_int_equal(st, 4);
+	assert_non_null(strstr(out, "stalled"));
+	free(out);
+	/* usage */
+	free(tool("", &st));
+	assert_int_equal(st, 1);
+	free(tool("--seed x w.yaml", &st));
+	assert_int_equal(st, 1);
+	free(tool("/nonexistent/w.yaml", &st));
+	assert_int_equal(st, 2);
+	/* a missing cluster file: cannot set up */
+	snprintf(args, sizeof(args), "--cluster /nonexistent/c.yaml %s/scenario-a.yaml", SAMPLES);
+	free(tool(args, &st));
+	assert_int_equal(st, 3);
+	/* repeats are numbered, ctl reaches its target */
+	snprintf(args, sizeof(args), "%s", path);
+	write_file(path, "queues: [{name: q}]\n"
+			 "submit:\n"
+			 "  - {at: 0s, every: 1h, times: 3, queue: q, group: r,\n"
+			 "     spec: \"env: {RUN_SECONDS: '600'}\\ncommand: [a]\"}\n"
+			 "  - {at: 0s, queue: q, group: long,\n"
+			 "     spec: \"env: {RUN_SECONDS: '9000'}\\ncommand: [a]\"}\n"
+			 "  - {at: 30m, queue: q, group: long, ctl: stop}\n");
+	out = tool(args, &st);
+	assert_int_equal(st, 0);
+	expect_line(out, "q/r-1", (const char *const[]){ "00:00:00", "00:10:00", "Succeeded",
+							 NULL });
+	expect_line(out, "q/r-3", (const char *const[]){ "02:00:00", "02:10:00", "Succeeded",
+							 NULL });
+	expect_line(out, "q/long", (const char *const[]){ "00:30:00", "Stopped", "1800", NULL });
+	free(out);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_backend_order),
+		cmocka_unit_test(test_backend_signal_and_env),
+		cmocka_unit_test(test_backend_seeded),
+		cmocka_unit_test_setup_teardown(test_scenario_a, setup_builtin, teardown),
+		cmocka_unit_test_setup_teardown(test_scenario_b_100_nodes, setup_big, teardown),
+		cmocka_unit_test_setup_teardown(test_gang_peak, setup_big, teardown),
+		cmocka_unit_test_setup_teardown(test_group_timeout, setup_big, teardown),
+		cmocka_unit_test_setup_teardown(test_week, setup_builtin, teardown),
+		cmocka_unit_test(test_tool_samples),
+		cmocka_unit_test(test_tool_exit_codes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
