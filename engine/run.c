@@ -366,8 +366,11 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	jf_task_set_state(e->st, t->task_id, JF_ST_INITIALIZING, "", now);
 	jf_task_set_counters(e->st, t->task_id, t->attempt, failures);
 	jf_store_commit(e->st);
+	/* one transaction for the whole gang: one sync, not two per node */
+	jf_store_begin(e->st);
 	for (int64_t i = 0; i < t->nodes; i++)
 		start_node(e, g, t, i, uid, gid);
+	jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, true);
 }
 

@@ -66,11 +66,12 @@ def have(prog):
 class Daemon:
     """One `jobfs --foreground` process on a state dir and mount point."""
 
-    def __init__(self, env, state, mnt, user=None):
+    def __init__(self, env, state, mnt, user=None, args=()):
         self.env = env
         self.state = state
         self.mnt = mnt
         self.user = user
+        self.args = list(args)       # more options, e.g. ["--cluster", FILE]
         env.ndaemons += 1
         self.n = env.ndaemons
         self.stderr_path = os.path.join(env.tmp, "daemon-%d.stderr" % self.n)
@@ -79,7 +80,7 @@ class Daemon:
         self.checked = False
 
     def start(self, timeout=10.0):
-        argv = [jobfs_bin(), "--state", self.state, "--foreground", self.mnt]
+        argv = [jobfs_bin(), "--state", self.state, "--foreground"] + self.args + [self.mnt]
         if self.user:
             argv = ["runuser", "-u", self.user, "--"] + argv
         errf = open(self.stderr_path, "wb")
@@ -178,6 +179,7 @@ class Env:
         self.daemons = []
         self.daemon = None
         self.bg = []                              # background processes to reap
+        self.daemon_args = []                     # passed to every daemon start()
 
     # -- daemon lifecycle
     def register_daemon(self, d):
@@ -187,8 +189,20 @@ class Env:
                        for x in self.daemons], f)
 
     def start(self):
-        self.daemon = Daemon(self, self.state, self.mnt).start()
+        self.daemon = Daemon(self, self.state, self.mnt, args=self.daemon_args).start()
         return self.daemon
+
+    def use_cluster(self, text):
+        """Write `text` as a cluster file and remount on it (`--cluster
+        FILE`) with a fresh state dir; later remounts keep the file."""
+        path = os.path.join(self.tmp, "cluster-%d.yaml" % (self.ndaemons + 1))
+        with open(path, "w") as f:
+            f.write(text)
+        self.stop()
+        self.state = os.path.join(self.tmp, "state-%d" % (self.ndaemons + 1))
+        os.makedirs(self.state, exist_ok=True)
+        self.daemon_args = ["--cluster", path]
+        return self.start()
 
     def stop(self):
         if self.daemon and self.daemon.proc.poll() is None:
