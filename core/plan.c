@@ -158,7 +158,25 @@ struct pass {
 	struct ev *tmp;
 	size_t nextra, sorted, cap_extra;  /* ... [0, sorted) in time order */
 	int64_t max_at;                 /* latest shadow time so far */
+	struct shape {                  /* request shapes known not to fit, this pass */
+		int model, gpus;
+		int64_t cpu, mem;
+		int64_t eff_nodes;      /* this many nodes did not fit on eff */
+		int64_t work_nodes, work_end;  /* nor on work for an end this late */
+	} shapes[64];
+	size_t nshapes;
+	bool fit_by_last[NMODELS + 1];  /* the last head of this model fit once all work ended */
 };
+
+/* Bit count without the library call that __builtin_popcountll becomes
+ * on a baseline x86-64 build (no -mpopcnt): it was 12% of a pass. */
+static inline int popcount64(uint64_t x)
+{
+	x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+	x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
 
 static int64_t add_sat(int64_t a, int64_t b)
 {
@@ -242,7 +260,7 @@ static int64_t copies(const struct jf_sched_machine *m, const struct jf_sched_re
 	if (r->model >= 0 && r->gpus > 0) {
 		if (m->model != r->model)
 			return 0;
-		int64_t c = __builtin_popcountll(m->gpu_free) / r->gpus;
+		int64_t c = popcount64(m->gpu_free) / r->gpus;
 		if (c < n)
 			n = c;
 	}
@@ -263,7 +281,7 @@ static int64_t copies_up(const struct jf_sched_machine *m, const struct jf_sched
 	bool gpu = r->model >= 0 && r->gpus > 0;
 	if ((gpu && m->model != r->model) || m->cpu_free < 0 || m->mem_free < 0)
 		return 0;
-	int64_t g = gpu ? __builtin_popcountll(m->gpu_free) : 0;
+	int64_t g = gpu ? popcount64(m->gpu_free) : 0;
 	for (int64_t n = c + 1; n <= r->nodes; n++) {
 		if ((gpu && n * r->gpus > g) || n * r->cpu_milli > m->cpu_free ||
 		    n * r->mem_bytes > m->mem_free)
@@ -378,6 +396,23 @@ static bool room(const struct pass *p, int q, int64_t k, int64_t end)
 
 /* Start one task of group gi now if the rules allow: 1 started, 0 not,
  * -1 out of memory. */
+static struct shape *shape_of(struct pass *p, const struct jf_sched_req *r)
+{
+	int model = r->gpus > 0 ? r->model : -1;
+	for (size_t i = 0; i < p->nshapes; i++) {
+		struct shape *x = &p->shapes[i];
+		if (x->model == model && x->gpus == r->gpus && x->cpu == r->cpu_milli &&
+		    x->mem == r->mem_bytes)
+			return x;
+	}
+	if (p->nshapes == 64)
+		return NULL;
+	struct shape *x = &p->shapes[p->nshapes++];
+	*x = (struct shape){ model, r->gpus, r->cpu_milli, r->mem_bytes, INT64_MAX, INT64_MAX,
+			     INT64_MAX };
+	return x;
+}
+
 static int try_start(struct pass *p, size_t gi)
 {
 	const struct jf_plan_in *in = p->in;
@@ -387,9 +422,15 @@ static int try_start(struct pass *p, size_t gi)
 	if (!room(p, g->queue, k, end))
 		return 0;
 	struct jf_sched_machine *on = p->eff;
-	if (!fits(p, p->eff, &g->req)) {
+	struct shape *sh = shape_of(p, &g->req);
+	bool eff_no = sh && k >= sh->eff_nodes;
+	if (eff_no || !fits(p, p->eff, &g->req)) {
+		if (sh && k < sh->eff_nodes)
+			sh->eff_nodes = k;
 		/* may it use the reservations it ends before? */
 		if (o->nresv == 0 || p->max_at < end)
+			return 0;
+		if (sh && k >= sh->work_nodes && end >= sh->work_end)
 			return 0;
 		on = p->work;
 		memcpy(on, p->real, p->nm * sizeof(*on));
@@ -400,8 +441,13 @@ static int try_start(struct pass *p, size_t gi)
 			for (int64_t i = 0; i < n; i++)
 				take_slot(on, &o->slots[o->resv[r].slot + (size_t)i]);
 		}
-		if (!fits(p, on, &g->req))
+		if (!fits(p, on, &g->req)) {
+			if (sh && (k <= sh->work_nodes && end <= sh->work_end)) {
+				sh->work_nodes = k;
+				sh->work_end = end;
+			}
 			return 0;
+		}
 	}
 	if (!make_room(p, k) ||
 	    !grow((void **)&o->starts, &o->cap_starts, o->nstarts + 1, sizeof(*o->starts)))
@@ -565,7 +611,9 @@ static int reserve(struct pass *p, size_t gi)
 		last = rel[nrel - 1].t;
 	if (nqr > 0 && qr[nqr - 1].t > last)
 		last = qr[nqr - 1].t;
-	if (last != INT64_MIN) {
+	int mk = r->model >= 0 && r->gpus > 0 && r->model < NMODELS ? r->model : NMODELS;
+	bool pre = last != INT64_MIN && !p->fit_by_last[mk];
+	if (pre) {
 		walk_init(p, &w, idx, nc, p->last, p->last_raw);
 		if (w.queue >= 0)
 			w.room = capacity(p, q) - p->used[q] - p->reserved[q] + p->queue_freed[q];
@@ -602,6 +650,7 @@ static int reserve(struct pass *p, size_t gi)
 			w.room += qr[c].nodes;
 		found = w.total >= k && w.room >= k;
 	}
+	p->fit_by_last[mk] = found && at <= last;
 	if (!found)
 		return 0;
 	if (!make_room(p, k) ||
@@ -802,6 +851,7 @@ static bool pass_init(struct pass *p, struct jf_sched_machine *m, size_t nm)
 	for (size_t q = 0; q < in->nqueues; q++)
 		p->used[q] = in->queues[q].held;
 	p->max_at = INT64_MIN;
+	p->nshapes = 0;
 	return true;
 }
 

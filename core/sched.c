@@ -84,7 +84,11 @@ bool jf_sched_request(const struct jf_cluster *c, const struct jf_spec *spec,
 
 static int popcount64(uint64_t x)
 {
-	return __builtin_popcountll(x);
+	/* no library call on a baseline x86-64 build (no -mpopcnt) */
+	x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+	x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
 }
 
 static bool fits(const struct jf_sched_machine *m, const struct jf_sched_req *r)
