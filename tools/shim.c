@@ -163,6 +163,8 @@ struct shim {
 	int ngroups;
 	bool pin;
 	cpu_set_t cpus;
+	char cg[256];                /* cpuset cgroup of the node, "" if none */
+	const char *cg_procs;        /* "tasks" (v1) or "cgroup.procs" (v2) */
 	int64_t start_ms;
 	int64_t end_ms;
 	bool start_failed;
@@ -634,6 +636,98 @@ static void child_fail(int errfd, enum child_stage stage, int err)
 	_exit(stage == ST_EXEC && err == EACCES ? 126 : 127);
 }
 
+
+/* ---- a cpuset cgroup for pinned nodes, where the machine allows ---- */
+
+static bool put_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text);
+}
+
+static bool get_file(const char *dir, const char *name, char *buf, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t r = read(fd, buf, n - 1);
+	close(fd);
+	if (r < 0)
+		return false;
+	buf[r] = '\0';
+	while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
+		buf[--r] = '\0';
+	return true;
+}
+
+/* Best effort: a cgroup v1 cpuset hierarchy, or v2 with the cpuset
+ * controller, holding exactly the pinned cores; nothing when neither can
+ * be written (an unprivileged shim, a container without delegation). */
+static void cgroup_setup(struct shim *s)
+{
+	char cpus[1024] = "", mems[256] = "", top[200];
+	size_t off = 0;
+	for (int c = 0; c < CPU_SETSIZE && off + 8 < sizeof(cpus); c++)
+		if (CPU_ISSET(c, &s->cpus))
+			off += (size_t)snprintf(cpus + off, sizeof(cpus) - off, "%s%d",
+						off ? "," : "", c);
+	const char *root = "/sys/fs/cgroup/cpuset";
+	char probe[64];
+	s->cg_procs = "tasks";
+	if (!get_file(root, "cpuset.cpus", probe, sizeof(probe))) {
+		root = "/sys/fs/cgroup";
+		s->cg_procs = "cgroup.procs";
+		if (!get_file(root, "cgroup.controllers", probe, sizeof(probe)) ||
+		    !strstr(probe, "cpuset"))
+			return;
+		put_file(root, "cgroup.subtree_control", "+cpuset");
+	}
+	snprintf(top, sizeof(top), "%s/jobfs", root);
+	if (mkdir(top, 0755) < 0 && errno != EEXIST)
+		return;
+	if (!strcmp(s->cg_procs, "tasks")) {
+		/* v1: a cpuset needs cpus and mems before it takes tasks */
+		char pc[1024];
+		if (get_file(root, "cpuset.cpus", pc, sizeof(pc)) &&
+		    get_file(root, "cpuset.mems", mems, sizeof(mems))) {
+			char cur[8];
+			if (!get_file(top, "cpuset.cpus", cur, sizeof(cur)) || !cur[0])
+				put_file(top, "cpuset.cpus", pc);
+			if (!get_file(top, "cpuset.mems", cur, sizeof(cur)) || !cur[0])
+				put_file(top, "cpuset.mems", mems);
+		}
+	} else {
+		put_file(top, "cgroup.subtree_control", "+cpuset");
+	}
+	snprintf(s->cg, sizeof(s->cg), "%s/node-%d", top, (int)getpid());
+	if (mkdir(s->cg, 0755) < 0 && errno != EEXIST) {
+		s->cg[0] = '\0';
+		return;
+	}
+	if (!put_file(s->cg, "cpuset.cpus", cpus) ||
+	    (mems[0] && !put_file(s->cg, "cpuset.mems", mems))) {
+		rmdir(s->cg);
+		s->cg[0] = '\0';
+	}
+}
+
+static void cgroup_join(const struct shim *s)
+{
+	if (!s->cg[0])
+		return;
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	put_file(s->cg, s->cg_procs, pid);
+}
+
 /*
  * In the child after fork.  The shim is single-threaded, so the libc calls
  * here are safe; nothing returns.
@@ -652,6 +746,7 @@ static void child_run(struct shim *s, struct proc *p, pid_t shim_pid,
 		child_fail(errfd, ST_SETPGID, errno);
 	if (s->pin && sched_setaffinity(0, sizeof(s->cpus), &s->cpus) < 0)
 		child_fail(errfd, ST_AFFINITY, errno);
+	cgroup_join(s);
 	if (s->drop) {
 		if (setgroups((size_t)s->ngroups, s->groups) < 0)
 			child_fail(errfd, ST_SETGROUPS, errno);
@@ -966,6 +1061,8 @@ static int prepare(struct shim *s, char *err, size_t errlen)
 					CPU_SET(s->l.cpus[i], &s->cpus);
 			s->pin = CPU_COUNT(&s->cpus) > 0;
 		}
+		if (s->pin)
+			cgroup_setup(s);
 	}
 	s->logbuf = malloc(SHIM_LOGBUF);
 	s->chunk = malloc(SHIM_CHUNK);
@@ -1189,6 +1286,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	code = write_result(s) == 0 ? SHIM_EXIT_OK : SHIM_EXIT_SYSTEM;
+	if (s->cg[0])
+		rmdir(s->cg);    /* empty now: every process was reaped */
 out:
 	shim_release(s);
 	return code;

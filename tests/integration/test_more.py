@@ -460,7 +460,7 @@ gpus: 2
 completions: 4
 parallelism: 4
 cpu_exclusive: true
-command: ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status; sleep 1"]
+command: ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status; cat /proc/self/cpuset; sleep 1"]
 """)
     env.wait(g, "Running", timeout=10)
     seen = {}
@@ -483,6 +483,19 @@ command: ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status; sleep 1"]
                 check(not (items[i][1] & items[j][1]), "two nodes on %s share cores" % items[i][0])
     st = env.wait(g, ("Succeeded", "Failed"), timeout=20)
     check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    # where the machine allows (a writable cgroup v1 cpuset here), each node
+    # ran in a cpuset cgroup of its own, removed when it ended
+    v1 = "/sys/fs/cgroup/cpuset"
+    if os.geteuid() == 0 and os.access(os.path.join(v1, "cpuset.cpus"), os.W_OK):
+        host = set(range(os.cpu_count() or 1))
+        pinned = [t for t, (_, cores) in seen.items() if cores & host]
+        check(pinned, "no node's cores exist on this host: nothing to check")
+        for t in pinned:   # the cluster is logical: ids this host lacks are dropped
+            logs = env.read(os.path.join(g, "tasks/%d/nodes/0/logs" % t))
+            check("/jobfs/node-" in logs, "task %d not in a jobfs cpuset: %r" % (t, logs))
+        left = [d for d in os.listdir(os.path.join(v1, "jobfs")) if d.startswith("node-")] \
+            if os.path.isdir(os.path.join(v1, "jobfs")) else []
+        check(not left, "cpuset cgroups left behind: %r" % left)
     # without GPUs it is refused, with a message
     bad = os.path.join(env.queue("q"), "groups", "nogpu")
     env.mkdir(bad)
