@@ -183,6 +183,11 @@ void jf_notifier_touch(struct notifier *nt, uint64_t ino, const char *path)
 static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const char *base,
 			const enum jf_file *files)
 {
+	/* the directory's own attributes (its mtime follows the object's end)
+	 * now, before anyone can read the change: attribute-only invalidation
+	 * takes no page lock, so the loop may do it itself */
+	if (fs->se)
+		fuse_lowlevel_notify_inval_inode(fs->se, jf_ino_make(obj, id, JF_F_DIR), -1, 0);
 	for (; *files != JF_F_DIR; files++) {
 		char path[600];
 		snprintf(path, sizeof(path), "%s/%s", base, jf_file_name(*files));
