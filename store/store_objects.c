@@ -18,6 +18,14 @@ static enum jf_err finish(sqlite3_stmt *s, enum jf_err rc)
 	return rc;
 }
 
+/* The id in the first column of s's first row (binds done), 0 if none. */
+static int64_t one_id(sqlite3_stmt *s)
+{
+	int64_t id = STEP_ROW(s) ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_reset(s);
+	return id;
+}
+
 static enum jf_err last_id(struct jf_store *st, int64_t *id)
 {
 	if (id)
@@ -204,13 +212,8 @@ enum jf_err jf_group_find(struct jf_store *st, int64_t queue_id, enum jf_group_k
 	sqlite3_bind_int64(s, 1, queue_id);
 	sqlite3_bind_int(s, 2, kind);
 	jf_q_text(s, 3, dirname);
-	if (!STEP_ROW(s)) {
-		memset(g, 0, sizeof(*g));
-		return finish(s, JF_ENOENT);
-	}
-	int64_t id = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	return jf_group_get(st, id, g);
+	/* no row: id 0, which the getter answers with ENOENT and a zeroed record */
+	return jf_group_get(st, one_id(s), g);
 }
 
 enum jf_err jf_group_list(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
@@ -467,13 +470,8 @@ enum jf_err jf_task_find(struct jf_store *st, int64_t group_id, int64_t idx,
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, group_id);
 	sqlite3_bind_int64(s, 2, idx);
-	if (!STEP_ROW(s)) {
-		memset(t, 0, sizeof(*t));
-		return finish(s, JF_ENOENT);
-	}
-	int64_t id = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	return jf_task_get(st, id, t);
+	/* no row: id 0, which the getter answers with ENOENT and a zeroed record */
+	return jf_task_get(st, one_id(s), t);
 }
 
 static enum jf_err list_id_idx(sqlite3_stmt *s, int (*fn)(void *ctx, int64_t id, int64_t idx),
@@ -560,13 +558,8 @@ enum jf_err jf_task_find_display(struct jf_store *st, int64_t group_id, const ch
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, group_id);
 	jf_q_text(s, 2, display);
-	if (!STEP_ROW(s)) {
-		memset(t, 0, sizeof(*t));
-		return finish(s, JF_ENOENT);
-	}
-	int64_t id = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	return jf_task_get(st, id, t);
+	/* no row: id 0, which the getter answers with ENOENT and a zeroed record */
+	return jf_task_get(st, one_id(s), t);
 }
 
 enum jf_err jf_task_set_display(struct jf_store *st, int64_t id, const char *display)
@@ -663,13 +656,8 @@ enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx,
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, task_id);
 	sqlite3_bind_int64(s, 2, idx);
-	if (!STEP_ROW(s)) {
-		memset(n, 0, sizeof(*n));
-		return finish(s, JF_ENOENT);
-	}
-	int64_t id = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	return jf_node_get(st, id, n);
+	/* no row: id 0, which the getter answers with ENOENT and a zeroed record */
+	return jf_node_get(st, one_id(s), n);
 }
 
 enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, int state, const char *message,
@@ -810,13 +798,8 @@ enum jf_err jf_attempt_find(struct jf_store *st, int64_t node_id, int64_t attemp
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, node_id);
 	sqlite3_bind_int64(s, 2, attempt);
-	if (!STEP_ROW(s)) {
-		memset(a, 0, sizeof(*a));
-		return finish(s, JF_ENOENT);
-	}
-	int64_t id = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	return jf_attempt_get(st, id, a);
+	/* no row: id 0, which the getter answers with ENOENT and a zeroed record */
+	return jf_attempt_get(st, one_id(s), a);
 }
 
 enum jf_err jf_attempt_list_open(struct jf_store *st,
