@@ -114,6 +114,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 			jf_eng_take_cores(e, t, node_idx, set);
 	}
 	t->live++;
+	if (a->handle[0] && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+		jf_eng_demand(e, g->req.model, g->req.gpus);
 	struct jf_error err;
 	jf_error_clear(&err);
 	if (!a->handle[0]) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/forecast.h"
 #include "core/names.h"
 
 static int64_t real_now(void *ctx)
@@ -33,6 +34,8 @@ int64_t jf_engine_now(struct jf_engine *e)
 {
 	return jf_eng_now(e);
 }
+
+static enum jf_err forecasts_load(struct jf_engine *e);
 
 enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine **out,
 			  struct jf_error *err)
@@ -61,10 +64,59 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
 	jf_sched_machines_init(e->cluster, e->machines);
+	if (forecasts_load(e) != JF_OK) {
+		jf_engine_free(e);
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	}
 	jf_eng_adopt_all(e);
 	*out = e;
 	jf_eng_schedule(e);
 	return JF_OK;
+}
+
+/* ---- on-demand demand and the spot forecast ---- */
+
+static int feed(void *ctx, int64_t t_ms, int64_t gpus)
+{
+	jf_forecast_add(ctx, t_ms, (int)gpus);
+	return 0;
+}
+
+static enum jf_err forecasts_load(struct jf_engine *e)
+{
+	size_t n = e->cluster->nmodels;
+	e->fc = calloc(n ? n : 1, sizeof(*e->fc));
+	e->od_use = calloc(n ? n : 1, sizeof(*e->od_use));
+	if (!e->fc || !e->od_use)
+		return JF_ENOMEM;
+	for (size_t m = 0; m < n; m++) {
+		int total = 0;
+		for (size_t i = 0; i < e->cluster->nmachines; i++)
+			if (e->cluster->machines[i].model == m)
+				total += e->cluster->machines[i].gpus;
+		e->fc[m] = jf_forecast_new(total);
+		if (!e->fc[m])
+			return JF_ENOMEM;
+		jf_demand_list(e->st, e->cluster->models[m].name, feed, e->fc[m]);
+	}
+	return JF_OK;
+}
+
+void jf_eng_demand(struct jf_engine *e, int model, int64_t delta)
+{
+	if (model < 0 || (size_t)model >= e->cluster->nmodels || !delta || !e->fc)
+		return;
+	e->od_use[model] += delta;
+	if (e->od_use[model] < 0)
+		e->od_use[model] = 0;
+	int64_t now = jf_eng_now(e);
+	jf_demand_add(e->st, e->cluster->models[model].name, now, e->od_use[model]);
+	jf_forecast_add(e->fc[model], now, (int)e->od_use[model]);
+}
+
+const struct jf_forecast *jf_engine_forecast(struct jf_engine *e, size_t m)
+{
+	return e->fc && m < e->cluster->nmodels ? e->fc[m] : NULL;
 }
 
 static void grt_free(struct grt *g)
@@ -99,6 +151,10 @@ void jf_engine_free(struct jf_engine *e)
 	for (size_t m = 0; e->excl && m < e->cluster->nmachines; m++)
 		free(e->excl[m]);
 	free(e->excl);
+	for (size_t m = 0; e->fc && m < e->cluster->nmodels; m++)
+		jf_forecast_free(e->fc[m]);
+	free(e->fc);
+	free(e->od_use);
 	jf_cluster_free(e->cluster);
 	free(e->machines);
 	free(e->use);

@@ -104,6 +104,10 @@ struct jf_machine_use {
 };
 void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u);
 
+struct jf_forecast;
+/* The spot forecast of GPU model m (borrowed), NULL if out of range. */
+const struct jf_forecast *jf_engine_forecast(struct jf_engine *e, size_t m);
+
 /* The parsed spec of an accepted group (borrowed, valid until the group
  * changes state), or NULL. Parses and caches on first use. */
 const struct jf_spec *jf_engine_spec(struct jf_engine *e, int64_t group_id);

@@ -80,6 +80,8 @@ struct jf_engine {
 	struct jf_sched_machine *machines;
 	struct jf_machine_use *use;
 	uint64_t **excl;             /* per machine: cores held exclusively (NULL: none yet) */
+	struct jf_forecast **fc;     /* per GPU model: the spot risk forecast */
+	int64_t *od_use;             /* per GPU model: GPUs in on-demand use now */
 	struct jf_idmap groups;      /* group id -> struct grt */
 	struct jf_idmap tasks;       /* task id -> struct trun */
 	struct jf_idmap runs;        /* attempt id -> struct run */
@@ -114,6 +116,9 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
 /* Kill every running task of a group, for why; returns how many. */
 int jf_eng_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why);
+/* On-demand GPUs of a model went up or down by delta: record it (store,
+ * forecast).  Spot work is not demand: only on-demand nodes count. */
+void jf_eng_demand(struct jf_engine *e, int model, int64_t delta);
 /* cpu_exclusive: take (cpuset NULL: pick) or give back a node's cores. */
 bool jf_eng_take_cores(struct jf_engine *e, struct trun *t, int64_t node, const uint64_t *cpuset);
 void jf_eng_give_cores(struct jf_engine *e, struct trun *t);

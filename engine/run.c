@@ -298,6 +298,8 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 	jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
 	jf_node_set_run(e->st, node_id, machine, gpu_ids, started.pid, -1, attempt, attempt_id);
 	jf_ledger_open(e->st, &lr, NULL);
+	if (s->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+		jf_eng_demand(e, g->req.model, g->req.gpus);
 	for (size_t i = 0; i < np; i++) {
 		const struct jf_container *c = &s->containers[i];
 		if (c->image)
@@ -782,6 +784,8 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	}
 
 	jf_store_begin(e->st);
+	if (g && r->handle[0] && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+		jf_eng_demand(e, g->req.model, -g->req.gpus);
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
 	jf_ledger_close(e->st, attempt_id, end_ms);
 	jf_node_set_state(e->st, r->node_id, nstate, ok ? "" : how, now);

@@ -17,6 +17,7 @@
 
 #include "core/alloc.h"
 #include "core/billing.h"
+#include "core/forecast.h"
 #include "core/quantity.h"
 #include "core/sched.h"
 #include "core/timefmt.h"
@@ -184,30 +185,35 @@ static int render_gpus(struct jf_fs *fs, char **out, size_t *len)
 static int render_forecast(struct jf_fs *fs, char **out, size_t *len)
 {
 	const struct jf_cluster *c = jf_engine_cluster(fs->e);
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (!f)
-		return ENOMEM;
-	fprintf(f, "# spot preemption forecast: not built yet, so no spot task waits for a\n"
-		   "# low-risk window; the columns show free GPUs now\n");
-	fprintf(f, "%-6s %-4s %-9s %s\n", "model", "free", "risk_10m", "risk_1h risk_6h risk_12h");
-	for (size_t mi = 0; mi < c->nmodels; mi++) {
-		int freeg = 0;
-		for (size_t i = 0; i < c->nmachines; i++) {
-			if (c->machines[i].model != mi)
-				continue;
-			struct jf_machine_use u;
-			jf_engine_machine_use(fs->e, i, &u);
-			freeg += c->machines[i].gpus - __builtin_popcountll(u.gpu_mask);
-		}
-		fprintf(f, "%-6s %-4d %-9s %s\n", c->models[mi].name, freeg, "unknown",
-			"unknown unknown unknown");
+	const struct jf_forecast **f = calloc(c->nmodels ? c->nmodels : 1, sizeof(*f));
+	const char **names = calloc(c->nmodels ? c->nmodels : 1, sizeof(*names));
+	size_t n = 0;
+	for (size_t m = 0; f && names && m < c->nmodels; m++) {
+		const struct jf_forecast *fm = jf_engine_forecast(fs->e, m);
+		if (!fm)
+			continue;
+		f[n] = fm;
+		names[n++] = c->models[m].name;
 	}
-	if (fclose(f) != 0) {
-		free(buf);
+	char *body = f && names ? jf_forecast_render(f, names, n, jf_engine_now(fs->e)) : NULL;
+	free(f);
+	free(names);
+	if (!body)
+		return ENOMEM;
+	/* the forecast is shown; placing spot tasks by it (unit_runtime) is not built yet */
+	static const char note[] = "# spot risk by the recorded on-demand demand (README: "
+				   "Spot forecast); unit_runtime placement is not built yet\n";
+	size_t blen = strlen(body);
+	char *buf = malloc(sizeof(note) + blen);
+	if (!buf) {
+		free(body);
 		return ENOMEM;
 	}
+	memcpy(buf, note, sizeof(note) - 1);
+	memcpy(buf + sizeof(note) - 1, body, blen + 1);
+	free(body);
 	*out = buf;
+	*len = sizeof(note) - 1 + blen;
 	return 0;
 }
 

@@ -268,6 +268,12 @@ enum jf_err jf_event_read(struct jf_store *st, enum jf_scope scope, int64_t id, 
 			  char *buf, size_t size, size_t *got);
 enum jf_err jf_event_size(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t *bytes);
 
+/* on-demand demand: GPUs of a model in on-demand use from t_ms on */
+enum jf_err jf_demand_add(struct jf_store *st, const char *model, int64_t t_ms, int64_t gpus);
+/* Every sample of a model in time order. */
+enum jf_err jf_demand_list(struct jf_store *st, const char *model,
+			   int (*fn)(void *ctx, int64_t t_ms, int64_t gpus), void *ctx);
+
 /* ledger */
 enum jf_err jf_ledger_open(struct jf_store *st, const struct jf_ledger_rec *r, int64_t *id);
 /* Close the open segment of attempt_id at end_ms: computes seconds and amount. */

@@ -167,3 +167,28 @@ enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
 	sqlite3_reset(s);
 	return JF_OK;
 }
+
+enum jf_err jf_demand_add(struct jf_store *st, const char *model, int64_t t_ms, int64_t gpus)
+{
+	sqlite3_stmt *s = jf_q(st, Q_DEMAND_ADD);
+	if (!s)
+		return JF_EIO;
+	jf_q_text(s, 1, model);
+	sqlite3_bind_int64(s, 2, t_ms);
+	sqlite3_bind_int64(s, 3, gpus);
+	return jf_q_exec(st, s);
+}
+
+enum jf_err jf_demand_list(struct jf_store *st, const char *model,
+			   int (*fn)(void *ctx, int64_t t_ms, int64_t gpus), void *ctx)
+{
+	sqlite3_stmt *s = jf_q(st, Q_DEMAND_LIST);
+	if (!s)
+		return JF_EIO;
+	jf_q_text(s, 1, model);
+	while (sqlite3_step(s) == SQLITE_ROW)
+		if (fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)))
+			break;
+	sqlite3_reset(s);
+	return JF_OK;
+}

@@ -107,6 +107,10 @@ static const char *const migrations[] = {
 	"CREATE UNIQUE INDEX tasks_display ON tasks(group_id, display) WHERE display IS NOT NULL;",
 	/* 2 -> 3: cores pinned for cpu_exclusive, per attempt */
 	"ALTER TABLE attempts ADD COLUMN cpuset TEXT NOT NULL DEFAULT '';",
+	/* 3 -> 4: on-demand GPUs in use per model over time, for the spot forecast */
+	"CREATE TABLE demand (id INTEGER PRIMARY KEY, model TEXT NOT NULL,"
+	"  t_ms INTEGER NOT NULL, gpus INTEGER NOT NULL);"
+	"CREATE INDEX demand_model ON demand(model, t_ms);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -196,7 +196,13 @@ def test_cluster_files(env):
         by_model.setdefault(st["model"], []).append(int(st["gpus"]))
     check(by_model == {"4090": [8] * 4, "H800": [8] * 2, "L40S": [8], "A800": [8]},
           "built-in cluster: %r" % by_model)
-    check(env.read("cluster/forecast").endswith("\n"), "forecast")
+    fc = env.read("cluster/forecast")
+    check(fc.endswith("\n"), "forecast")
+    rows = [l for l in fc.splitlines() if l and not l.startswith("#")]
+    # a header, then the next 24 hours of each of the 4 models
+    check(len(rows) == 1 + 4 * 24, "forecast has %d rows:\n%s" % (len(rows), fc[:600]))
+    check(sorted({r.split()[0] for r in rows[1:]}) == ["4090", "A800", "H800", "L40S"],
+          "forecast models: %r" % rows[:3])
     # a running node shows on its machine
     g = env.group('gpu: "A800"\ngpus: 4\ncommand: ["/bin/sh", "-c", "sleep 30"]\n')
     env.wait(g, "Running", timeout=10)

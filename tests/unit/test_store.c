@@ -169,7 +169,7 @@ static int64_t sql_int(const char *db, const char *sql)
 static void test_open_schema(void **state)
 {
 	struct fix *f = *state;
-	assert_int_equal(jf_store_schema_version(f->st), 3);
+	assert_int_equal(jf_store_schema_version(f->st), 4);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 	static const char *const tables[] = {
@@ -183,7 +183,7 @@ static void test_open_schema(void **state)
 		if (sql_int(f->db, sql) != 1)
 			fail_msg("table %s missing", tables[i]);
 	}
-	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 3);
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 4);
 }
 
 static void test_reopen(void **state)
@@ -194,7 +194,7 @@ static void test_reopen(void **state)
 	accept(f->st, g, 2, 2);
 	jf_store_close(f->st);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 3);
+	assert_int_equal(jf_store_schema_version(f->st), 4);
 	struct jf_queue_rec qr;
 	assert_int_equal(jf_queue_find(f->st, "keep", &qr), JF_OK);
 	assert_int_equal(qr.id, q);
@@ -221,13 +221,13 @@ static void test_migrate_1_to_3(void **state)
 	f->st = NULL;
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN cpuset; "
+	assert_int_equal(sqlite3_exec(h, "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN cpuset; DROP TABLE demand; "
 				      "PRAGMA user_version = 1",
 				      NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
 	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 3);
+	assert_int_equal(jf_store_schema_version(f->st), 4);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_table_info('attempts') "
 				 "WHERE name = 'cpuset'"), 1);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = "
@@ -244,6 +244,34 @@ static void test_migrate_1_to_3(void **state)
 	assert_int_equal(jf_task_find(f->st, g, 2, &t), JF_OK);
 	assert_int_equal(jf_task_set_display(f->st, t.id, "warmup"), JF_EEXIST);
 	jf_task_release(&t);
+}
+
+static int sum_demand(void *ctx, int64_t t_ms, int64_t gpus)
+{
+	int64_t *acc = ctx;
+	acc[0]++;
+	acc[1] += gpus;
+	if (t_ms < acc[2])
+		acc[3] = 1;   /* out of order */
+	acc[2] = t_ms;
+	return 0;
+}
+
+/* On-demand demand samples come back per model, in time order. */
+static void test_demand(void **state)
+{
+	struct fix *f = *state;
+	assert_int_equal(jf_demand_add(f->st, "4090", 2000, 3), JF_OK);
+	assert_int_equal(jf_demand_add(f->st, "4090", 1000, 1), JF_OK);
+	assert_int_equal(jf_demand_add(f->st, "A800", 1500, 8), JF_OK);
+	int64_t acc[4] = { 0, 0, 0, 0 };
+	assert_int_equal(jf_demand_list(f->st, "4090", sum_demand, acc), JF_OK);
+	assert_int_equal(acc[0], 2);
+	assert_int_equal(acc[1], 4);
+	assert_int_equal(acc[3], 0);
+	int64_t none[4] = { 0, 0, 0, 0 };
+	assert_int_equal(jf_demand_list(f->st, "H800", sum_demand, none), JF_OK);
+	assert_int_equal(none[0], 0);
 }
 
 static void test_newer_schema_refused(void **state)
@@ -1448,6 +1476,7 @@ int main(void)
 		T(test_open_schema),
 		T(test_reopen),
 		T(test_migrate_1_to_3),
+		T(test_demand),
 		T(test_newer_schema_refused),
 		T(test_queues),
 		T(test_groups),
