@@ -168,16 +168,6 @@ struct pass {
 	bool fit_by_last[NMODELS + 1];  /* the last head of this model fit once all work ended */
 };
 
-/* Bit count without the library call that __builtin_popcountll becomes
- * on a baseline x86-64 build (no -mpopcnt): it was 12% of a pass. */
-static inline int popcount64(uint64_t x)
-{
-	x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-	x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-	return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
-}
-
 static int64_t add_sat(int64_t a, int64_t b)
 {
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
@@ -260,7 +250,7 @@ static int64_t copies(const struct jf_sched_machine *m, const struct jf_sched_re
 	if (r->model >= 0 && r->gpus > 0) {
 		if (m->model != r->model)
 			return 0;
-		int64_t c = popcount64(m->gpu_free) / r->gpus;
+		int64_t c = jf_popcount64(m->gpu_free) / r->gpus;
 		if (c < n)
 			n = c;
 	}
@@ -281,7 +271,7 @@ static int64_t copies_up(const struct jf_sched_machine *m, const struct jf_sched
 	bool gpu = r->model >= 0 && r->gpus > 0;
 	if ((gpu && m->model != r->model) || m->cpu_free < 0 || m->mem_free < 0)
 		return 0;
-	int64_t g = gpu ? popcount64(m->gpu_free) : 0;
+	int64_t g = gpu ? jf_popcount64(m->gpu_free) : 0;
 	for (int64_t n = c + 1; n <= r->nodes; n++) {
 		if ((gpu && n * r->gpus > g) || n * r->cpu_milli > m->cpu_free ||
 		    n * r->mem_bytes > m->mem_free)

@@ -82,19 +82,10 @@ bool jf_sched_request(const struct jf_cluster *c, const struct jf_spec *spec,
 	return true;
 }
 
-static int popcount64(uint64_t x)
-{
-	/* no library call on a baseline x86-64 build (no -mpopcnt) */
-	x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-	x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-	return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
-}
-
 static bool fits(const struct jf_sched_machine *m, const struct jf_sched_req *r)
 {
 	if (r->model >= 0 && r->gpus > 0) {
-		if (m->model != r->model || popcount64(m->gpu_free) < r->gpus)
+		if (m->model != r->model || jf_popcount64(m->gpu_free) < r->gpus)
 			return false;
 	}
 	return m->cpu_free >= r->cpu_milli && m->mem_free >= r->mem_bytes;
@@ -104,7 +95,7 @@ static void take(struct jf_sched_machine *m, const struct jf_sched_req *r,
 		 struct jf_sched_slot *slot, size_t idx)
 {
 	uint64_t mask = 0;
-	for (int g = 0; g < m->gpus && popcount64(mask) < r->gpus; g++)
+	for (int g = 0; g < m->gpus && jf_popcount64(mask) < r->gpus; g++)
 		if (m->gpu_free & (UINT64_C(1) << g))
 			mask |= UINT64_C(1) << g;
 	m->gpu_free &= ~mask;
@@ -129,7 +120,7 @@ bool jf_sched_place(struct jf_sched_machine *m, size_t nm, const struct jf_sched
 				best = i;
 				continue;
 			}
-			int fg = popcount64(m[i].gpu_free), bg = popcount64(m[best].gpu_free);
+			int fg = jf_popcount64(m[i].gpu_free), bg = jf_popcount64(m[best].gpu_free);
 			if (fg < bg || (fg == bg && m[i].cpu_free < m[best].cpu_free))
 				best = i;
 		}
