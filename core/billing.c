@@ -7,7 +7,9 @@
  * is seconds x rate / 3600 rounded half up to the micro-unit.  Products are
  * taken in unsigned __int128 (any two int64 values multiply without
  * overflow there) and saturate at INT64_MAX on the way back; negative
- * inputs bill nothing.  No floating point anywhere.
+ * inputs bill nothing.  Totals add with jf_bill_add, which saturates in
+ * both directions, so a sum past INT64_MAX shows as INT64_MAX and never
+ * wraps.  No floating point anywhere.
  */
 #include "core/billing.h"
 
@@ -75,6 +77,15 @@ int64_t jf_bill_amount(int64_t seconds, int64_t rate_per_hour)
 	/* < 2^126 + 1800: no overflow */
 	v = (unsigned __int128)(uint64_t)seconds * (uint64_t)rate_per_hour;
 	return saturate((v + 1800) / 3600);
+}
+
+int64_t jf_bill_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
 }
 
 void jf_money_format(int64_t micro, const char *currency, char *buf, size_t n)

@@ -29,6 +29,10 @@ int64_t jf_bill_rate(const struct jf_cluster *c, int model, int gpus,
 /* seconds x rate_per_hour / 3600, rounded half up; saturates at INT64_MAX. */
 int64_t jf_bill_amount(int64_t seconds, int64_t rate_per_hour);
 
+/* a + b, saturating at INT64_MAX and INT64_MIN instead of wrapping: the
+ * ledger's totals (amounts, seconds) are summed with it. */
+int64_t jf_bill_add(int64_t a, int64_t b);
+
 /* "0.069 CNY": at least two decimals, trailing zeros beyond them trimmed,
  * exact to the micro-unit.  Negative amounts get a leading '-'. */
 void jf_money_format(int64_t micro, const char *currency, char *buf, size_t n);

@@ -117,6 +117,11 @@ enum jf_err jf_store_open(const char *path, struct jf_store **out, struct jf_err
 		sqlite3_free(msg);
 		goto fail;
 	}
+	if (jf_ledger_register(st) != JF_OK) {
+		jf_error_set(err, JF_EIO, 0, "cannot register SQL functions on %s: %s", path,
+			     sqlite3_errmsg(st->db));
+		goto fail;
+	}
 	if (jf_store_migrate(st, err) != JF_OK)
 		goto fail;
 	*out = st;

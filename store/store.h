@@ -185,6 +185,11 @@ enum jf_err jf_group_rename(struct jf_store *st, int64_t id, const char *dirname
 enum jf_err jf_group_delete(struct jf_store *st, int64_t id);
 /* Counts of the group's tasks per state: counts[JF_ST__COUNT]. */
 enum jf_err jf_group_count_tasks(struct jf_store *st, int64_t id, int64_t *counts);
+/* Tasks waiting again after a preemption (a node Preempted, the task Waiting):
+ * the `preempted` count of status; also counted under waiting. */
+enum jf_err jf_group_count_preempted(struct jf_store *st, int64_t id, int64_t *n);
+enum jf_err jf_queue_count_preempted(struct jf_store *st, int64_t queue_id,
+				     enum jf_group_kind kind, int64_t *n);
 /* Counts of the groups' tasks per state across a whole queue (or all
  * batches when queue_id is 0 and kind is JF_KIND_BATCH). */
 enum jf_err jf_queue_count_tasks(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
@@ -274,18 +279,37 @@ enum jf_err jf_demand_add(struct jf_store *st, const char *model, int64_t t_ms, 
 enum jf_err jf_demand_list(struct jf_store *st, const char *model,
 			   int (*fn)(void *ctx, int64_t t_ms, int64_t gpus), void *ctx);
 
-/* ledger */
+/* ledger: one or more segments per attempt, at most one of them open */
+/* Open a segment (r's id, end_ms, seconds, amount and seq are ignored);
+ * JF_EEXIST when the attempt has an open segment already. */
 enum jf_err jf_ledger_open(struct jf_store *st, const struct jf_ledger_rec *r, int64_t *id);
-/* Close the open segment of attempt_id at end_ms: computes seconds and amount. */
+/* Close the open segment of attempt_id at end_ms: computes seconds and amount;
+ * JF_ENOENT when it has none open. */
 enum jf_err jf_ledger_close(struct jf_store *st, int64_t attempt_id, int64_t end_ms);
+/* Close every open segment at end_ms (the daemon stops; its processes run
+ * on), each as jf_ledger_close does, in id order, in one transaction;
+ * *closed (may be NULL) gets how many (0 on failure, when none is closed). */
+enum jf_err jf_ledger_close_all(struct jf_store *st, int64_t end_ms, int64_t *closed);
+/* Open the next segment of an attempt that has closed ones and none open
+ * (the daemon adopts a process that kept running), with every descriptive
+ * column of its latest segment, from start_ms, or from where that segment
+ * ended when start_ms is 0 or earlier than that end (so no second is
+ * billed twice).  JF_ENOENT when the attempt has no segment, JF_EEXIST
+ * when one is open (nothing is done). */
+enum jf_err jf_ledger_reopen(struct jf_store *st, int64_t attempt_id, int64_t start_ms);
+/* End of the attempt's latest segment; 0 and *open true while one is open.
+ * JF_ENOENT when the attempt has no segment.  Either out pointer may be NULL. */
+enum jf_err jf_ledger_last_end(struct jf_store *st, int64_t attempt_id, int64_t *end_ms,
+			       bool *open);
 /* Sum of closed amounts in a scope, plus open segments billed up to now_ms;
- * *seconds likewise. */
+ * *seconds likewise.  Both saturate at INT64_MAX. */
 enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
 			  int64_t *amount, int64_t *seconds);
 /* Closed rows with seq > after, in closing order (ledger.csv). */
 enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 			   int (*fn)(void *ctx, const struct jf_ledger_rec *r), void *ctx);
-/* Totals by a column: "queue", "group", "billing", "gpu". */
+/* Totals of closed rows by a column: "queue", "group", "billing", "gpu";
+ * saturating at INT64_MAX. */
 enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
 			     int (*fn)(void *ctx, const char *key, int64_t amount,
 				       int64_t seconds), void *ctx);

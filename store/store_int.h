@@ -39,5 +39,8 @@ void jf_q_text(sqlite3_stmt *s, int i, const char *text);
 void jf_q_id(sqlite3_stmt *s, int i, int64_t id);
 
 enum jf_err jf_store_migrate(struct jf_store *st, struct jf_error *err);
+/* Register the ledger's SQL functions (jf_satsum) on st->db: before any
+ * statement of queries.def is prepared. */
+enum jf_err jf_ledger_register(struct jf_store *st);
 
 #endif

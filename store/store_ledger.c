@@ -6,12 +6,60 @@
  * core/billing.c's rule and gives the row its place (closed_seq) in the
  * append-only ledger.csv.  Rows are never updated after closing and never
  * deleted, also not when their group is removed.
+ *
+ * One attempt may have several segments: when the daemon stops cleanly it
+ * closes every open segment (jf_ledger_close_all) while the processes run
+ * on, and when it adopts a process again it opens the next segment of that
+ * attempt where the last one ended (jf_ledger_reopen).  Billed seconds run
+ * between floor-second boundaries, so the segments [a,b) and [b,c) bill
+ * exactly the seconds of [a,c).  An attempt has at most one open segment
+ * (the partial unique index ledger_open_attempt).
+ *
+ * Totals add with jf_bill_add, in C and in SQL (the aggregate jf_satsum()
+ * registered on the connection), so a total past INT64_MAX shows as
+ * INT64_MAX instead of failing with "integer overflow".
  */
 #include "store/store_int.h"
 
 #include <string.h>
 
 #include "core/billing.h"
+
+struct satsum {
+	int64_t sum;
+	bool any;
+};
+
+static void satsum_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;   /* as sum(): NULLs are skipped */
+	struct satsum *a = sqlite3_aggregate_context(ctx, sizeof(*a));
+	if (!a) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	a->sum = jf_bill_add(a->sum, sqlite3_value_int64(argv[0]));
+	a->any = true;
+}
+
+static void satsum_final(sqlite3_context *ctx)
+{
+	struct satsum *a = sqlite3_aggregate_context(ctx, 0);
+	if (a && a->any)
+		sqlite3_result_int64(ctx, a->sum);
+	else
+		sqlite3_result_null(ctx);   /* as sum() of no rows */
+}
+
+enum jf_err jf_ledger_register(struct jf_store *st)
+{
+	int rc = sqlite3_create_function_v2(st->db, "jf_satsum", 1,
+					    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
+					    satsum_step, satsum_final, NULL);
+	return jf_q_err(rc);
+}
 
 enum jf_err jf_ledger_open(struct jf_store *st, const struct jf_ledger_rec *r, int64_t *id)
 {
@@ -39,31 +87,137 @@ enum jf_err jf_ledger_open(struct jf_store *st, const struct jf_ledger_rec *r, i
 	return rc;
 }
 
+/* Close the open row id at end_ms: the billing rule and the next place in
+ * ledger.csv.  An end before the start bills nothing and still closes. */
+static enum jf_err close_row(struct jf_store *st, int64_t id, int64_t start_ms, int64_t rate,
+			     int64_t end_ms)
+{
+	if (end_ms < start_ms)
+		end_ms = start_ms;
+	int64_t seconds = jf_bill_seconds(start_ms, end_ms);
+	sqlite3_stmt *s = jf_q(st, Q_LEDGER_CLOSE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, end_ms > 0 ? end_ms : 1);   /* end_ms 0 means open */
+	sqlite3_bind_int64(s, 3, seconds);
+	sqlite3_bind_int64(s, 4, jf_bill_amount(seconds, rate));
+	return jf_q_exec(st, s);
+}
+
 enum jf_err jf_ledger_close(struct jf_store *st, int64_t attempt_id, int64_t end_ms)
 {
 	sqlite3_stmt *s = jf_q(st, Q_LEDGER_GET_OPEN);
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, attempt_id);
-	if (sqlite3_step(s) != SQLITE_ROW) {
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
 		sqlite3_reset(s);
-		return JF_ENOENT;  /* already closed, or never opened */
+		/* already closed, or never opened */
+		return rc == SQLITE_DONE ? JF_ENOENT : JF_EIO;
 	}
 	int64_t id = sqlite3_column_int64(s, 0);
 	int64_t start_ms = sqlite3_column_int64(s, 1);
 	int64_t rate = sqlite3_column_int64(s, 2);
 	sqlite3_reset(s);
-	if (end_ms < start_ms)
-		end_ms = start_ms;
-	int64_t seconds = jf_bill_seconds(start_ms, end_ms);
-	s = jf_q(st, Q_LEDGER_CLOSE);
+	return close_row(st, id, start_ms, rate, end_ms);
+}
+
+enum jf_err jf_ledger_close_all(struct jf_store *st, int64_t end_ms, int64_t *closed)
+{
+	int64_t n = 0;
+	enum jf_err err = jf_store_begin(st);
+	if (err)
+		goto out;
+	/* one row at a time, lowest id first: no cursor stays open on the
+	 * table while it is updated, and closed_seq follows id order */
+	for (;;) {
+		sqlite3_stmt *s = jf_q(st, Q_LEDGER_CLOSE_NEXT);
+		if (!s) {
+			err = JF_EIO;
+			break;
+		}
+		int rc = sqlite3_step(s);
+		if (rc != SQLITE_ROW) {
+			sqlite3_reset(s);
+			if (rc != SQLITE_DONE)
+				err = JF_EIO;
+			break;
+		}
+		int64_t id = sqlite3_column_int64(s, 0);
+		int64_t start_ms = sqlite3_column_int64(s, 1);
+		int64_t rate = sqlite3_column_int64(s, 2);
+		sqlite3_reset(s);
+		err = close_row(st, id, start_ms, rate, end_ms);
+		if (err)
+			break;
+		n++;
+	}
+	if (err) {
+		jf_store_rollback(st);
+		n = 0;
+	} else {
+		err = jf_store_commit(st);
+		if (err)
+			n = 0;
+	}
+out:
+	if (closed)
+		*closed = n;
+	return err;
+}
+
+/* The attempt's latest segment (its open one if any): row id and end_ms. */
+static enum jf_err last_segment(struct jf_store *st, int64_t attempt_id, int64_t *id,
+				int64_t *end_ms)
+{
+	sqlite3_stmt *s = jf_q(st, Q_LEDGER_LAST);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, attempt_id);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(s, 0);
+		*end_ms = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return JF_OK;
+	return rc == SQLITE_DONE ? JF_ENOENT : JF_EIO;
+}
+
+enum jf_err jf_ledger_reopen(struct jf_store *st, int64_t attempt_id, int64_t start_ms)
+{
+	int64_t id = 0, end_ms = 0;
+	enum jf_err err = last_segment(st, attempt_id, &id, &end_ms);
+	if (err)
+		return err;
+	if (end_ms == 0)
+		return JF_EEXIST;   /* one is open: nothing to do */
+	/* never before the last end: no second is billed twice */
+	if (start_ms < end_ms)
+		start_ms = end_ms;
+	sqlite3_stmt *s = jf_q(st, Q_LEDGER_REOPEN);
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_int64(s, 2, end_ms > 0 ? end_ms : 1);
-	sqlite3_bind_int64(s, 3, seconds);
-	sqlite3_bind_int64(s, 4, jf_bill_amount(seconds, rate));
+	sqlite3_bind_int64(s, 2, start_ms);
 	return jf_q_exec(st, s);
+}
+
+enum jf_err jf_ledger_last_end(struct jf_store *st, int64_t attempt_id, int64_t *end_ms,
+			       bool *open)
+{
+	int64_t id = 0, end = 0;
+	enum jf_err err = last_segment(st, attempt_id, &id, &end);
+	if (err)
+		return err;
+	if (end_ms)
+		*end_ms = end;
+	if (open)
+		*open = end == 0;
+	return JF_OK;
 }
 
 enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
@@ -85,23 +239,26 @@ enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, 
 		return JF_EIO;
 	if (scope != JF_SCOPE_ALL)
 		sqlite3_bind_int64(s, 1, id);
-	if (sqlite3_step(s) == SQLITE_ROW) {
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
 		*amount = sqlite3_column_int64(s, 0);
 		*seconds = sqlite3_column_int64(s, 1);
 	}
 	sqlite3_reset(s);
+	if (rc != SQLITE_ROW)
+		return JF_EIO;
 	s = jf_q(st, open[scope]);
 	if (!s)
 		return JF_EIO;
 	if (scope != JF_SCOPE_ALL)
 		sqlite3_bind_int64(s, 1, id);
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t secs = jf_bill_seconds(sqlite3_column_int64(s, 0), now_ms);
-		*seconds += secs;
-		*amount += jf_bill_amount(secs, sqlite3_column_int64(s, 1));
+		*seconds = jf_bill_add(*seconds, secs);
+		*amount = jf_bill_add(*amount, jf_bill_amount(secs, sqlite3_column_int64(s, 1)));
 	}
 	sqlite3_reset(s);
-	return JF_OK;
+	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
 }
 
 enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
@@ -160,12 +317,13 @@ enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
 	sqlite3_stmt *s = jf_q(st, q);
 	if (!s)
 		return JF_EIO;
-	while (sqlite3_step(s) == SQLITE_ROW)
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		if (fn(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
 		       sqlite3_column_int64(s, 2)))
 			break;
 	sqlite3_reset(s);
-	return JF_OK;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? JF_OK : JF_EIO;
 }
 
 enum jf_err jf_demand_add(struct jf_store *st, const char *model, int64_t t_ms, int64_t gpus)

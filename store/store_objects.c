@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lifecycle.h"
+
 #define STEP_ROW(s) (sqlite3_step(s) == SQLITE_ROW)
 
 static enum jf_err finish(sqlite3_stmt *s, enum jf_err rc)
@@ -396,6 +398,36 @@ enum jf_err jf_group_count_tasks(struct jf_store *st, int64_t id, int64_t *count
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, id);
 	return count_rows(s, counts);
+}
+
+static enum jf_err count_preempted(sqlite3_stmt *s, int64_t *n)
+{
+	*n = 0;
+	sqlite3_bind_int(s, 2, JF_ST_PREEMPTED);
+	sqlite3_bind_int(s, 3, JF_ST_WAITING);
+	if (STEP_ROW(s))
+		*n = sqlite3_column_int64(s, 0);
+	return finish(s, JF_OK);
+}
+
+enum jf_err jf_group_count_preempted(struct jf_store *st, int64_t id, int64_t *n)
+{
+	sqlite3_stmt *s = jf_q(st, Q_GROUP_PREEMPTED);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	return count_preempted(s, n);
+}
+
+enum jf_err jf_queue_count_preempted(struct jf_store *st, int64_t queue_id,
+				     enum jf_group_kind kind, int64_t *n)
+{
+	sqlite3_stmt *s = jf_q(st, Q_QUEUE_PREEMPTED);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, queue_id);
+	sqlite3_bind_int(s, 4, kind);
+	return count_preempted(s, n);
 }
 
 enum jf_err jf_queue_count_tasks(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,

@@ -111,6 +111,41 @@ static const char *const migrations[] = {
 	"CREATE TABLE demand (id INTEGER PRIMARY KEY, model TEXT NOT NULL,"
 	"  t_ms INTEGER NOT NULL, gpus INTEGER NOT NULL);"
 	"CREATE INDEX demand_model ON demand(model, t_ms);",
+	/* 4 -> 5: several segments per attempt (closed when the daemon stops,
+	 * a new one when it adopts the process again), at most one open.
+	 * SQLite cannot drop the UNIQUE on attempt_id, so the table is rebuilt
+	 * with every row as it was (id, closed_seq included); the AUTOINCREMENT
+	 * counter moves to the new table before the old one is dropped, so new
+	 * ids continue after every id ever handed out. */
+	"CREATE TABLE ledger_new ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  queue_id INTEGER NOT NULL, group_id INTEGER NOT NULL, task_id INTEGER NOT NULL,"
+	"  node_id INTEGER NOT NULL, attempt_id INTEGER NOT NULL,"
+	"  queue TEXT NOT NULL, grp TEXT NOT NULL,"
+	"  task_idx INTEGER NOT NULL, node_idx INTEGER NOT NULL, attempt INTEGER NOT NULL,"
+	"  billing TEXT NOT NULL, gpu TEXT NOT NULL, gpus INTEGER NOT NULL,"
+	"  start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL DEFAULT 0,"
+	"  seconds INTEGER NOT NULL DEFAULT 0, rate INTEGER NOT NULL,"
+	"  amount INTEGER NOT NULL DEFAULT 0,"
+	"  closed_seq INTEGER);"
+	"INSERT INTO ledger_new(id, queue_id, group_id, task_id, node_id, attempt_id, queue, grp,"
+	"  task_idx, node_idx, attempt, billing, gpu, gpus, start_ms, end_ms, seconds, rate,"
+	"  amount, closed_seq)"
+	" SELECT id, queue_id, group_id, task_id, node_id, attempt_id, queue, grp,"
+	"  task_idx, node_idx, attempt, billing, gpu, gpus, start_ms, end_ms, seconds, rate,"
+	"  amount, closed_seq FROM ledger ORDER BY id;"
+	"DELETE FROM sqlite_sequence WHERE name = 'ledger_new';"
+	"UPDATE sqlite_sequence SET name = 'ledger_new' WHERE name = 'ledger';"
+	"DROP TABLE ledger;"
+	"ALTER TABLE ledger_new RENAME TO ledger;"
+	"CREATE INDEX ledger_group ON ledger(group_id);"
+	"CREATE INDEX ledger_queue ON ledger(queue_id);"
+	"CREATE INDEX ledger_task ON ledger(task_id);"
+	"CREATE INDEX ledger_node ON ledger(node_id);"
+	"CREATE INDEX ledger_attempt ON ledger(attempt_id);"
+	"CREATE INDEX ledger_open ON ledger(end_ms) WHERE end_ms = 0;"
+	"CREATE UNIQUE INDEX ledger_open_attempt ON ledger(attempt_id) WHERE end_ms = 0;"
+	"CREATE UNIQUE INDEX ledger_closed ON ledger(closed_seq) WHERE closed_seq IS NOT NULL;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -1,6 +1,7 @@
 /*
- * test_billing.c - billed seconds, rates, amounts and money text
- * (core/billing.c), at the boundaries and against the product's numbers.
+ * test_billing.c - billed seconds, rates, amounts, saturating totals and
+ * money text (core/billing.c), at the boundaries and against the
+ * product's numbers.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -190,6 +191,183 @@ static void test_amount(void **state)
 	}
 }
 
+/* Edge cases of one node's segments: empty, sub-second, split anywhere,
+ * split many times (daemon stops and adoptions), a century, and amounts
+ * whose naive product overflows int64. */
+static void test_segment_edges(void **state)
+{
+	/* 2026-11-29T18:00:03Z */
+	const int64_t t0 = INT64_C(1795975203000);
+
+	(void)state;
+	/* a 0 s segment bills nothing */
+	assert_int_equal(jf_bill_seconds(t0, t0), 0);
+	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0, t0), 3600000), 0);
+	assert_int_equal(jf_bill_seconds(t0 + 500, t0 + 500), 0);
+	/* one second */
+	assert_int_equal(jf_bill_seconds(t0, t0 + 1000), 1);
+	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0, t0 + 1000), 3600000), 1000);
+	/* start and end inside one second: 0 s; across a boundary: 1 s */
+	assert_int_equal(jf_bill_seconds(t0 + 100, t0 + 900), 0);
+	assert_int_equal(jf_bill_seconds(t0 + 1, t0 + 999), 0);
+	assert_int_equal(jf_bill_seconds(t0 + 900, t0 + 1100), 1);
+	assert_int_equal(jf_bill_seconds(t0 + 999, t0 + 1000), 1);
+
+	/* split in two at a sub-second point: the same seconds as unsplit */
+	static const struct {
+		int64_t a, b, c, whole;
+	} splits[] = {
+		{ 250, 5600, 9100, 9 },    /* 5 + 4 */
+		{ 250, 700, 3100, 3 },     /* 0 + 3: the cut in the start's second */
+		{ 250, 2999, 3000, 3 },    /* 2 + 1: the cut a ms before a boundary */
+		{ 250, 3000, 3001, 3 },    /* 3 + 0: the cut on a boundary */
+		{ 999, 1000, 1001, 1 },    /* 1 + 0 */
+		{ 0, 0, 1000, 1 },         /* 0 + 1: an empty first part */
+	};
+	for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+		int64_t a = t0 + splits[i].a, b = t0 + splits[i].b, c = t0 + splits[i].c;
+
+		assert_int_equal(jf_bill_seconds(a, c), splits[i].whole);
+		assert_int_equal(jf_bill_seconds(a, b) + jf_bill_seconds(b, c), splits[i].whole);
+	}
+
+	/* pause-like: an hour cut every 333 ms (the last piece shorter) bills
+	 * 3600 s, and at a rate of whole micro-units per second the amounts of
+	 * the pieces add up to the amount of the hour */
+	{
+		int64_t secs = 0, amount = 0, n = 0;
+
+		for (int64_t at = t0 + 250; at < t0 + 250 + 3600000; at += 333) {
+			int64_t next = at + 333;
+
+			if (next > t0 + 250 + 3600000)
+				next = t0 + 250 + 3600000;
+			secs += jf_bill_seconds(at, next);
+			amount = jf_bill_add(amount,
+					     jf_bill_amount(jf_bill_seconds(at, next), 3600000));
+			n++;
+		}
+		assert_int_equal(n, 10811);
+		assert_int_equal(secs, 3600);
+		assert_int_equal(secs, jf_bill_seconds(t0 + 250, t0 + 250 + 3600000));
+		assert_int_equal(amount, jf_bill_amount(3600, 3600000));
+		assert_int_equal(amount, 3600000);
+	}
+	/* pieces of irregular length, some empty, some inside one second */
+	{
+		static const int64_t cuts[] = { 0, 1, 999, 1000, 1000, 1001, 2500, 2501, 7999,
+						8000, 61234, 61234, 61999, 3600000 };
+		int64_t secs = 0;
+
+		for (size_t i = 1; i < sizeof(cuts) / sizeof(cuts[0]); i++)
+			secs += jf_bill_seconds(t0 + 7 + cuts[i - 1], t0 + 7 + cuts[i]);
+		assert_int_equal(secs, jf_bill_seconds(t0 + 7, t0 + 7 + 3600000));
+		assert_int_equal(secs, 3600);
+	}
+
+	/* a hundred years (365-day years) on 8 x H800: 112,128,000.00 CNY */
+	{
+		int64_t end = t0 + 100 * YEAR_S * 1000;
+
+		assert_int_equal(jf_bill_seconds(t0, end), 100 * YEAR_S);
+		assert_int_equal(jf_bill_seconds(t0, end), INT64_C(3153600000));
+		assert_int_equal(jf_bill_amount(100 * YEAR_S, 128000000),
+				 INT64_C(112128000000000));
+	}
+	/* seconds x rate overflows int64 (3.15e22), the amount does not: exact */
+	{
+		int64_t s = 100 * YEAR_S, rate = INT64_C(10000000000000);
+		int64_t prod;
+
+		assert_true(__builtin_mul_overflow(s, rate, &prod));
+		assert_int_equal(jf_bill_amount(s, rate), INT64_C(8760000000000000000));
+		/* one second more: 8760000002777777777.78 rounds up */
+		assert_true(__builtin_mul_overflow(s + 1, rate, &prod));
+		assert_int_equal(jf_bill_amount(s + 1, rate), INT64_C(8760000002777777778));
+		/* twice the rate: 1.75e19 is past INT64_MAX and saturates */
+		assert_int_equal(jf_bill_amount(s, 2 * rate), INT64_MAX);
+	}
+
+	/* half up at the boundary: 1 micro-unit per hour */
+	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0, t0 + 1800000), 1), 1);   /* 0.5 */
+	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0, t0 + 1799999), 1), 0);   /* 0.4997 */
+	/* 1800 s between floor-second boundaries, not 1800000 ms */
+	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0 + 999, t0 + 1800001), 1), 1);
+	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0 + 1001, t0 + 1800999), 1), 0);
+	assert_int_equal(jf_bill_amount(5399, 1), 1);   /* 1.4997 */
+	assert_int_equal(jf_bill_amount(5400, 1), 2);   /* 1.5 */
+	assert_int_equal(jf_bill_amount(1800, 3), 2);   /* 1.5 */
+	assert_int_equal(jf_bill_amount(1799, 3), 1);   /* 1.499 */
+}
+
+/* jf_bill_add saturates in both directions and is exact in between. */
+static void test_add(void **state)
+{
+	static const struct {
+		int64_t a, b, sum;
+	} cases[] = {
+		{ 0, 0, 0 },
+		{ 1, 2, 3 },
+		{ -5, 3, -2 },
+		{ INT64_MAX, 0, INT64_MAX },
+		{ INT64_MAX, 1, INT64_MAX },
+		{ INT64_MAX - 5, 5, INT64_MAX },
+		{ INT64_MAX - 5, 6, INT64_MAX },
+		{ INT64_MAX - 5, 4, INT64_MAX - 1 },
+		{ INT64_MAX, INT64_MAX, INT64_MAX },
+		{ 1, INT64_MAX, INT64_MAX },
+		{ INT64_MIN, 0, INT64_MIN },
+		{ INT64_MIN, -1, INT64_MIN },
+		{ INT64_MIN + 5, -5, INT64_MIN },
+		{ INT64_MIN + 5, -6, INT64_MIN },
+		{ INT64_MIN + 5, -4, INT64_MIN + 1 },
+		{ INT64_MIN, INT64_MIN, INT64_MIN },
+		{ -1, INT64_MIN, INT64_MIN },
+		{ INT64_MAX, INT64_MIN, -1 },
+		{ INT64_MIN, INT64_MAX, -1 },
+		{ INT64_MAX, -1, INT64_MAX - 1 },
+		{ INT64_MIN, 1, INT64_MIN + 1 },
+	};
+	uint64_t seed = 7;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t got = jf_bill_add(cases[i].a, cases[i].b);
+
+		if (got != cases[i].sum)
+			fail_msg("case %zu: %lld + %lld gave %lld, want %lld", i,
+				 (long long)cases[i].a, (long long)cases[i].b,
+				 (long long)got, (long long)cases[i].sum);
+	}
+	/* against a plain 128-bit sum clamped to int64 */
+	for (int i = 0; i < 20000; i++) {
+		int64_t a = (int64_t)(lcg(&seed) << 33 ^ lcg(&seed) << 2 ^ lcg(&seed));
+		int64_t b = (int64_t)(lcg(&seed) << 33 ^ lcg(&seed) << 2 ^ lcg(&seed));
+		int64_t d = (int64_t)(lcg(&seed) % 3) - 1;
+		__int128 r;
+
+		/* every other pair lands within one of a limit */
+		if (i % 2 && a > 0)
+			b = INT64_MAX - a + d;
+		else if (i % 2 && a < 0)
+			b = INT64_MIN - a + d;
+		r = (__int128)a + b;
+		if (r > INT64_MAX)
+			r = INT64_MAX;
+		if (r < INT64_MIN)
+			r = INT64_MIN;
+		assert_int_equal(jf_bill_add(a, b), (int64_t)r);
+	}
+	/* a running total: once at the top it stays there while adding more */
+	{
+		int64_t total = 0;
+
+		for (int i = 0; i < 5; i++)
+			total = jf_bill_add(total, INT64_MAX / 3 + 1);
+		assert_int_equal(total, INT64_MAX);
+	}
+}
+
 /* The product's demo end to end: 69 s on one 4090. */
 static void test_demo(void **state)
 {
@@ -321,6 +499,8 @@ int main(void)
 		cmocka_unit_test(test_segments_sum),
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_amount),
+		cmocka_unit_test(test_segment_edges),
+		cmocka_unit_test(test_add),
 		cmocka_unit_test(test_demo),
 		cmocka_unit_test(test_money_format),
 		cmocka_unit_test(test_money_parse),

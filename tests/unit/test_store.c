@@ -2,7 +2,8 @@
  * test_store.c - store/store.h on a real SQLite file in a fresh temporary
  * directory per test: schema and migration, queues, groups and batches,
  * tasks, nodes, attempts, the per-scope event logs read at any offset,
- * the billing ledger, and transactions that fail as a whole.
+ * the billing ledger (several segments per attempt, saturating totals),
+ * and transactions that fail as a whole.
  *
  * Expected values are written out by hand (the floor rule for billed
  * seconds, the state numbers of core/lifecycle.h, event lines), except
@@ -23,6 +24,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "core/billing.h"
 #include "core/lifecycle.h"
 #include "core/timefmt.h"
 #include "store/store.h"
@@ -166,10 +168,20 @@ static int64_t sql_int(const char *db, const char *sql)
 	return v;
 }
 
+static void sql_exec(const char *db, const char *sql)
+{
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	char *msg = NULL;
+	if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg ? msg : "?");
+	sqlite3_close(h);
+}
+
 static void test_open_schema(void **state)
 {
 	struct fix *f = *state;
-	assert_int_equal(jf_store_schema_version(f->st), 4);
+	assert_int_equal(jf_store_schema_version(f->st), 5);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 	static const char *const tables[] = {
@@ -183,7 +195,15 @@ static void test_open_schema(void **state)
 		if (sql_int(f->db, sql) != 1)
 			fail_msg("table %s missing", tables[i]);
 	}
-	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 4);
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 5);
+	/* the ledger: several segments per attempt, at most one open */
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
+				 "WHERE origin = 'u'"), 0);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
+				 "WHERE name = 'ledger_open_attempt' AND \"unique\" "
+				 "AND partial"), 1);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
+				 "type = 'index' AND tbl_name = 'ledger'"), 8);
 }
 
 static void test_reopen(void **state)
@@ -194,7 +214,7 @@ static void test_reopen(void **state)
 	accept(f->st, g, 2, 2);
 	jf_store_close(f->st);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 4);
+	assert_int_equal(jf_store_schema_version(f->st), 5);
 	struct jf_queue_rec qr;
 	assert_int_equal(jf_queue_find(f->st, "keep", &qr), JF_OK);
 	assert_int_equal(qr.id, q);
@@ -211,7 +231,7 @@ static void test_reopen(void **state)
 
 /* A version-1 database (no task rename index, no cpuset) is migrated on open,
  * keeping its rows; renamed tasks are then found by name. */
-static void test_migrate_1_to_3(void **state)
+static void test_migrate_1_to_5(void **state)
 {
 	struct fix *f = *state;
 	int64_t q = mkqueue(f->st, "old");
@@ -227,7 +247,7 @@ static void test_migrate_1_to_3(void **state)
 	sqlite3_close(h);
 	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 4);
+	assert_int_equal(jf_store_schema_version(f->st), 5);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_table_info('attempts') "
 				 "WHERE name = 'cpuset'"), 1);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = "
@@ -1159,14 +1179,14 @@ static void test_events_many(void **state)
 /* ---- ledger ---- */
 
 struct ledger_list {
-	struct jf_ledger_rec r[16];
+	struct jf_ledger_rec r[32];
 	int n;
 };
 
 static int collect_ledger(void *ctx, const struct jf_ledger_rec *r)
 {
 	struct ledger_list *l = ctx;
-	assert_true(l->n < 16);
+	assert_true(l->n < 32);
 	l->r[l->n++] = *r;
 	return 0;
 }
@@ -1242,7 +1262,7 @@ static void test_ledger(void **state)
 	assert_int_equal(jf_ledger_open(f->st, &r2, NULL), JF_OK);
 	assert_int_equal(jf_ledger_open(f->st, &r3, NULL), JF_OK);
 	assert_int_equal(jf_ledger_open(f->st, &r4, NULL), JF_OK);
-	/* one segment per attempt */
+	/* one open segment per attempt */
 	assert_int_equal(jf_ledger_open(f->st, &r1, NULL), JF_EEXIST);
 
 	/* nothing closed: the listing is empty, sums bill open rows to now */
@@ -1387,6 +1407,501 @@ static void test_ledger(void **state)
 	assert_true(l.r[4].end_ms != 0);
 }
 
+/* A version-4 database (attempt_id UNIQUE: one segment per attempt) with
+ * closed and open rows is rebuilt on open: every row keeps its id,
+ * closed_seq and values, ids continue after the AUTOINCREMENT counter, and
+ * an attempt may then have several segments. */
+static void test_migrate_4_to_5(void **state)
+{
+	struct fix *f = *state;
+	jf_store_close(f->st);
+	f->st = NULL;
+	char sql[4096];
+	snprintf(sql, sizeof(sql),
+		 "DROP TABLE ledger;"
+		 "CREATE TABLE ledger ("
+		 "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		 "  queue_id INTEGER NOT NULL, group_id INTEGER NOT NULL, task_id INTEGER NOT NULL,"
+		 "  node_id INTEGER NOT NULL, attempt_id INTEGER NOT NULL UNIQUE,"
+		 "  queue TEXT NOT NULL, grp TEXT NOT NULL,"
+		 "  task_idx INTEGER NOT NULL, node_idx INTEGER NOT NULL, attempt INTEGER NOT NULL,"
+		 "  billing TEXT NOT NULL, gpu TEXT NOT NULL, gpus INTEGER NOT NULL,"
+		 "  start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL DEFAULT 0,"
+		 "  seconds INTEGER NOT NULL DEFAULT 0, rate INTEGER NOT NULL,"
+		 "  amount INTEGER NOT NULL DEFAULT 0,"
+		 "  closed_seq INTEGER);"
+		 "CREATE INDEX ledger_group ON ledger(group_id);"
+		 "CREATE INDEX ledger_queue ON ledger(queue_id);"
+		 "CREATE INDEX ledger_task ON ledger(task_id);"
+		 "CREATE INDEX ledger_node ON ledger(node_id);"
+		 "CREATE INDEX ledger_open ON ledger(end_ms) WHERE end_ms = 0;"
+		 "CREATE UNIQUE INDEX ledger_closed ON ledger(closed_seq) "
+		 "  WHERE closed_seq IS NOT NULL;"
+		 "INSERT INTO ledger(id, queue_id, group_id, task_id, node_id, attempt_id,"
+		 "  queue, grp, task_idx, node_idx, attempt, billing, gpu, gpus, start_ms,"
+		 "  end_ms, seconds, rate, amount, closed_seq) VALUES"
+		 " (3, 1, 10, 100, 1000, 501, 'qa', 'g1', 0, 2, 1, 'on-demand', '4090', 2,"
+		 "  %lld, %lld, 10, 7200000, 20000, 2),"
+		 " (5, 1, 10, 101, 1001, 502, 'qa', 'g1', 1, 0, 3, 'spot', '4090', 1,"
+		 "  %lld, %lld, 3, 1080000, 900, 1),"
+		 " (7, 2, 20, 200, 2000, 503, 'qb', 'g2', 4, 0, 2, 'on-demand', '', 0,"
+		 "  %lld, 0, 0, 50000, 0, NULL),"
+		 " (8, 0, 30, 300, 3000, 504, '', 'b1', 0, 0, 1, 'on-demand', 'H800', 8,"
+		 "  %lld, 0, 0, 128000000, 0, NULL);"
+		 /* ids 9 to 12 were handed out once: they are never reused */
+		 "UPDATE sqlite_sequence SET seq = 12 WHERE name = 'ledger';"
+		 "PRAGMA user_version = 4;",
+		 (long long)(T0 + 500), (long long)(T0 + 10499), (long long)(T0 + 2000),
+		 (long long)(T0 + 5999), (long long)(T0 + 999), (long long)T0);
+	sql_exec(f->db, sql);
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 4);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
+				 "WHERE origin = 'u'"), 1);
+
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), 5);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
+				 "WHERE origin = 'u'"), 0);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
+				 "type = 'index' AND tbl_name = 'ledger'"), 8);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
+				 "name = 'ledger_new'"), 0);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_sequence WHERE "
+				 "name = 'ledger_new'"), 0);
+	assert_int_equal(sql_int(f->db, "SELECT seq FROM sqlite_sequence WHERE "
+				 "name = 'ledger'"), 12);
+	/* every row and value, the open ones included */
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM ledger"), 4);
+	assert_int_equal(sql_int(f->db, "SELECT group_concat(id || ':' || attempt_id || ':' "
+				 "|| end_ms || ':' || ifnull(closed_seq, '-') || ':' || rate "
+				 "|| ':' || gpu || ':' || grp, ',') = '7:503:0:-:50000::g2,"
+				 "8:504:0:-:128000000:H800:b1' FROM (SELECT * FROM ledger "
+				 "WHERE end_ms = 0 ORDER BY id)"), 1);
+	struct ledger_list l = { .n = 0 };
+	assert_int_equal(jf_ledger_list(f->st, 0, 100, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+	const struct jf_ledger_rec *x = &l.r[0];
+	assert_int_equal(x->id, 5);
+	assert_int_equal(x->seq, 1);
+	assert_int_equal(x->attempt_id, 502);
+	assert_int_equal(x->queue_id, 1);
+	assert_int_equal(x->group_id, 10);
+	assert_int_equal(x->task_id, 101);
+	assert_int_equal(x->node_id, 1001);
+	assert_string_equal(x->queue, "qa");
+	assert_string_equal(x->group, "g1");
+	assert_int_equal(x->task_idx, 1);
+	assert_int_equal(x->node_idx, 0);
+	assert_int_equal(x->attempt, 3);
+	assert_string_equal(x->billing, "spot");
+	assert_string_equal(x->gpu, "4090");
+	assert_int_equal(x->gpus, 1);
+	assert_int_equal(x->start_ms, T0 + 2000);
+	assert_int_equal(x->end_ms, T0 + 5999);
+	assert_int_equal(x->seconds, 3);
+	assert_int_equal(x->rate, 1080000);
+	assert_int_equal(x->amount, 900);
+	x = &l.r[1];
+	assert_int_equal(x->id, 3);
+	assert_int_equal(x->seq, 2);
+	assert_int_equal(x->attempt_id, 501);
+	assert_int_equal(x->node_idx, 2);
+	assert_int_equal(x->start_ms, T0 + 500);
+	assert_int_equal(x->end_ms, T0 + 10499);
+	assert_int_equal(x->seconds, 10);
+	assert_int_equal(x->amount, 20000);
+	/* at T0+10.5 s: open 503 bills 10 s (139), 504 10 s (355556) */
+	sum(f->st, JF_SCOPE_ALL, 0, T0 + 10500, 20000 + 900 + 139 + 355556, 33);
+	sum(f->st, JF_SCOPE_GROUP, 10, T0 + 10500, 20900, 13);
+
+	/* the open rows close into the next places of ledger.csv */
+	assert_int_equal(jf_ledger_close(f->st, 503, T0 + 60999), JF_OK);
+	int64_t n = -1;
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 60999, &n), JF_OK);
+	assert_int_equal(n, 1);
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_ledger_list(f->st, 2, 100, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.r[0].id, 7);
+	assert_int_equal(l.r[0].seq, 3);
+	assert_int_equal(l.r[0].seconds, 60);
+	assert_int_equal(l.r[1].id, 8);
+	assert_int_equal(l.r[1].seq, 4);
+	assert_int_equal(l.r[1].seconds, 60);
+
+	/* the UNIQUE is gone: a second segment of 501, with a new id */
+	assert_int_equal(jf_ledger_reopen(f->st, 501, 0), JF_OK);
+	assert_int_equal(sql_int(f->db, "SELECT max(id) FROM ledger"), 13);
+	assert_int_equal(sql_int(f->db, "SELECT start_ms FROM ledger WHERE id = 13"), T0 + 10499);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM ledger WHERE attempt_id = 501"), 2);
+	struct jf_ledger_rec r = row(3, "qc", 40, "g4", 400, 4000, 505, "spot", "L40S", 1, T0,
+				     1000);
+	int64_t id = 0;
+	assert_int_equal(jf_ledger_open(f->st, &r, &id), JF_OK);
+	assert_int_equal(id, 14);
+	/* and still at most one open segment per attempt */
+	assert_int_equal(jf_ledger_reopen(f->st, 501, 0), JF_EEXIST);
+	r.attempt_id = 501;
+	assert_int_equal(jf_ledger_open(f->st, &r, NULL), JF_EEXIST);
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+}
+
+static void last_end(struct jf_store *st, int64_t attempt_id, int64_t end_ms, bool open)
+{
+	int64_t e = -1;
+	bool o = !open;
+	assert_int_equal(jf_ledger_last_end(st, attempt_id, &e, &o), JF_OK);
+	assert_int_equal(e, end_ms);
+	assert_int_equal(o, open);
+}
+
+/* The same descriptive columns: a later segment of the same attempt. */
+static void same_attempt(const struct jf_ledger_rec *a, const struct jf_ledger_rec *b)
+{
+	assert_int_equal(a->queue_id, b->queue_id);
+	assert_int_equal(a->group_id, b->group_id);
+	assert_int_equal(a->task_id, b->task_id);
+	assert_int_equal(a->node_id, b->node_id);
+	assert_int_equal(a->attempt_id, b->attempt_id);
+	assert_string_equal(a->queue, b->queue);
+	assert_string_equal(a->group, b->group);
+	assert_int_equal(a->task_idx, b->task_idx);
+	assert_int_equal(a->node_idx, b->node_idx);
+	assert_int_equal(a->attempt, b->attempt);
+	assert_string_equal(a->billing, b->billing);
+	assert_string_equal(a->gpu, b->gpu);
+	assert_int_equal(a->gpus, b->gpus);
+	assert_int_equal(a->rate, b->rate);
+}
+
+/* Several segments per attempt: the daemon stops (close_all) and adopts
+ * its processes again (reopen), and the seconds of an attempt's segments
+ * add up to one unbroken segment from its first start to its last end. */
+static void test_ledger_segments(void **state)
+{
+	struct fix *f = *state;
+	/* A at 3.60/h (1000 a second), B at 1.08/h (300 a second), C one core
+	 * (13.89 a second), D 8 x H800 (35555.56 a second) */
+	struct jf_ledger_rec ra = row(1, "qa", 10, "g1", 100, 1000, 601, "on-demand", "4090", 1,
+				      T0 + 250, 3600000);
+	struct jf_ledger_rec rb = row(1, "qa", 10, "g1", 101, 1001, 602, "spot", "4090", 1,
+				      T0 + 900, 1080000);
+	struct jf_ledger_rec rc = row(2, "qb", 20, "g2", 200, 2000, 603, "on-demand", "", 0,
+				      T0 + 100, 50000);
+	struct jf_ledger_rec rd = row(0, "", 30, "b1", 300, 3000, 604, "on-demand", "H800", 8,
+				      T0, 128000000);
+	ra.node_idx = 3;
+	ra.attempt = 2;
+	assert_int_equal(jf_ledger_open(f->st, &ra, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &rb, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &rc, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &rd, NULL), JF_OK);
+
+	/* while open: nothing to reopen; unknown attempts have no segment */
+	last_end(f->st, 601, 0, true);
+	assert_int_equal(jf_ledger_reopen(f->st, 601, 0), JF_EEXIST);
+	assert_int_equal(jf_ledger_reopen(f->st, 601, T0 + 99000), JF_EEXIST);
+	assert_int_equal(jf_ledger_reopen(f->st, 999, 0), JF_ENOENT);
+	int64_t e = -1;
+	bool o = true;
+	assert_int_equal(jf_ledger_last_end(f->st, 999, &e, &o), JF_ENOENT);
+	assert_int_equal(jf_ledger_last_end(f->st, 601, NULL, NULL), JF_OK);
+	/* the partial unique index: a second open segment is refused */
+	assert_int_equal(jf_ledger_open(f->st, &ra, NULL), JF_EEXIST);
+	/* JF_EEXIST from reopen is no failure: the caller's transaction commits */
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	assert_int_equal(jf_ledger_reopen(f->st, 602, 0), JF_EEXIST);
+	assert_int_equal(jf_store_commit(f->st), JF_OK);
+
+	/* B ends on its own: floor(T0+0.9) to floor(T0+4.7) = 4 s */
+	assert_int_equal(jf_ledger_close(f->st, 602, T0 + 4700), JF_OK);
+	last_end(f->st, 602, T0 + 4700, false);
+
+	/* close_all inside a transaction that rolls back closes nothing */
+	int64_t n = -1;
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 10600, &n), JF_OK);
+	assert_int_equal(n, 3);
+	jf_store_rollback(f->st);
+	last_end(f->st, 601, 0, true);
+
+	/* the daemon stops at T0+10.6 s: A, C and D close, in id order, 10 s each */
+	n = -1;
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 10600, &n), JF_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 10700, &n), JF_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 10700, NULL), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 601, T0 + 10700), JF_ENOENT);
+	struct ledger_list l = { .n = 0 };
+	assert_int_equal(jf_ledger_list(f->st, 0, 100, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 4);
+	static const int64_t order1[] = { 602, 601, 603, 604 };
+	static const int64_t secs1[] = { 4, 10, 10, 10 };
+	static const int64_t amount1[] = { 1200, 10000, 139, 355556 };
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(l.r[i].attempt_id, order1[i]);
+		assert_int_equal(l.r[i].seconds, secs1[i]);
+		assert_int_equal(l.r[i].amount, amount1[i]);
+		if (i)
+			assert_true(l.r[i].seq > l.r[i - 1].seq);
+		if (i)
+			assert_int_equal(l.r[i].end_ms, T0 + 10600);
+	}
+	last_end(f->st, 601, T0 + 10600, false);
+
+	/* the daemon is back: A where it ended, C from a later time, and D
+	 * asked to start before its end (it starts at its end: no second
+	 * billed twice) */
+	assert_int_equal(jf_ledger_reopen(f->st, 601, 0), JF_OK);
+	assert_int_equal(jf_ledger_reopen(f->st, 601, 0), JF_EEXIST);
+	assert_int_equal(jf_ledger_open(f->st, &ra, NULL), JF_EEXIST);
+	assert_int_equal(jf_ledger_reopen(f->st, 603, T0 + 20000), JF_OK);
+	assert_int_equal(jf_ledger_reopen(f->st, 604, T0 + 5000), JF_OK);
+	last_end(f->st, 601, 0, true);
+
+	/* at T0+15.25 s: A's second segment 5 s (5000), D's 5 s (177778),
+	 * C's not started yet */
+	int64_t now = T0 + 15250;
+	sum(f->st, JF_SCOPE_NODE, 1000, now, 15000, 15);
+	sum(f->st, JF_SCOPE_TASK, 100, now, 15000, 15);
+	sum(f->st, JF_SCOPE_GROUP, 10, now, 16200, 19);
+	sum(f->st, JF_SCOPE_QUEUE, 1, now, 16200, 19);
+	sum(f->st, JF_SCOPE_QUEUE, 2, now, 139, 10);
+	sum(f->st, JF_SCOPE_GROUP, 30, now, 355556 + 177778, 15);
+	sum(f->st, JF_SCOPE_ALL, 0, now, 16200 + 139 + 355556 + 177778, 44);
+
+	/* A ends at T0+31 s (20 s), is adopted again, and the daemon stops at
+	 * T0+45.5 s: A 15 s, C 25 s (347), D 35 s (1244444) */
+	assert_int_equal(jf_ledger_close(f->st, 601, T0 + 30999), JF_OK);
+	assert_int_equal(jf_ledger_reopen(f->st, 601, 0), JF_OK);
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 45500, &n), JF_OK);
+	assert_int_equal(n, 3);
+
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_ledger_list(f->st, 0, 100, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 8);
+	/* close_all closes in id order: C's (reopened before A's third), D's, A's */
+	static const int64_t order2[] = { 602, 601, 603, 604, 601, 603, 604, 601 };
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(l.r[i].attempt_id, order2[i]);
+		if (i)
+			assert_true(l.r[i].seq > l.r[i - 1].seq);
+	}
+	/* A: three segments, each starting where the one before ended, with
+	 * higher ids and A's columns */
+	const struct jf_ledger_rec *a1 = &l.r[1], *a2 = &l.r[4], *a3 = &l.r[7];
+	same_attempt(a1, a2);
+	same_attempt(a1, a3);
+	assert_int_equal(a2->node_idx, 3);
+	assert_int_equal(a2->attempt, 2);
+	assert_true(a1->id < a2->id && a2->id < a3->id);
+	assert_int_equal(a2->start_ms, a1->end_ms);
+	assert_int_equal(a3->start_ms, a2->end_ms);
+	assert_int_equal(a2->end_ms, T0 + 30999);
+	assert_int_equal(a1->seconds, 10);
+	assert_int_equal(a2->seconds, 20);
+	assert_int_equal(a3->seconds, 15);
+	assert_int_equal(a2->amount, 20000);
+	assert_int_equal(a3->amount, 15000);
+	assert_int_equal(a1->seconds + a2->seconds + a3->seconds, 45);
+	assert_int_equal(a1->seconds + a2->seconds + a3->seconds,
+			 jf_bill_seconds(a1->start_ms, a3->end_ms));
+	/* C: the second segment from the time given */
+	same_attempt(&l.r[2], &l.r[5]);
+	assert_int_equal(l.r[5].start_ms, T0 + 20000);
+	assert_int_equal(l.r[5].seconds, 25);
+	assert_int_equal(l.r[5].amount, 347);
+	/* D: from its previous end, not before */
+	same_attempt(&l.r[3], &l.r[6]);
+	assert_int_equal(l.r[6].start_ms, T0 + 10600);
+	assert_int_equal(l.r[6].seconds, 35);
+	assert_int_equal(l.r[6].amount, 1244444);
+	assert_int_equal(l.r[3].seconds + l.r[6].seconds,
+			 jf_bill_seconds(l.r[3].start_ms, l.r[6].end_ms));
+
+	/* totals over several segments per attempt */
+	struct totals t = { .n = 0 };
+	assert_int_equal(jf_ledger_totals(f->st, "queue", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 3);
+	assert_string_equal(t.key[0], "(independent)");
+	assert_int_equal(t.amount[0], 1600000);
+	assert_int_equal(t.seconds[0], 45);
+	assert_string_equal(t.key[1], "qa");
+	assert_int_equal(t.amount[1], 46200);
+	assert_int_equal(t.seconds[1], 49);
+	assert_string_equal(t.key[2], "qb");
+	assert_int_equal(t.amount[2], 486);
+	assert_int_equal(t.seconds[2], 35);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals(f->st, "group", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 3);
+	assert_string_equal(t.key[0], "qa/g1");
+	assert_int_equal(t.amount[0], 46200);
+	assert_int_equal(t.seconds[0], 49);
+	assert_string_equal(t.key[1], "qb/g2");
+	assert_int_equal(t.amount[1], 486);
+	assert_string_equal(t.key[2], "tasks/b1");
+	assert_int_equal(t.amount[2], 1600000);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals(f->st, "billing", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "on-demand");
+	assert_int_equal(t.amount[0], 45000 + 486 + 1600000);
+	assert_int_equal(t.seconds[0], 45 + 35 + 45);
+	assert_string_equal(t.key[1], "spot");
+	assert_int_equal(t.amount[1], 1200);
+	assert_int_equal(t.seconds[1], 4);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals(f->st, "gpu", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 3);
+	assert_string_equal(t.key[0], "4090");
+	assert_int_equal(t.amount[0], 46200);
+	assert_int_equal(t.seconds[0], 49);
+	assert_string_equal(t.key[1], "H800");
+	assert_int_equal(t.amount[1], 1600000);
+	assert_string_equal(t.key[2], "cpu");
+	assert_int_equal(t.amount[2], 486);
+
+	/* A and B adopted again and running at T0+50 s: every scope counts
+	 * the closed segments and the open one; A's 50 s and B's 50 s are one
+	 * unbroken run each */
+	assert_int_equal(jf_ledger_reopen(f->st, 601, 0), JF_OK);
+	assert_int_equal(jf_ledger_reopen(f->st, 602, 0), JF_OK);
+	now = T0 + 50000;
+	sum(f->st, JF_SCOPE_NODE, 1000, now, 50000, 50);
+	assert_int_equal(jf_bill_seconds(T0 + 250, now), 50);
+	sum(f->st, JF_SCOPE_TASK, 100, now, 50000, 50);
+	sum(f->st, JF_SCOPE_NODE, 1001, now, 15000, 50);
+	sum(f->st, JF_SCOPE_TASK, 101, now, 15000, 50);
+	sum(f->st, JF_SCOPE_GROUP, 10, now, 65000, 100);
+	sum(f->st, JF_SCOPE_QUEUE, 1, now, 65000, 100);
+	sum(f->st, JF_SCOPE_GROUP, 20, now, 486, 35);
+	sum(f->st, JF_SCOPE_QUEUE, 2, now, 486, 35);
+	sum(f->st, JF_SCOPE_NODE, 3000, now, 1600000, 45);
+	sum(f->st, JF_SCOPE_TASK, 300, now, 1600000, 45);
+	sum(f->st, JF_SCOPE_GROUP, 30, now, 1600000, 45);
+	sum(f->st, JF_SCOPE_QUEUE, 0, now, 1600000, 45);
+	sum(f->st, JF_SCOPE_ALL, 0, now, 65000 + 486 + 1600000, 180);
+	/* with now 0 the open segments add nothing: the ledger alone */
+	sum(f->st, JF_SCOPE_ALL, 0, 0, 45000 + 1200 + 486 + 1600000, 129);
+	/* the totals are of closed rows only */
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals(f->st, "queue", collect_totals, &t), JF_OK);
+	assert_int_equal(t.amount[1], 46200);
+	/* the listing is unchanged by open segments and pages by seq */
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_ledger_list(f->st, 0, 100, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 8);
+	int64_t seq5 = l.r[4].seq;
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(jf_ledger_list(f->st, seq5, 2, collect_ledger, &l), JF_OK);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.r[0].attempt_id, 603);
+	assert_int_equal(l.r[1].attempt_id, 604);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+}
+
+/* Totals past INT64_MAX show as INT64_MAX at every scope, without error;
+ * past INT64_MIN (only rows written by hand can be negative) as INT64_MIN. */
+static void test_ledger_saturate(void **state)
+{
+	struct fix *f = *state;
+	/* an hour at INT64_MAX per hour is INT64_MAX */
+	struct jf_ledger_rec re = row(1, "qa", 10, "g1", 100, 1000, 701, "on-demand", "4090", 8,
+				      T0, INT64_MAX);
+	struct jf_ledger_rec rf = row(1, "qa", 10, "g1", 100, 1001, 702, "on-demand", "4090", 8,
+				      T0, INT64_MAX);
+	assert_int_equal(jf_ledger_open(f->st, &re, NULL), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 701, T0 + 3600000), JF_OK);
+	assert_int_equal(jf_ledger_reopen(f->st, 701, 0), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 701, T0 + 7200000), JF_OK);
+	assert_int_equal(jf_ledger_reopen(f->st, 701, 0), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 701, T0 + 7201000), JF_OK);
+	/* plain sum() would fail here */
+	{
+		sqlite3 *h;
+		sqlite3_stmt *s;
+		assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY, NULL),
+				 SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(h, "SELECT sum(amount) FROM ledger", -1, &s,
+						    NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(s), SQLITE_ERROR);
+		sqlite3_finalize(s);
+		sqlite3_close(h);
+	}
+	int64_t now = T0 + 7200000;
+	sum(f->st, JF_SCOPE_NODE, 1000, now, INT64_MAX, 7201);
+	sum(f->st, JF_SCOPE_TASK, 100, now, INT64_MAX, 7201);
+	sum(f->st, JF_SCOPE_GROUP, 10, now, INT64_MAX, 7201);
+	sum(f->st, JF_SCOPE_QUEUE, 1, now, INT64_MAX, 7201);
+	sum(f->st, JF_SCOPE_ALL, 0, now, INT64_MAX, 7201);
+	/* open segments: each is INT64_MAX and they add in C */
+	assert_int_equal(jf_ledger_open(f->st, &rf, NULL), JF_OK);
+	rf.node_id = 1002;
+	rf.attempt_id = 703;
+	assert_int_equal(jf_ledger_open(f->st, &rf, NULL), JF_OK);
+	sum(f->st, JF_SCOPE_NODE, 1001, now, INT64_MAX, 7200);
+	sum(f->st, JF_SCOPE_TASK, 100, now, INT64_MAX, 7201 + 2 * 7200);
+	sum(f->st, JF_SCOPE_GROUP, 10, now, INT64_MAX, 7201 + 2 * 7200);
+	sum(f->st, JF_SCOPE_QUEUE, 1, now, INT64_MAX, 7201 + 2 * 7200);
+	sum(f->st, JF_SCOPE_ALL, 0, now, INT64_MAX, 7201 + 2 * 7200);
+	sum(f->st, JF_SCOPE_NODE, 1001, T0, 0, 0);
+
+	/* a small row in another queue: its own totals stay exact */
+	struct jf_ledger_rec rg = row(2, "qb", 20, "g2", 200, 2000, 704, "spot", "", 0, T0,
+				      3600000);
+	assert_int_equal(jf_ledger_open(f->st, &rg, NULL), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 704, T0 + 2000), JF_OK);
+	assert_int_equal(jf_ledger_close_all(f->st, now, NULL), JF_OK);
+	sum(f->st, JF_SCOPE_QUEUE, 2, now, 2000, 2);
+	sum(f->st, JF_SCOPE_ALL, 0, now, INT64_MAX, 7201 + 2 * 7200 + 2);
+
+	static const char *const by[] = { "queue", "group", "billing", "gpu" };
+	static const char *const top[] = { "qa", "qa/g1", "on-demand", "4090" };
+	static const char *const small[] = { "qb", "qb/g2", "spot", "cpu" };
+	for (size_t i = 0; i < 4; i++) {
+		struct totals t = { .n = 0 };
+		assert_int_equal(jf_ledger_totals(f->st, by[i], collect_totals, &t), JF_OK);
+		assert_int_equal(t.n, 2);
+		assert_string_equal(t.key[0], top[i]);
+		assert_int_equal(t.amount[0], INT64_MAX);
+		assert_int_equal(t.seconds[0], 7201 + 2 * 7200);
+		assert_string_equal(t.key[1], small[i]);
+		assert_int_equal(t.amount[1], 2000);
+		assert_int_equal(t.seconds[1], 2);
+	}
+
+	/* downwards, and seconds too: rows written by hand */
+	char sql[1024];
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO ledger(queue_id, group_id, task_id, node_id, attempt_id, queue, grp,"
+		 "  task_idx, node_idx, attempt, billing, gpu, gpus, start_ms, end_ms, seconds,"
+		 "  rate, amount, closed_seq) VALUES"
+		 " (9, 90, 900, 9000, 801, 'qz', 'gz', 0, 0, 1, 'spot', 'A800', 1, 1, 2,"
+		 "  %lld, 1, %lld, 1000),"
+		 " (9, 90, 900, 9000, 802, 'qz', 'gz', 0, 0, 1, 'spot', 'A800', 1, 1, 2,"
+		 "  5, 1, -10, 1001)",
+		 (long long)INT64_MAX, (long long)(INT64_MIN + 1));
+	sql_exec(f->db, sql);
+	sum(f->st, JF_SCOPE_QUEUE, 9, now, INT64_MIN, INT64_MAX);
+	sum(f->st, JF_SCOPE_NODE, 9000, now, INT64_MIN, INT64_MAX);
+	struct totals t = { .n = 0 };
+	assert_int_equal(jf_ledger_totals(f->st, "queue", collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 3);
+	assert_string_equal(t.key[2], "qz");
+	assert_int_equal(t.amount[2], INT64_MIN);
+	assert_int_equal(t.seconds[2], INT64_MAX);
+	/* all scopes: the amount depends on the order of adding once both
+	 * limits were hit, the seconds stay at the top */
+	int64_t a = -1, s = -1;
+	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_ALL, 0, now, &a, &s), JF_OK);
+	assert_int_equal(s, INT64_MAX);
+}
+
 /* ---- transactions ---- */
 
 static void test_txn_failed_statement(void **state)
@@ -1475,7 +1990,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_open_schema),
 		T(test_reopen),
-		T(test_migrate_1_to_3),
+		T(test_migrate_1_to_5),
+		T(test_migrate_4_to_5),
 		T(test_demand),
 		T(test_newer_schema_refused),
 		T(test_queues),
@@ -1487,6 +2003,8 @@ int main(void)
 		T(test_events),
 		T(test_events_many),
 		T(test_ledger),
+		T(test_ledger_segments),
+		T(test_ledger_saturate),
 		T(test_txn_failed_statement),
 		T(test_txn_commit_rollback),
 		T(test_txn_accept_nested),
