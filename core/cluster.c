@@ -20,6 +20,8 @@
  */
 #include "core/cluster.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -103,6 +105,7 @@ struct jf_cluster *jf_cluster_builtin(void)
 	c->cpu_price_ondemand = 50000;
 	c->cpu_price_spot = 15000;
 	c->preempt_grace_s = 30;
+	c->spot_risk_max = JF_SPOT_RISK_DEFAULT;
 	for (size_t i = 0; i < NELEM(builtin_models); i++) {
 		const struct builtin_model *b = &builtin_models[i];
 		struct jf_gpu_model *m = &c->models[i];
@@ -729,7 +732,7 @@ static enum jf_err mach_item(struct cparse *p, size_t i, void *ctx)
 
 /* ---- the top level ---- */
 
-enum { TOP_NAME, TOP_CURRENCY, TOP_CPU_PRICE, TOP_GRACE, TOP_MODELS,
+enum { TOP_NAME, TOP_CURRENCY, TOP_CPU_PRICE, TOP_GRACE, TOP_RISK, TOP_MODELS,
        TOP_MACHINES, TOP_NKEYS };
 
 static const struct keydef top_keys[TOP_NKEYS] = {
@@ -737,6 +740,7 @@ static const struct keydef top_keys[TOP_NKEYS] = {
 	[TOP_CURRENCY] = { "currency", false },
 	[TOP_CPU_PRICE] = { "cpu_price", false },
 	[TOP_GRACE] = { "preempt_grace", false },
+	[TOP_RISK] = { "spot_risk_threshold", false },
 	[TOP_MODELS] = { "models", true },
 	[TOP_MACHINES] = { "machines", true },
 };
@@ -778,6 +782,36 @@ static enum jf_err take_grace(struct cparse *p, int64_t *out)
 	return JF_OK;
 }
 
+/* A probability: 0.2, 0.05, 1, or a percentage 20%.  1 turns the
+ * forecast off (every window is low-risk enough); 0 starts a spot task
+ * with a unit_runtime only when no on-demand demand is foreseen at all. */
+static enum jf_err take_risk(struct cparse *p, double *out)
+{
+	char q[JF_NAME_QUOTE_MAX];
+	const char *s;
+	enum jf_err rc;
+
+	if ((rc = want_scalar(p, "a probability", &s)))
+		return rc;
+	char *end = NULL;
+	errno = 0;
+	double v = strtod(s, &end);
+	bool pct = end && end != s && *end == '%';
+	if (pct) {
+		end++;
+		v /= 100.0;
+	}
+	if (!isdigit((unsigned char)s[0]) || !end || end == s || *end || errno ||
+	    !(v >= 0.0 && v <= 1.0)) {
+		jf_name_quote(s, q, sizeof(q));
+		return perr(p, ev_line(p),
+			    "bad probability \"%s\": want a number from 0 to 1 (e.g. 0.2) "
+			    "or a percentage (20%%)", q);
+	}
+	*out = v;
+	return JF_OK;
+}
+
 static enum jf_err top_value(struct cparse *p, int key, void *ctx)
 {
 	(void)ctx;
@@ -795,6 +829,8 @@ static enum jf_err top_value(struct cparse *p, int key, void *ctx)
 		return parse_price(p, &c->cpu_price_ondemand, &c->cpu_price_spot);
 	case TOP_GRACE:
 		return take_grace(p, &c->preempt_grace_s);
+	case TOP_RISK:
+		return take_risk(p, &c->spot_risk_max);
 	case TOP_MODELS:
 		return parse_seq(p, model_item, NULL, &n);
 	case TOP_MACHINES:
@@ -976,6 +1012,7 @@ enum jf_err jf_cluster_parse(const char *text, size_t len,
 	p->c->cpu_price_ondemand = 50000;
 	p->c->cpu_price_spot = 15000;
 	p->c->preempt_grace_s = 30;
+	p->c->spot_risk_max = JF_SPOT_RISK_DEFAULT;
 	if (!yaml_parser_initialize(&p->yp)) {
 		rc = nomem(p);
 		goto out_cluster;

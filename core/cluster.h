@@ -47,11 +47,16 @@ struct jf_cluster {
 	int64_t cpu_price_ondemand; /* micro-units per core-hour, CPU-only nodes */
 	int64_t cpu_price_spot;
 	int64_t preempt_grace_s;    /* default 30 */
+	double spot_risk_max;       /* spot_risk_threshold: start a spot task with a
+				     * unit_runtime only while its risk is below
+				     * this (0..1, default JF_SPOT_RISK_DEFAULT) */
 	struct jf_gpu_model *models;
 	size_t nmodels;
 	struct jf_machine *machines;
 	size_t nmachines;
 };
+
+#define JF_SPOT_RISK_DEFAULT 0.2
 
 struct jf_cluster *jf_cluster_builtin(void);
 enum jf_err jf_cluster_parse(const char *text, size_t len,

@@ -173,6 +173,7 @@ static void test_builtin(void **state)
 	assert_int_equal(c->cpu_price_ondemand, 50000);
 	assert_int_equal(c->cpu_price_spot, 15000);
 	assert_int_equal(c->preempt_grace_s, 30);
+	assert_true(c->spot_risk_max == JF_SPOT_RISK_DEFAULT);
 	assert_int_equal(c->nmodels, 4);
 	assert_int_equal(c->nmachines, 8);
 	for (size_t i = 0; i < 4; i++) {
@@ -310,6 +311,7 @@ static void test_file_defaults(void **state)
 	assert_int_equal(c->cpu_price_ondemand, 50000);
 	assert_int_equal(c->cpu_price_spot, 15000);
 	assert_int_equal(c->preempt_grace_s, 30);
+	assert_true(c->spot_risk_max == JF_SPOT_RISK_DEFAULT);
 	assert_int_equal(c->nmachines, 1);
 	assert_int_equal(c->machines[0].gpus, 64);
 	assert_int_equal(c->machines[0].cpu_milli, 64 * 8000);
@@ -415,6 +417,35 @@ static void test_file_durations(void **state)
 			 cases[i].s);
 		c = parse_ok(text);
 		assert_int_equal(c->preempt_grace_s, cases[i].v);
+		jf_cluster_free(c);
+	}
+}
+
+/* spot_risk_threshold: a fraction or a percentage, 0 .. 1 */
+static void test_file_risk(void **state)
+{
+	static const struct {
+		const char *s;
+		double v;
+	} cases[] = {
+		{ "0.2", 0.2 }, { "0", 0 }, { "1", 1 }, { "0.05", 0.05 },
+		{ "20%", 0.2 }, { "100%", 1 }, { "0%", 0 }, { "\"0.5\"", 0.5 },
+	};
+	char text[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jf_cluster *c;
+
+		snprintf(text, sizeof(text),
+			 "spot_risk_threshold: %s\n"
+			 "models: [{name: m, vram: 1Gi, cpu_per_gpu: 1, memory_per_gpu: 1Gi,"
+			 " price: {on-demand: 1, spot: 0}}]\n"
+			 "machines: [{name: a, model: m, gpus: 1}]\n",
+			 cases[i].s);
+		c = parse_ok(text);
+		assert_true(c->spot_risk_max > cases[i].v - 1e-12 &&
+			    c->spot_risk_max < cases[i].v + 1e-12);
 		jf_cluster_free(c);
 	}
 }
@@ -597,6 +628,20 @@ static void test_file_errors(void **state)
 		{ "preempt_grace: -5s\n" MODELS MACHINES, 1, "preempt_grace", "bad duration" },
 		{ "preempt_grace: 30m1h\n" MODELS MACHINES, 1, "preempt_grace", "bad duration" },
 		{ "preempt_grace: \"\"\n" MODELS MACHINES, 1, "preempt_grace", "bad duration" },
+		{ "spot_risk_threshold: 1.5\n" MODELS MACHINES, 1, "spot_risk_threshold",
+		  "bad probability \"1.5\"" },
+		{ "spot_risk_threshold: -0.1\n" MODELS MACHINES, 1, "spot_risk_threshold",
+		  "from 0 to 1" },
+		{ "spot_risk_threshold: 120%\n" MODELS MACHINES, 1, "spot_risk_threshold",
+		  "bad probability" },
+		{ "spot_risk_threshold: low\n" MODELS MACHINES, 1, "spot_risk_threshold",
+		  "bad probability \"low\"" },
+		{ "spot_risk_threshold: 0.2x\n" MODELS MACHINES, 1, "spot_risk_threshold",
+		  "bad probability" },
+		{ "spot_risk_threshold: nan\n" MODELS MACHINES, 1, "spot_risk_threshold",
+		  "bad probability" },
+		{ "spot_risk_threshold: [0.2]\n" MODELS MACHINES, 1, "spot_risk_threshold",
+		  "a probability" },
 		/* missing things */
 		{ MODELS "machines: []\n", 3, "machines", "no machines" },
 		{ "# just models\n" MODELS, 2, "machines", "missing (required)" },
@@ -796,6 +841,7 @@ int main(void)
 		cmocka_unit_test(test_file_defaults),
 		cmocka_unit_test(test_file_quantities),
 		cmocka_unit_test(test_file_durations),
+		cmocka_unit_test(test_file_risk),
 		cmocka_unit_test(test_file_example_message),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_file_limits),
