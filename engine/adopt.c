@@ -57,6 +57,7 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 	struct jf_task_rec tr;
 	if (jf_node_get(e->st, a->node_id, &n) != JF_OK)
 		return 0;
+	bool preempting = n.message && strcmp(n.message, JF_PREEMPTING_MSG) == 0;
 	if (jf_task_get(e->st, n.task_id, &tr) != JF_OK) {
 		jf_node_release(&n);
 		return 0;
@@ -131,6 +132,11 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		jf_eng_finish(e, &res);
 		return 0;
 	}
+	/* a clean stop closed its segment; the process ran on meanwhile: bill
+	 * on from where that segment ended, so no second is lost or billed twice */
+	jf_ledger_reopen(e->st, a->id, 0);
+	if (!t->start_ms || a->start_ms > t->start_ms)
+		t->start_ms = a->start_ms;
 	if (jf_backend_adopt(e->be, a->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
 		struct jf_run_result res;
 		memset(&res, 0, sizeof(res));
@@ -140,8 +146,9 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		res.end_ms = jf_eng_now(e);
 		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s", err.msg);
 		jf_eng_finish(e, &res);
+		return 0;
 	}
-	return 0;
+	return preempting ? 1 : 0;
 }
 
 struct idlist {
@@ -188,14 +195,30 @@ void jf_eng_adopt_all(struct jf_engine *e)
 {
 	/* collect first: adopting may finish attempts, which writes the table */
 	struct idlist l = { NULL, 0, 0, false };
+	struct idlist pre = { NULL, 0, 0, false };
 	jf_attempt_list_open(e->st, collect_attempt, &l);
 	for (size_t i = 0; i < l.n; i++) {
 		struct jf_attempt_rec a;
 		if (jf_attempt_get(e->st, l.v[i], &a) != JF_OK)
 			continue;
-		adopt_one(e, &a);
+		struct jf_node_rec n;
+		int64_t task_id = 0;
+		if (jf_node_get(e->st, a.node_id, &n) == JF_OK) {
+			task_id = n.task_id;
+			jf_node_release(&n);
+		}
+		if (adopt_one(e, &a) == 1)
+			idlist_add(&pre, task_id);
 		jf_attempt_release(&a);
 	}
+	/* a preemption the last daemon began: finish it, with a fresh grace (the
+	 * deadline it had was not recorded; a task gets at least its grace) */
+	for (size_t i = 0; i < pre.n; i++) {
+		struct trun *t = jf_idmap_get(&e->tasks, pre.v[i]);
+		if (t && t->why == JF_WHY_NONE)
+			jf_eng_preempt_task(e, t, e->cluster->preempt_grace_s * 1000);
+	}
+	free(pre.v);
 	/* tasks placed but with no recorded process never started: wait again */
 	struct idlist groups = { NULL, 0, 0, false };
 	jf_group_list_active(e->st, collect_group, &groups);

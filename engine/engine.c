@@ -162,6 +162,14 @@ void jf_engine_free(struct jf_engine *e)
 	free(e);
 }
 
+void jf_engine_stop_billing(struct jf_engine *e)
+{
+	int64_t closed = 0;
+	jf_store_begin(e->st);
+	jf_ledger_close_all(e->st, jf_eng_now(e), &closed);
+	jf_store_commit(e->st);
+}
+
 void jf_engine_set_notify(struct jf_engine *e, jf_change_fn fn, void *ctx)
 {
 	e->notify = fn;
@@ -321,6 +329,13 @@ int64_t jf_engine_tick(struct jf_engine *e)
 {
 	int64_t next = jf_eng_group_timers(e);
 	int64_t now = jf_eng_now(e);
+	if (e->window_check_ms && now >= e->window_check_ms) {
+		/* spot groups waiting for a low-risk window: has one come? */
+		e->window_check_ms = 0;
+		jf_eng_schedule(e);
+	}
+	if (e->window_check_ms && (next < 0 || e->window_check_ms - now < next))
+		next = e->window_check_ms - now;
 	size_t i = 0;
 	int64_t k;
 	void *v;

@@ -28,7 +28,15 @@ enum jf_why {
 	JF_WHY_RESTART,     /* ctl restart */
 	JF_WHY_GANG,        /* another node of the same task failed */
 	JF_WHY_DEADLINE,    /* the group's activeDeadlineSeconds passed */
+	JF_WHY_PREEMPT,     /* a spot task yields to on-demand work (DESIGN 5.4) */
 };
+
+/* A node being preempted says so in its status; the message is also how a
+ * restarted daemon knows to finish the preemption (adopt.c). */
+#define JF_PREEMPTING_MSG "preempting: on-demand work needs the GPUs"
+#define JF_PREEMPTED_MSG "preempted by on-demand work; waiting to run again"
+#define JF_WINDOW_MSG "waiting for a low-risk window"
+
 
 struct grt {                     /* an accepted group's runtime */
 	int64_t id;
@@ -48,6 +56,7 @@ struct trun {                    /* a task with nodes placed */
 	int64_t nodes;
 	int64_t live;                /* attempts not reaped yet */
 	int64_t attempt;             /* the task's attempt number */
+	int64_t start_ms;            /* when this attempt was started (youngest preempted first) */
 	enum jf_why why;             /* set when the engine kills it */
 	bool failed;                 /* some node failed this attempt */
 	int fail_code;
@@ -85,6 +94,7 @@ struct jf_engine {
 	struct jf_idmap groups;      /* group id -> struct grt */
 	struct jf_idmap tasks;       /* task id -> struct trun */
 	struct jf_idmap runs;        /* attempt id -> struct run */
+	int64_t window_check_ms;     /* spot tasks wait for a low-risk window: look again then */
 	bool scheduling;             /* guards re-entry */
 	bool again;                  /* schedule once more after this pass */
 };
@@ -104,7 +114,8 @@ void jf_eng_group_event(struct jf_engine *e, int64_t queue_id, int64_t group_id,
 void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx, char *buf,
 			size_t n);
 
-/* schedule.c: one planning pass (core/plan.c) and the starts it decides */
+/* schedule.c: one planning pass (core/plan.c) and the starts it decides,
+ * then the preemptions on-demand work needs (core/preempt.c) */
 void jf_eng_schedule(struct jf_engine *e);
 
 /* run.c */
@@ -114,6 +125,9 @@ struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t
 void jf_trun_free(struct trun *t);
 void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
+/* Preempt a spot task: SIGTERM now, SIGKILL after grace_ms (the cluster's
+ * preempt_grace; less when a restarted daemon resumes a preemption). */
+void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms);
 /* Kill every running task of a group, for why; returns how many. */
 int jf_eng_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why);
 /* On-demand GPUs of a model went up or down by delta: record it (store,

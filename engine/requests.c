@@ -179,11 +179,16 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 		rc = jf_error_set(err, JF_EINVAL, 0,
 				  "key 'cpu_exclusive': cores are pinned per GPU, so it needs 'gpu' "
 				  "and 'gpus' of at least 1");
-	if (rc == JF_OK && spec->unit_runtime > 0)
-		rc = jf_error_set(err, JF_ENOTSUP, 0,
-				  "key 'unit_runtime': the spot risk forecast is not built yet, so "
-				  "jobfs cannot place a task by it; remove the key (spot tasks then "
-				  "start whenever GPUs are free)");
+	/* the forecast is of on-demand GPU demand: it can only place spot GPU work */
+	if (rc == JF_OK && spec->unit_runtime > 0 && spec->billing != JF_BILL_SPOT)
+		rc = jf_error_set(err, JF_EINVAL, 0,
+				  "key 'unit_runtime': only spot tasks wait for a low-risk window; "
+				  "on-demand work is never preempted (remove the key, or set "
+				  "'billing: spot')");
+	if (rc == JF_OK && spec->unit_runtime > 0 && req.model < 0)
+		rc = jf_error_set(err, JF_EINVAL, 0,
+				  "key 'unit_runtime': the preemption forecast is per GPU model, "
+				  "so it needs 'gpu' (CPU-only spot work starts when cores are free)");
 	if (rc != JF_OK) {
 		record_refusal(e, &g, text, len, err->msg);
 		jf_spec_free(spec);

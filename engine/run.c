@@ -353,6 +353,7 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	jf_task_release(&tr);
 	t->held = true;
 	t->live = 0;
+	t->start_ms = jf_eng_now(e);
 	t->failed = false;
 	t->why = JF_WHY_NONE;
 	if (!jf_idmap_put(&e->tasks, t->task_id, t)) {
@@ -384,10 +385,11 @@ static int why_rank(enum jf_why w)
 	case JF_WHY_NONE: return 0;
 	case JF_WHY_GANG: return 1;
 	case JF_WHY_TIMEOUT: return 2;
-	case JF_WHY_DEADLINE: return 3;
-	case JF_WHY_PAUSE: return 4;
-	case JF_WHY_RESTART: return 5;
-	case JF_WHY_STOP: return 6;
+	case JF_WHY_PREEMPT: return 3;
+	case JF_WHY_DEADLINE: return 4;
+	case JF_WHY_PAUSE: return 5;
+	case JF_WHY_RESTART: return 6;
+	case JF_WHY_STOP: return 7;
 	}
 	return 0;
 }
@@ -401,9 +403,39 @@ static const char *why_words(enum jf_why w)
 	case JF_WHY_RESTART: return "restarting";
 	case JF_WHY_GANG: return "another node of the task failed";
 	case JF_WHY_DEADLINE: return "the group ran past activeDeadlineSeconds";
+	case JF_WHY_PREEMPT: return "preempted by on-demand work";
 	case JF_WHY_NONE: break;
 	}
 	return "";
+}
+
+void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
+{
+	if (why_rank(JF_WHY_PREEMPT) <= why_rank(t->why))
+		return;  /* already ending for a stronger reason, or being preempted */
+	t->why = JF_WHY_PREEMPT;
+	struct grt *g = jf_eng_group(e, t->group_id);
+	int64_t now = jf_eng_now(e);
+	jf_store_begin(e->st);
+	for (int64_t i = 0; i < t->nodes; i++) {
+		struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[i]);
+		if (!r || r->kill_at_ms)
+			continue;
+		r->kill_at_ms = now + grace_ms;
+		if (r->handle[0])
+			jf_backend_signal(e->be, r->handle, JF_RUN_TERM);
+		jf_node_set_state(e->st, r->node_id, JF_ST_RUNNING, JF_PREEMPTING_MSG, now);
+		if (g) {
+			jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx, "Warning",
+				     "Preempting",
+				     "on-demand work needs the GPUs: SIGTERM to %s, SIGKILL after "
+				     "%llds", g->spec->containers[0].name,
+				     (long long)(grace_ms / 1000));
+			jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, r->node_id,
+				       false);
+		}
+	}
+	jf_store_commit(e->st);
 }
 
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why)
@@ -656,6 +688,13 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 	case JF_WHY_DEADLINE:
 		jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, "DeadlineExceeded", now);
 		break;
+	case JF_WHY_PREEMPT:
+		/* waits again; a preemption never uses up a retry (DESIGN 3) */
+		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, JF_PREEMPTED_MSG, now);
+		jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Preempted",
+			     "attempt %lld preempted by on-demand work; waiting to run again, "
+			     "%lld retries used", (long long)t->attempt, (long long)failures);
+		break;
 	case JF_WHY_NONE:
 	case JF_WHY_GANG:
 	case JF_WHY_TIMEOUT:
@@ -774,6 +813,11 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		nstate = JF_ST_WAITING;
 		reason = "Killing";
 		break;
+	case JF_WHY_PREEMPT:
+		nstate = JF_ST_PREEMPTED;
+		reason = "Preempted";
+		type = "Warning";
+		break;
 	default:
 		nstate = ok ? JF_ST_SUCCEEDED : JF_ST_FAILED;
 		reason = ok ? "Completed" : "Failed";
@@ -788,7 +832,8 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		jf_eng_demand(e, g->req.model, -g->req.gpus);
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
 	jf_ledger_close(e->st, attempt_id, end_ms);
-	jf_node_set_state(e->st, r->node_id, nstate, ok ? "" : how, now);
+	jf_node_set_state(e->st, r->node_id, nstate,
+			  why == JF_WHY_PREEMPT ? JF_PREEMPTED_MSG : ok ? "" : how, now);
 	struct jf_node_rec nr;
 	if (jf_node_get(e->st, r->node_id, &nr) == JF_OK) {
 		jf_node_set_run(e->st, r->node_id, nr.machine, nr.gpu_ids, nr.pid, res->exit_code,
@@ -802,7 +847,11 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 				cname = res->procs[i].name;
 				break;
 			}
-		if (reason[0] == 'K')
+		if (why == JF_WHY_PREEMPT)
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
+				     reason, "%s preempted by on-demand work (%s); billed up to "
+				     "its end, it waits to run again", cname, how);
+		else if (reason[0] == 'K')
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
 				     "Stopped", "%s ended: %s", cname, how);
 		else

@@ -10,6 +10,17 @@
  * subtracts what it starts from e->machines; each start becomes a task
  * taken from the group's waiting tasks, lowest index first.  Groups the
  * planner says can never run get a message and one Warning event.
+ *
+ * Spot yields (DESIGN 5.4).  On-demand groups go to the planner before spot
+ * groups, so freed GPUs go to on-demand work first.  A spot group with a
+ * unit_runtime goes to the planner only while the forecast's risk of a
+ * preemption within that time is at most the cluster's
+ * spot_risk_threshold; otherwise it waits (message "waiting for a low-risk
+ * window") and the engine looks again every minute.  After the starts,
+ * every on-demand group the planner left blocked gets spot tasks preempted
+ * for it (core/preempt.c: whole gangs, fewest nodes, youngest first), unless
+ * what is free, plus what spot tasks already being preempted will free, is
+ * enough, or its queue's capacity is what blocks it.
  */
 #include "engine/engine_int.h"
 
@@ -17,7 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forecast.h"
 #include "core/plan.h"
+#include "core/preempt.h"
+#include "core/quantity.h"
 
 #define FAR_FUTURE_MS (INT64_C(1) << 62)
 
@@ -32,8 +46,18 @@ struct snap {
 	uid_t *uids;
 	gid_t *gids;
 	size_t ng, capg;
+	bool spot;                   /* this listing takes spot groups (else the rest) */
+	int *free_gpus;              /* per GPU model, free before this pass */
+	struct gate {                /* spot groups whose window was decided */
+		int64_t id;
+		bool wait;
+		double risk;
+	} *gates;
+	size_t ngates, capgates;
 	bool oom;
 };
+
+#define WINDOW_RECHECK_MS 60000
 
 static bool grow(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -73,6 +97,29 @@ static int queue_index(struct snap *s, int64_t queue_id)
 	return (int)s->nq++;
 }
 
+/* A spot group with a unit_runtime: is the risk of a preemption within it
+ * too high to start now?  Recorded in s->gates, acted on after the listing. */
+static bool window_wait(struct snap *s, struct grt *g)
+{
+	struct jf_engine *e = s->e;
+	int model = g->req.model;
+	if (model < 0 || (size_t)model >= e->cluster->nmodels || !e->fc[model])
+		return false;
+	int64_t need = (int64_t)g->req.gpus * g->req.nodes;
+	/* without enough free GPUs it waits for them anyway: the planner's business */
+	if (need > s->free_gpus[model])
+		return false;
+	double risk = jf_forecast_risk(e->fc[model], jf_eng_now(e), g->spec->unit_runtime,
+				       (int)need, s->free_gpus[model]);
+	bool wait = risk > e->cluster->spot_risk_max;
+	if (!grow((void **)&s->gates, &s->capgates, s->ngates + 1, sizeof(*s->gates))) {
+		s->oom = true;
+		return wait;
+	}
+	s->gates[s->ngates++] = (struct gate){ g->id, wait, risk };
+	return wait;
+}
+
 static int add_group(void *ctx, int64_t gid)
 {
 	struct snap *s = ctx;
@@ -86,10 +133,13 @@ static int add_group(void *ctx, int64_t gid)
 	gid_t ggid = rec.gid;
 	jf_group_release(&rec);
 	struct grt *g = jf_eng_group(e, gid);
-	if (!g || !g->req_ok)
+	if (!g || !g->req_ok || (g->spec->billing == JF_BILL_SPOT) != s->spot)
 		return 0;
 	int64_t c[JF_ST__COUNT];
 	if (jf_group_count_tasks(e->st, gid, c) != JF_OK)
+		return 0;
+	if (s->spot && g->spec->unit_runtime > 0 && state != JF_ST_PAUSED &&
+	    c[JF_ST_WAITING] > 0 && window_wait(s, g))
 		return 0;
 	size_t capg = s->capg, capu = s->capg;
 	if (!grow((void **)&s->groups, &capg, s->ng + 1, sizeof(*s->groups)) ||
@@ -201,11 +251,217 @@ static void report_skip(struct jf_engine *e, struct grt *g, enum jf_plan_why why
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 }
 
+/* Say so when a spot group starts or stops waiting for a low-risk window. */
+static void apply_gates(struct snap *s)
+{
+	struct jf_engine *e = s->e;
+	for (size_t i = 0; i < s->ngates; i++) {
+		const struct gate *gt = &s->gates[i];
+		struct grt *g = jf_eng_group(e, gt->id);
+		struct jf_group_rec rec;
+		if (!g || jf_group_get(e->st, gt->id, &rec) != JF_OK)
+			continue;
+		bool waiting = strcmp(rec.message, JF_WINDOW_MSG) == 0;
+		int state = rec.state;
+		jf_group_release(&rec);
+		if (gt->wait) {
+			int64_t at = jf_eng_now(e) + WINDOW_RECHECK_MS;
+			if (!e->window_check_ms || at < e->window_check_ms)
+				e->window_check_ms = at;
+		}
+		if (waiting == gt->wait)
+			continue;
+		char win[32];
+		jf_duration_format(g->spec->unit_runtime, win, sizeof(win));
+		jf_store_begin(e->st);
+		jf_group_set_state(e->st, g->id, state, gt->wait ? JF_WINDOW_MSG : "",
+				   jf_eng_now(e));
+		if (gt->wait)
+			jf_eng_group_event(e, g->queue_id, g->id, g->kind, "Normal",
+					   "WaitingForWindow",
+					   "risk of a preemption within unit_runtime %s is %.0f%%, "
+					   "over the threshold of %.0f%%: waiting for a low-risk "
+					   "window", win, gt->risk * 100,
+					   e->cluster->spot_risk_max * 100);
+		else
+			jf_eng_group_event(e, g->queue_id, g->id, g->kind, "Normal",
+					   "LowRiskWindow",
+					   "risk of a preemption within unit_runtime %s is %.0f%%, "
+					   "at most the threshold of %.0f%%: starting", win,
+					   gt->risk * 100, e->cluster->spot_risk_max * 100);
+		jf_store_commit(e->st);
+		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+	}
+}
+
+/* Resources of tasks being preempted count as free: they will be by the
+ * kill deadline, which the planner already uses as their end. */
+static void add_preempting(struct jf_engine *e, struct jf_sched_machine *m)
+{
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
+		struct trun *t = v;
+		if (!t->held || t->why != JF_WHY_PREEMPT)
+			continue;
+		for (int64_t n = 0; n < t->nodes; n++)
+			if (t->slots[n].machine < e->cluster->nmachines)
+				jf_sched_release(m, &t->slots[n]);
+	}
+}
+
+struct cands {
+	struct jf_preempt_cand *c;
+	struct trun **t;
+	size_t *victims;
+	size_t n;
+};
+
+/* Running spot tasks that may be preempted: not already ending, whole on
+ * known machines. */
+static bool collect_cands(struct jf_engine *e, struct cands *cs)
+{
+	size_t cap = 0, i = 0;
+	int64_t k;
+	void *v;
+	cs->n = 0;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
+		struct trun *t = v;
+		struct grt *g = jf_eng_group(e, t->group_id);
+		if (!t->held || t->why != JF_WHY_NONE || !g || g->spec->billing != JF_BILL_SPOT ||
+		    t->live < t->nodes)
+			continue;
+		bool known = true;
+		for (int64_t n = 0; n < t->nodes; n++)
+			known = known && t->slots[n].machine < e->cluster->nmachines;
+		if (!known)
+			continue;
+		size_t c1 = cap, c2 = cap;
+		if (!grow((void **)&cs->c, &c1, cs->n + 1, sizeof(*cs->c)) ||
+		    !grow((void **)&cs->t, &c2, cs->n + 1, sizeof(*cs->t)) ||
+		    !grow((void **)&cs->victims, &cap, cs->n + 1, sizeof(*cs->victims)))
+			return false;
+		cs->c[cs->n] = (struct jf_preempt_cand){
+			.id = t->task_id, .slots = t->slots, .nslots = (size_t)t->nodes,
+			.start_ms = t->start_ms,
+		};
+		cs->t[cs->n++] = t;
+	}
+	return true;
+}
+
+/* Preempt spot tasks for the on-demand groups the plan left blocked. */
+static void preempt(struct jf_engine *e, const struct snap *s, const struct jf_plan *plan)
+{
+	size_t nm = e->cluster->nmachines;
+	struct jf_sched_machine *m = NULL;
+	struct jf_sched_slot *slots = NULL;
+	struct cands cs = { 0 };
+	int64_t grace_ms = e->cluster->preempt_grace_s * 1000;
+	bool any = false;
+	for (size_t r = 0; r < plan->nresv && !any; r++)
+		any = s->groups[plan->resv[r].group].req.nodes > 0 &&
+		      jf_eng_group(e, plan->resv[r].group_id) &&
+		      jf_eng_group(e, plan->resv[r].group_id)->spec->billing != JF_BILL_SPOT;
+	if (!any)
+		return;
+	m = malloc(nm * sizeof(*m));
+	if (!m || !collect_cands(e, &cs))
+		goto out;
+	memcpy(m, e->machines, nm * sizeof(*m));
+	add_preempting(e, m);
+	for (size_t r = 0; r < plan->nresv; r++) {
+		const struct jf_plan_group *pg = &s->groups[plan->resv[r].group];
+		struct grt *g = jf_eng_group(e, plan->resv[r].group_id);
+		if (!g || g->spec->billing == JF_BILL_SPOT || pg->paused)
+			continue;
+		/* what this pass started for it and its queue */
+		int64_t started = 0, qstarted = 0;
+		for (size_t i = 0; i < plan->nstarts; i++) {
+			const struct jf_plan_group *sg = &s->groups[plan->starts[i].group];
+			if (plan->starts[i].group_id == pg->id)
+				started++;
+			if (pg->queue >= 0 && sg->queue == pg->queue)
+				qstarted += sg->req.nodes;
+		}
+		int64_t want = pg->waiting - started;
+		if (pg->parallelism > 0 && pg->parallelism - pg->running - started < want)
+			want = pg->parallelism - pg->running - started;
+		if (want > 64)
+			want = 64;  /* the rest in later passes */
+		free(slots);
+		slots = calloc((size_t)pg->req.nodes, sizeof(*slots));
+		if (!slots)
+			goto out;
+		for (int64_t w = 0; w < want; w++) {
+			if (pg->queue >= 0 && s->queues[pg->queue].capacity > 0 &&
+			    s->queues[pg->queue].held + qstarted + pg->req.nodes >
+			    s->queues[pg->queue].capacity)
+				break;  /* its queue's capacity blocks it, not spot work */
+			size_t nv = 0;
+			enum jf_err rc = jf_preempt_choose(m, nm, &pg->req, cs.c, cs.n, cs.victims,
+							   &nv);
+			if (rc != JF_OK)
+				break;
+			int64_t nodes = 0;
+			for (size_t j = 0; j < nv; j++) {
+				struct trun *t = cs.t[cs.victims[j]];
+				for (int64_t n = 0; n < t->nodes; n++)
+					jf_sched_release(m, &t->slots[n]);
+				nodes += t->nodes;
+				jf_eng_preempt_task(e, t, grace_ms);
+			}
+			if (nv) {
+				jf_eng_group_event(e, g->queue_id, g->id, g->kind, "Normal",
+						   "Preempting",
+						   "no room for a task of %lld node(s): preempting %zu "
+						   "spot task(s), %lld node(s)",
+						   (long long)pg->req.nodes, nv, (long long)nodes);
+				/* drop the victims from the candidates */
+				size_t o = 0;
+				for (size_t j = 0; j < cs.n; j++) {
+					bool victim = false;
+					for (size_t x = 0; x < nv; x++)
+						victim = victim || cs.victims[x] == j;
+					if (victim)
+						continue;
+					cs.c[o] = cs.c[j];
+					cs.t[o++] = cs.t[j];
+				}
+				cs.n = o;
+			}
+			/* what it will take is no longer free for the next one */
+			if (!jf_sched_place(m, nm, &pg->req, slots))
+				break;
+			qstarted += pg->req.nodes;
+		}
+	}
+out:
+	free(m);
+	free(slots);
+	free(cs.c);
+	free(cs.t);
+	free(cs.victims);
+}
+
 static void pass(struct jf_engine *e)
 {
 	struct snap s = { .e = e };
+	size_t nmodels = e->cluster->nmodels;
+	s.free_gpus = calloc(nmodels ? nmodels : 1, sizeof(*s.free_gpus));
+	if (!s.free_gpus)
+		return;
+	for (size_t i = 0; i < e->cluster->nmachines; i++)
+		if ((size_t)e->machines[i].model < nmodels)
+			s.free_gpus[e->machines[i].model] +=
+				jf_popcount64(e->machines[i].gpu_free);
+	/* on-demand work first, then spot (spot yields) */
+	jf_group_list_active(e->st, add_group, &s);
+	s.spot = true;
 	jf_group_list_active(e->st, add_group, &s);
 	add_running(&s);
+	apply_gates(&s);
 	struct jf_plan plan;
 	jf_plan_init(&plan);
 	struct jf_plan_in in = {
@@ -250,6 +506,7 @@ static void pass(struct jf_engine *e)
 	}
 	free(w.ids);
 	free(w.idx);
+	preempt(e, &s, &plan);
 	for (size_t i = 0; i < plan.nskips; i++) {
 		struct grt *g = jf_eng_group(e, plan.skips[i].group_id);
 		if (g)
@@ -268,6 +525,8 @@ out:
 	free(s.groups);
 	free(s.uids);
 	free(s.gids);
+	free(s.free_gpus);
+	free(s.gates);
 }
 
 void jf_eng_schedule(struct jf_engine *e)

@@ -225,6 +225,8 @@ void jf_fs_free(struct jf_fs *fs)
 		close(fs->tfd);
 	if (fs->sfd >= 0)
 		close(fs->sfd);
+	if (fs->e)
+		jf_engine_stop_billing(fs->e);
 	jf_engine_free(fs->e);
 	free(fs->mountpoint);
 	free(fs);

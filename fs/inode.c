@@ -46,6 +46,7 @@ static const char *const file_names[JF_F__COUNT] = {
 	[JF_F_ALLOCATION] = "allocation",
 	[JF_F_GPUS] = "gpus",
 	[JF_F_FORECAST] = "forecast",
+	[JF_F_SETTINGS] = "settings",
 	[JF_F_LEDGER] = "ledger.csv",
 	[JF_F_SUMMARY] = "summary",
 	[JF_F_DATA] = "",
@@ -57,7 +58,7 @@ const char *jf_file_name(enum jf_file f)
 }
 
 static const enum jf_file root_files[] = { JF_F_README, JF_F_DIR };
-static const enum jf_file cluster_files[] = { JF_F_GPUS, JF_F_FORECAST, JF_F_DIR };
+static const enum jf_file cluster_files[] = { JF_F_GPUS, JF_F_FORECAST, JF_F_SETTINGS, JF_F_DIR };
 static const enum jf_file machine_files[] = { JF_F_STATUS, JF_F_DIR };
 static const enum jf_file queue_files[] = {
 	JF_F_SPEC, JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_WATCH, JF_F_DIR,
@@ -73,7 +74,7 @@ static const enum jf_file node_files[] = {
 	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_WATCH, JF_F_LOGS,
 	JF_F_STDOUT, JF_F_STDERR, JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
 };
-static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_DIR };
+static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_COST, JF_F_DIR };
 static const enum jf_file no_files[] = { JF_F_DIR };
 
 const enum jf_file *jf_obj_files(enum jf_obj obj)

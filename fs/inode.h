@@ -52,6 +52,7 @@ enum jf_file {
 	JF_F_ALLOCATION,
 	JF_F_GPUS,
 	JF_F_FORECAST,
+	JF_F_SETTINGS,
 	JF_F_LEDGER,
 	JF_F_SUMMARY,
 	JF_F_DATA,        /* a scratch file's content */

@@ -79,6 +79,7 @@ static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, char **out, s
 	case JF_O_QUEUE: scope = JF_SCOPE_QUEUE; break;
 	case JF_O_GROUP: scope = JF_SCOPE_GROUP; break;
 	case JF_O_TASK: scope = JF_SCOPE_TASK; break;
+	case JF_O_BILLING: scope = JF_SCOPE_ALL; id = 1; break;
 	case JF_O_NODE: {
 		scope = JF_SCOPE_NODE;
 		struct jf_node_rec n;
@@ -182,6 +183,30 @@ static int render_gpus(struct jf_fs *fs, char **out, size_t *len)
 	return 0;
 }
 
+/* /cluster/settings: the cluster-wide rules, as YAML key: value lines */
+static int render_settings(struct jf_fs *fs, char **out, size_t *len)
+{
+	const struct jf_cluster *c = jf_engine_cluster(fs->e);
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return ENOMEM;
+	char od[64], sp[64];
+	fmt_money_plain(c->cpu_price_ondemand, od, sizeof(od));
+	fmt_money_plain(c->cpu_price_spot, sp, sizeof(sp));
+	fprintf(f, "name: %s\ncurrency: %s\n", c->name, c->currency);
+	fprintf(f, "preempt_grace: %llds\n", (long long)c->preempt_grace_s);
+	fprintf(f, "spot_risk_threshold: %g\n", c->spot_risk_max);
+	fprintf(f, "cpu_price: {on-demand: \"%s\", spot: \"%s\"}\n", od, sp);
+	fprintf(f, "models: %zu\nmachines: %zu\n", c->nmodels, c->nmachines);
+	if (fclose(f) != 0) {
+		free(buf);
+		return ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
 static int render_forecast(struct jf_fs *fs, char **out, size_t *len)
 {
 	const struct jf_cluster *c = jf_engine_cluster(fs->e);
@@ -200,9 +225,9 @@ static int render_forecast(struct jf_fs *fs, char **out, size_t *len)
 	free(names);
 	if (!body)
 		return ENOMEM;
-	/* the forecast is shown; placing spot tasks by it (unit_runtime) is not built yet */
 	static const char note[] = "# spot risk by the recorded on-demand demand (README: "
-				   "Spot forecast); unit_runtime placement is not built yet\n";
+				   "Spot forecast); spot tasks with a unit_runtime start while "
+				   "their risk is at most /cluster/settings spot_risk_threshold\n";
 	size_t blen = strlen(body);
 	char *buf = malloc(sizeof(note) + blen);
 	if (!buf) {
@@ -389,6 +414,8 @@ int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *le
 		return render_gpus(fs, out, len);
 	case JF_F_FORECAST:
 		return render_forecast(fs, out, len);
+	case JF_F_SETTINGS:
+		return render_settings(fs, out, len);
 	case JF_F_LEDGER:
 		return render_ledger(fs, out, len);
 	case JF_F_SUMMARY:

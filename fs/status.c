@@ -93,6 +93,7 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	int64_t total = 0;
 	for (int i = 0; i < JF_ST__COUNT; i++)
 		total += c[i];
+	jf_queue_count_preempted(fs->st, id, JF_KIND_GROUP, &c[JF_ST_PREEMPTED]);
 	const char *state = held > 0 ? "Running" : c[JF_ST_WAITING] > 0 ? "Waiting" : "Idle";
 	put_str(o, "state", state);
 	put_str(o, "name", q.name);
@@ -124,6 +125,7 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 		   g.submitted_ms);
 	int64_t c[JF_ST__COUNT];
 	jf_group_count_tasks(fs->st, id, c);
+	jf_group_count_preempted(fs->st, id, &c[JF_ST_PREEMPTED]);
 	put_counts(o, c, g.completions, g.parallelism);
 	const struct jf_spec *s = g.spec ? jf_engine_spec(fs->e, id) : NULL;
 	if (s) {

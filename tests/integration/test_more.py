@@ -8,7 +8,7 @@ import os
 import threading
 import time
 
-from jfit import Skip, TestFailure, case, check, money, parse_status, pid_alive
+from jfit import TestFailure, case, check, money, parse_status, pid_alive
 
 
 @case(timeout=60)
@@ -382,9 +382,6 @@ def test_queue_submission_order(env):
 def test_spot_preemption(env):
     """On-demand work that cannot fit preempts a spot node: SIGTERM, billed to
     that second, requeued, no retry used up."""
-    if not os.environ.get("JOBFS_IT_PENDING"):
-        # written ahead of the feature: JOBFS_IT_PENDING=1 runs it anyway
-        raise Skip("pending issue 4: spot preemption is not built yet")
     spot = env.group("""\
 billing: spot
 completions: 4

@@ -44,6 +44,7 @@ struct fix {
 	int64_t offset_ms;          /* the injected clock: real time + this */
 	int changes;                /* notifications seen */
 	int64_t queue;
+	int64_t grace_s;            /* the cluster's preempt_grace for the next start; 0 = 30 */
 };
 
 static int64_t real_ms(void)
@@ -91,6 +92,8 @@ static void engine_start(struct fix *f)
 		fail_msg("jf_store_open: %s", err.msg);
 	struct jf_cluster *c = jf_cluster_builtin();
 	assert_non_null(c);
+	if (f->grace_s)
+		c->preempt_grace_s = f->grace_s;
 	assert_non_null(shim_path());
 	struct jf_backend *be = jf_local_new(shim_path(), &err);
 	if (!be)
@@ -648,22 +651,153 @@ static void test_active_deadline(void **state)
 	assert_int_equal(open_attempts(f), 0);
 }
 
-/* A key that cannot be honoured yet is refused, never ignored. */
+/* unit_runtime places spot GPU work; anywhere else it is refused, never
+ * ignored.  A key that cannot be honoured yet is refused too. */
 static void test_unit_runtime_refused(void **state)
 {
 	struct fix *f = *state;
 	struct jf_error err = { 0 };
-	int64_t g = 0;
-	const char *spec = "billing: spot\nunit_runtime: 30m\ncommand: [\"true\"]\n";
-	assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, "spot", getuid(),
-					   getgid(), &g, &err), JF_OK);
-	assert_int_equal(jf_engine_submit(f->e, g, spec, strlen(spec), getuid(), getgid(), &err),
-			 JF_ENOTSUP);
-	assert_non_null(strstr(err.msg, "unit_runtime"));
-	assert_int_equal(group_state(f, g), JF_ST_INVALID);
+	static const struct {
+		const char *spec, *why;
+	} bad[] = {
+		{ "billing: spot\nunit_runtime: 30m\ncommand: [\"true\"]\n", "needs 'gpu'" },
+		{ "gpu: A800\nunit_runtime: 30m\ncommand: [\"true\"]\n", "only spot tasks" },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		int64_t g = 0;
+		char name[16];
+		snprintf(name, sizeof(name), "bad%zu", i);
+		assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, name, getuid(),
+						   getgid(), &g, &err), JF_OK);
+		assert_int_equal(jf_engine_submit(f->e, g, bad[i].spec, strlen(bad[i].spec),
+						  getuid(), getgid(), &err), JF_EINVAL);
+		assert_non_null(strstr(err.msg, "unit_runtime"));
+		assert_non_null(strstr(err.msg, bad[i].why));
+		assert_int_equal(group_state(f, g), JF_ST_INVALID);
+	}
+	int64_t ok = submit(f, "good", "billing: spot\ngpu: A800\nunit_runtime: 10m\n"
+				       "command: [\"true\"]\n");
+	assert_true(run_until(f, settled, ok, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, ok), JF_ST_SUCCEEDED);
 	const char *q = "partition: gpu\n";
 	assert_int_equal(jf_engine_queue_spec(f->e, f->queue, q, strlen(q), &err), JF_ENOTSUP);
 	assert_non_null(strstr(err.msg, "partition"));
+}
+
+static bool all_running(struct fix *f, int64_t g)
+{
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
+	jf_group_release(&r);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(jf_engine_store(f->e), g, c), JF_OK);
+	return c[JF_ST_RUNNING] == 8;
+}
+
+static bool succeeded(struct fix *f, int64_t g)
+{
+	return group_state(f, g) == JF_ST_SUCCEEDED;
+}
+
+/* The A800 machine (8 GPUs) full of 1-GPU spot tasks; an on-demand task of
+ * 4 GPUs preempts exactly 4 of them: SIGTERM (the task sees it), billed to
+ * its end, node Preempted, task waiting again with no retry used; then the
+ * on-demand task runs and every spot task ends Succeeded. */
+static void test_preempt_spot(void **state)
+{
+	struct fix *f = *state;
+	jf_engine_free(f->e);
+	f->grace_s = 2;
+	engine_start(f);
+	int64_t spot = submit(f, "spot",
+			      "billing: spot\ngpu: A800\ncompletions: 8\nretries: 0\n"
+			      "command: [\"/bin/sh\", \"-c\", \"trap 'echo term >> "
+			      "$JOB_CHECKPOINT_DIR/t; exit 143' TERM; "
+			      "if [ -e $JOB_CHECKPOINT_DIR/t ]; then exit 0; fi; "
+			      "sleep 5 & wait\"]\n");
+	assert_true(run_until(f, all_running, spot, 10000, NULL, NULL));
+	int64_t od = submit(f, "od", "gpu: A800\ngpus: 4\ncommand: [\"/bin/sh\", \"-c\", "
+				     "\"exit 0\"]\n");
+	int64_t t0 = mono_ms();
+	assert_true(run_until(f, succeeded, od, 10000, NULL, NULL));
+	/* the victims trapped SIGTERM and exited: well inside the 2 s grace */
+	assert_true(mono_ms() - t0 < 3000);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM nodes n JOIN tasks t ON "
+				      "t.id = n.task_id WHERE t.group_id = ?1 AND n.attempt = 2",
+				   spot), 4);
+	assert_true(run_until(f, settled, spot, 15000, NULL, NULL));
+	assert_int_equal(group_state(f, spot), JF_ST_SUCCEEDED);
+	/* no retry used: every task failure count is 0 */
+	assert_int_equal(sql_count(f, "SELECT ifnull(sum(failures), 0) FROM tasks WHERE "
+				      "group_id = ?1", spot), 0);
+	char *ev = events(f, JF_SCOPE_GROUP, spot);
+	int preempted = 0, preempting = 0;
+	for (const char *p = ev; (p = strstr(p, " Preempted tasks/")); p++)
+		preempted++;
+	for (const char *p = ev; (p = strstr(p, " Preempting tasks/")); p++)
+		preempting++;
+	free(ev);
+	assert_int_equal(preempting, 4);
+	assert_int_equal(preempted, 8);  /* the node's and the task's */
+	ev = events(f, JF_SCOPE_GROUP, od);
+	assert_non_null(strstr(ev, " Preempting group "));
+	free(ev);
+	/* billed: 12 segments (8 + 4 second attempts), all closed; the spot rate
+	 * is the spot price */
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1 AND "
+				      "end_ms != 0", spot), 12);
+	assert_int_equal(sql_count(f, "SELECT count(DISTINCT rate) FROM ledger WHERE "
+				      "group_id = ?1", spot), 1);
+	assert_true(sql_count(f, "SELECT min(rate) FROM ledger WHERE group_id = ?1", spot) * 4 <
+		    sql_count(f, "SELECT min(rate) FROM ledger WHERE group_id = ?1", od));
+}
+
+static int64_t day_ms(int64_t t)
+{
+	return t - t % 86400000;
+}
+
+/* A spot task with a unit_runtime waits while the forecast (three weeks of
+ * on-demand peaks 09:00-18:00 UTC on the A800s) says a preemption within
+ * it is likely, and starts when a quiet window comes: the injected clock
+ * moves from 08:00 (12 h ahead: the peak) to 19:00 (12 h of quiet). */
+static void test_window(void **state)
+{
+	struct fix *f = *state;
+	struct jf_store *st = jf_engine_store(f->e);
+	int64_t today = day_ms(real_ms());
+	for (int64_t d = 21; d >= 1; d--) {
+		int64_t day = today - d * 86400000;
+		assert_int_equal(jf_demand_add(st, "A800", day + 9 * 3600000, 8), JF_OK);
+		assert_int_equal(jf_demand_add(st, "A800", day + 18 * 3600000, 0), JF_OK);
+	}
+	jf_engine_free(f->e);
+	engine_start(f);
+	f->offset_ms = today + 8 * 3600000 - real_ms();
+	int64_t g = submit(f, "long", "billing: spot\ngpu: A800\nunit_runtime: 12h\n"
+				      "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	jf_engine_tick(f->e);
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
+	assert_int_equal(r.state, JF_ST_WAITING);
+	assert_string_equal(r.message, "waiting for a low-risk window");
+	jf_group_release(&r);
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, " WaitingForWindow "));
+	free(ev);
+	/* a short window at the same moment: 10 minutes before the peak is quiet */
+	int64_t s = submit(f, "short", "billing: spot\ngpu: A800\nunit_runtime: 10m\n"
+				       "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	assert_true(run_until(f, settled, s, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, s), JF_ST_SUCCEEDED);
+	assert_int_equal(group_state(f, g), JF_ST_WAITING);
+	/* evening: the next 12 hours are quiet; the minute's re-check starts it */
+	f->offset_ms = today + 19 * 3600000 - real_ms();
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, " LowRiskWindow "));
+	free(ev);
 }
 
 int main(void)
@@ -685,6 +819,8 @@ int main(void)
 		T(test_group_timeout),
 		T(test_active_deadline),
 		T(test_unit_runtime_refused),
+		T(test_preempt_spot),
+		T(test_window),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
