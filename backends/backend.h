@@ -95,6 +95,12 @@ struct jf_backend_ops {
 			     const char *run_dir, uint64_t cookie, struct jf_error *err);
 	enum jf_err (*signal)(struct jf_backend *be, const char *handle,
 			      enum jf_run_signal sig);
+	/* A start whose result the engine never recorded (it died inside
+	 * start()): JF_OK with the run's handle and start time when the run got
+	 * going (the engine adopts it), JF_ENOENT when nothing ran and, from now
+	 * on, nothing will.  NULL: the backend cannot tell (JF_ENOENT). */
+	enum jf_err (*recover)(struct jf_backend *be, const char *run_dir, char *handle,
+			       size_t n, int64_t *start_ms, struct jf_error *err);
 	int (*fd)(struct jf_backend *be);
 	size_t (*reap)(struct jf_backend *be, struct jf_run_result *out, size_t max);
 	void (*free)(struct jf_backend *be);
@@ -116,6 +122,15 @@ static inline enum jf_err jf_backend_adopt(struct jf_backend *be, const char *ha
 					   struct jf_error *err)
 {
 	return be->ops->adopt(be, handle, run_dir, cookie, err);
+}
+
+static inline enum jf_err jf_backend_recover(struct jf_backend *be, const char *run_dir,
+					     char *handle, size_t n, int64_t *start_ms,
+					     struct jf_error *err)
+{
+	if (!be->ops->recover)
+		return JF_ENOENT;
+	return be->ops->recover(be, run_dir, handle, n, start_ms, err);
 }
 
 static inline enum jf_err jf_backend_signal(struct jf_backend *be, const char *handle,

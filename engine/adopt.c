@@ -119,18 +119,48 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		jf_eng_demand(e, g->req.model, g->req.gpus);
 	struct jf_error err;
 	jf_error_clear(&err);
-	if (!a->handle[0]) {
-		/* the daemon died between recording the attempt and starting it */
+	char handle[JF_HANDLE_MAX] = "";
+	int64_t start_ms = 0;
+	if (!a->handle[0] &&
+	    jf_backend_recover(e->be, a->run_dir, handle, sizeof(handle), &start_ms, &err) ==
+	    JF_OK) {
+		/* the daemon died inside start(), after the run got going: record
+		 * the start it never did, and adopt the run (not a second one) */
+		snprintf(r->handle, sizeof(r->handle), "%s", handle);
+		int64_t now = jf_eng_now(e);
+		jf_store_begin(e->st);
+		jf_attempt_started(e->st, a->id, handle, 0, start_ms);
+		jf_node_set_state(e->st, a->node_id, JF_ST_RUNNING, "", now);
+		jf_node_set_run(e->st, a->node_id, a->machine, a->gpu_ids, 0, -1, a->attempt, a->id);
+		jf_eng_bill_start(e, g, task_id, task_idx, a->node_id, node_idx, a->id, a->attempt,
+				  start_ms);
+		if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+			jf_eng_demand(e, g->req.model, g->req.gpus);
+		jf_eng_event(e, g, task_id, task_idx, a->node_id, node_idx, "Normal", "Started",
+			     "started %s (%s; its start was recorded after a daemon restart)",
+			     g->spec->containers[0].name, handle);
+		jf_store_commit(e->st);
+		if (!t->start_ms || start_ms > t->start_ms)
+			t->start_ms = start_ms;
+		if (jf_backend_adopt(e->be, handle, a->run_dir, (uint64_t)a->id, &err) == JF_OK)
+			return preempting ? 1 : 0;
 		struct jf_run_result res;
 		memset(&res, 0, sizeof(res));
 		res.cookie = (uint64_t)a->id;
 		res.lost = true;
 		res.exit_code = -1;
 		res.end_ms = jf_eng_now(e);
-		snprintf(res.message, sizeof(res.message),
-			 "the daemon stopped before this attempt started");
+		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s", err.msg);
 		jf_eng_finish(e, &res);
 		return 0;
+	}
+	if (!a->handle[0]) {
+		/* the daemon died between recording the attempt and starting it,
+		 * and the run never got going (recover made sure it never will):
+		 * start it now, the same attempt, as the last daemon meant to -
+		 * once the other attempts are adopted (a gang's other nodes may
+		 * be running) */
+		return 2;
 	}
 	/* a clean stop closed its segment; the process ran on meanwhile: bill
 	 * on from where that segment ended, so no second is lost or billed twice */
@@ -191,11 +221,46 @@ static int collect_group(void *ctx, int64_t id)
 	return 0;
 }
 
+/* Attempts recorded but never started: start them now. */
+static void launch_unstarted(struct jf_engine *e, const struct idlist *l)
+{
+	jf_store_begin(e->st);
+	for (size_t i = 0; i < l->n; i++) {
+		struct run *r = jf_idmap_get(&e->runs, l->v[i]);
+		struct trun *t = r ? jf_idmap_get(&e->tasks, r->task_id) : NULL;
+		struct grt *g = t ? jf_eng_group(e, t->group_id) : NULL;
+		struct jf_group_rec rec;
+		if (!g || jf_group_get(e->st, g->id, &rec) != JF_OK)
+			continue;
+		uid_t uid = rec.uid;
+		gid_t gid = rec.gid;
+		jf_group_release(&rec);
+		bool placed = r->node_idx < t->nodes &&
+			      t->slots[r->node_idx].machine < e->cluster->nmachines;
+		if (!placed) {
+			/* its machine is gone from the cluster: it cannot start there */
+			struct jf_run_result res;
+			memset(&res, 0, sizeof(res));
+			res.cookie = (uint64_t)r->attempt_id;
+			res.start_failed = true;
+			res.exit_code = 127;
+			res.end_ms = jf_eng_now(e);
+			snprintf(res.message, sizeof(res.message),
+				 "not started: its machine is not in the cluster any more");
+			jf_eng_finish(e, &res);
+			continue;
+		}
+		jf_eng_launch_node(e, g, t, r->node_idx, uid, gid);
+	}
+	jf_store_commit(e->st);
+}
+
 void jf_eng_adopt_all(struct jf_engine *e)
 {
 	/* collect first: adopting may finish attempts, which writes the table */
 	struct idlist l = { NULL, 0, 0, false };
 	struct idlist pre = { NULL, 0, 0, false };
+	struct idlist launch = { NULL, 0, 0, false };
 	jf_attempt_list_open(e->st, collect_attempt, &l);
 	for (size_t i = 0; i < l.n; i++) {
 		struct jf_attempt_rec a;
@@ -207,10 +272,18 @@ void jf_eng_adopt_all(struct jf_engine *e)
 			task_id = n.task_id;
 			jf_node_release(&n);
 		}
-		if (adopt_one(e, &a) == 1)
+		switch (adopt_one(e, &a)) {
+		case 1:
 			idlist_add(&pre, task_id);
+			break;
+		case 2:
+			idlist_add(&launch, a.id);
+			break;
+		}
 		jf_attempt_release(&a);
 	}
+	launch_unstarted(e, &launch);
+	free(launch.v);
 	/* a preemption the last daemon began: finish it, with a fresh grace (the
 	 * deadline it had was not recorded; a task gets at least its grace) */
 	for (size_t i = 0; i < pre.n; i++) {
@@ -219,18 +292,31 @@ void jf_eng_adopt_all(struct jf_engine *e)
 			jf_eng_preempt_task(e, t, e->cluster->preempt_grace_s * 1000);
 	}
 	free(pre.v);
-	/* tasks placed but with no recorded process never started: wait again */
+	/* tasks still running in the store with nothing running: their last
+	 * attempts ended before the crash (judge them now, not run them again),
+	 * or they never got an attempt (wait again) */
 	struct idlist groups = { NULL, 0, 0, false };
 	jf_group_list_active(e->st, collect_group, &groups);
 	for (size_t gi = 0; gi < groups.n; gi++) {
+		struct grt *g = jf_eng_group(e, groups.v[gi]);
 		l.n = 0;
 		jf_task_list_state(e->st, groups.v[gi], JF_ST_INITIALIZING, 1 << 30, collect_task,
 				   &l);
 		jf_task_list_state(e->st, groups.v[gi], JF_ST_RUNNING, 1 << 30, collect_task, &l);
-		for (size_t i = 0; i < l.n; i++)
-			if (!jf_idmap_get(&e->tasks, l.v[i]))
-				jf_task_set_state(e->st, l.v[i], JF_ST_WAITING, "", jf_eng_now(e));
+		for (size_t i = 0; i < l.n; i++) {
+			if (jf_idmap_get(&e->tasks, l.v[i]))
+				continue;
+			struct jf_task_rec tr;
+			if (g && jf_task_get(e->st, l.v[i], &tr) == JF_OK) {
+				int64_t ti = tr.idx;
+				jf_task_release(&tr);
+				if (jf_eng_resolve_ended(e, g, l.v[i], ti))
+					continue;
+			}
+			jf_task_set_state(e->st, l.v[i], JF_ST_WAITING, "", jf_eng_now(e));
+		}
 	}
+
 	free(groups.v);
 	free(l.v);
 }

@@ -75,6 +75,7 @@ struct run {                     /* one node attempt with a process */
 	int64_t deadline_ms;         /* 0 = none */
 	int64_t kill_at_ms;          /* TERM sent; KILL at this time; 0 = not killing */
 	bool killed;                 /* KILL sent */
+	bool no_dirs;                /* its run directory could not be made */
 };
 
 struct jf_engine {
@@ -119,6 +120,14 @@ void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx,
 void jf_eng_schedule(struct jf_engine *e);
 
 /* run.c */
+/* Open the ledger segment of a node attempt that started at start_ms. */
+void jf_eng_bill_start(struct jf_engine *e, const struct grt *g, int64_t task_id,
+		       int64_t task_idx, int64_t node_id, int64_t node_idx, int64_t attempt_id,
+		       int64_t attempt, int64_t start_ms);
+/* Start node ni of t, whose attempt is recorded and registered in runs
+ * (run.c prepares it; adopt.c after a crash before its supervisor ran). */
+void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
+			uid_t uid, gid_t gid);
 /* Start all nodes of a placed task; takes t (its slots already taken). */
 void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
@@ -136,6 +145,12 @@ void jf_eng_demand(struct jf_engine *e, int model, int64_t delta);
 /* cpu_exclusive: take (cpuset NULL: pick) or give back a node's cores. */
 bool jf_eng_take_cores(struct jf_engine *e, struct trun *t, int64_t node, const uint64_t *cpuset);
 void jf_eng_give_cores(struct jf_engine *e, struct trun *t);
+/* After a restart: a task still Running whose every node's last attempt
+ * had ended (the daemon died between recording the ends and judging the
+ * task): judge it now, as it would have been.  False if some node's last
+ * attempt has not ended or never existed (then the caller decides). */
+bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id,
+			  int64_t task_idx);
 /* adopt.c: after a restart, take over the attempts the store says are running. */
 void jf_eng_adopt_all(struct jf_engine *e);
 /* End groups past activeDeadlineSeconds or their queue's group_timeout. */

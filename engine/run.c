@@ -142,10 +142,68 @@ static void start_failed(struct jf_engine *e, int64_t attempt_id, const char *ms
 	jf_eng_finish(e, &r);
 }
 
-static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
-		       uid_t uid, gid_t gid)
+void jf_eng_bill_start(struct jf_engine *e, const struct grt *g, int64_t task_id,
+		       int64_t task_idx, int64_t node_id, int64_t node_idx, int64_t attempt_id,
+		       int64_t attempt, int64_t start_ms)
 {
-	const struct jf_spec *s = g->spec;
+	struct jf_ledger_rec lr;
+	memset(&lr, 0, sizeof(lr));
+	lr.queue_id = g->queue_id;
+	lr.group_id = g->id;
+	lr.task_id = task_id;
+	lr.node_id = node_id;
+	lr.attempt_id = attempt_id;
+	snprintf(lr.queue, sizeof(lr.queue), "%s", g->queue);
+	snprintf(lr.group, sizeof(lr.group), "%s", g->dirname);
+	lr.task_idx = task_idx;
+	lr.node_idx = node_idx;
+	lr.attempt = attempt;
+	snprintf(lr.billing, sizeof(lr.billing), "%s", billing_name(g->spec->billing));
+	snprintf(lr.gpu, sizeof(lr.gpu), "%s",
+		 g->req.model >= 0 ? e->cluster->models[g->req.model].name : "");
+	lr.gpus = g->req.gpus;
+	lr.start_ms = start_ms;
+	lr.rate = jf_bill_rate(e->cluster, g->req.model, g->req.gpus, g->req.cpu_milli,
+			       g->spec->billing);
+	jf_ledger_open(e->st, &lr, NULL);
+}
+
+/*
+ * Fault injection for the crash tests: JOBFS_FAULT=POINT:N makes the
+ * daemon kill itself (SIGKILL, as a crash would) the Nth time it passes
+ * POINT: "prestart" (attempt recorded, supervisor not started yet) or
+ * "start" (supervisor started, its start not recorded yet) - the two
+ * moments a crash is hardest to recover from.  Unset: nothing.
+ */
+static void fault(const char *point)
+{
+	static char name[32];
+	static long left = -1;
+	if (left == -1) {
+		const char *v = getenv("JOBFS_FAULT");
+		const char *colon = v ? strchr(v, ':') : NULL;
+		left = 0;
+		if (colon && (size_t)(colon - v) < sizeof(name)) {
+			memcpy(name, v, (size_t)(colon - v));
+			name[colon - v] = '\0';
+			left = strtol(colon + 1, NULL, 10);
+		}
+	}
+	if (left > 0 && strcmp(name, point) == 0 && --left == 0)
+		raise(SIGKILL);
+}
+
+/*
+ * Starting a task is two steps, so that a crash at any moment leaves
+ * something a restarted daemon can act on: prepare_node() records each
+ * node's attempt (durable before any supervisor starts: the caller commits
+ * in between), launch_node() starts its supervisor and records the start.
+ * A crash between the two finds attempts without a handle, and the
+ * backend's recover() tells whether their run got going (adopt.c).
+ */
+static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
+			 uid_t uid, gid_t gid)
+{
 	const struct jf_sched_slot *slot = &t->slots[ni];
 	const char *machine = e->cluster->machines[slot->machine].name;
 	char gpu_ids[JF_GPU_IDS_MAX], run_dir[4096], ckpt[4096], work[4200];
@@ -198,9 +256,32 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 	t->attempt_ids[ni] = attempt_id;
 	t->live++;
 	e->use[slot->machine].nodes++;
+	r->no_dirs = !dirs_ok;
+}
 
-	if (!dirs_ok) {
+void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
+			uid_t uid, gid_t gid)
+{
+	const struct jf_spec *s = g->spec;
+	const struct jf_sched_slot *slot = &t->slots[ni];
+	const char *machine = e->cluster->machines[slot->machine].name;
+	char gpu_ids[JF_GPU_IDS_MAX], run_dir[4096], ckpt[4096], work[4200];
+	struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[ni]);
+	if (!r)
+		return;
+	int64_t node_id = r->node_id, attempt_id = r->attempt_id, attempt = r->attempt;
+	jf_gpu_ids_format(slot->gpu_mask, gpu_ids, sizeof(gpu_ids));
+	snprintf(run_dir, sizeof(run_dir), "%s/runs/%lld/%lld", e->state_dir,
+		 (long long)node_id, (long long)attempt);
+	snprintf(ckpt, sizeof(ckpt), "%s/ckpt/%lld", e->state_dir, (long long)t->task_id);
+	snprintf(work, sizeof(work), "%s/work", run_dir);
+	if (r->no_dirs) {
 		start_failed(e, attempt_id, "cannot create the run directory");
+		return;
+	}
+	if (t->why != JF_WHY_NONE) {
+		/* another node of the gang failed to start: this one does not */
+		start_failed(e, attempt_id, "not started: the task is ending");
 		return;
 	}
 
@@ -251,6 +332,7 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 		jf_cpuset_format(set, JF_CPU_MAX_CORES, cpuset, sizeof(cpuset));
 		jf_attempt_set_cpuset(e->st, attempt_id, cpuset);
 	}
+	fault("prestart");
 	if (ok) {
 		struct jf_launch l = {
 			.run_dir = run_dir, .cwd = work, .uid = uid, .gid = gid,
@@ -269,35 +351,17 @@ static void start_node(struct jf_engine *e, struct grt *g, struct trun *t, int64
 		start_failed(e, attempt_id, err.msg[0] ? err.msg : "cannot start the node");
 		return;
 	}
+	fault("start");
 	snprintf(r->handle, sizeof(r->handle), "%s", started.handle);
 	int64_t now = jf_eng_now(e);
 	r->deadline_ms = s->timeout > 0 ? now + s->timeout * 1000 : 0;
-
-	struct jf_ledger_rec lr;
-	memset(&lr, 0, sizeof(lr));
-	lr.queue_id = g->queue_id;
-	lr.group_id = g->id;
-	lr.task_id = t->task_id;
-	lr.node_id = node_id;
-	lr.attempt_id = attempt_id;
-	snprintf(lr.queue, sizeof(lr.queue), "%s", g->queue);
-	snprintf(lr.group, sizeof(lr.group), "%s", g->dirname);
-	lr.task_idx = t->idx;
-	lr.node_idx = ni;
-	lr.attempt = attempt;
-	snprintf(lr.billing, sizeof(lr.billing), "%s", billing_name(s->billing));
-	snprintf(lr.gpu, sizeof(lr.gpu), "%s",
-		 g->req.model >= 0 ? e->cluster->models[g->req.model].name : "");
-	lr.gpus = g->req.gpus;
-	lr.start_ms = started.start_ms;
-	lr.rate = jf_bill_rate(e->cluster, g->req.model, g->req.gpus, g->req.cpu_milli,
-			       s->billing);
 
 	jf_store_begin(e->st);
 	jf_attempt_started(e->st, attempt_id, started.handle, started.pid, started.start_ms);
 	jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
 	jf_node_set_run(e->st, node_id, machine, gpu_ids, started.pid, -1, attempt, attempt_id);
-	jf_ledger_open(e->st, &lr, NULL);
+	jf_eng_bill_start(e, g, t->task_id, t->idx, node_id, ni, attempt_id, attempt,
+			  started.start_ms);
 	if (s->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, g->req.gpus);
 	for (size_t i = 0; i < np; i++) {
@@ -365,16 +429,25 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 		for (int64_t n = 0; n < t->nodes; n++)
 			jf_eng_take_cores(e, t, n, NULL);
 	int64_t now = jf_eng_now(e);
+	/* one transaction for the gang's attempts, one for its starts: two
+	 * syncs per gang, not per node; the attempts are durable before any
+	 * supervisor starts */
+	int64_t task_id = t->task_id, nodes = t->nodes;
 	jf_store_begin(e->st);
 	jf_task_set_state(e->st, t->task_id, JF_ST_INITIALIZING, "", now);
 	jf_task_set_counters(e->st, t->task_id, t->attempt, failures);
+	for (int64_t i = 0; i < nodes; i++)
+		prepare_node(e, g, t, i, uid, gid);
 	jf_store_commit(e->st);
-	/* one transaction for the whole gang: one sync, not two per node */
 	jf_store_begin(e->st);
-	for (int64_t i = 0; i < t->nodes; i++)
-		start_node(e, g, t, i, uid, gid);
+	for (int64_t i = 0; i < nodes; i++) {
+		/* a start failure may have ended the task (its last node) */
+		if (jf_idmap_get(&e->tasks, task_id) != t)
+			break;
+		jf_eng_launch_node(e, g, t, i, uid, gid);
+	}
 	jf_store_commit(e->st);
-	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, true);
+	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
 }
 
 /* ---- killing ---- */
@@ -763,6 +836,14 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 	}
 	jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, false);
+	if (in_place && !t->held) {
+		/* resolved after a restart (jf_eng_resolve_ended): no slots to
+		 * restart in; the new attempt is placed afresh */
+		jf_store_begin(e->st);
+		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
+		jf_store_commit(e->st);
+		in_place = false;
+	}
 	if (in_place) {
 		/* same slots, new attempt on every node */
 		struct jf_group_rec rec;
@@ -781,6 +862,59 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 	jf_idmap_del(&e->tasks, t->task_id);
 	jf_trun_free(t);
 	jf_eng_settle_group(e, g);
+}
+
+bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id,
+			  int64_t task_idx)
+{
+	struct jf_task_rec tr;
+	if (jf_task_get(e->st, task_id, &tr) != JF_OK)
+		return false;
+	int64_t attempt = tr.attempt;
+	jf_task_release(&tr);
+	struct trun *t = jf_trun_new(task_id, g->id, task_idx, g->spec->nodes);
+	if (!t)
+		return false;
+	t->attempt = attempt;
+	/* why it ended, as far as the store tells: a pause or stop of the
+	 * group, a preemption of the node; else by its exit codes */
+	struct jf_group_rec gr;
+	if (jf_group_get(e->st, g->id, &gr) == JF_OK) {
+		if (gr.state == JF_ST_PAUSED)
+			t->why = JF_WHY_PAUSE;
+		else if (gr.state == JF_ST_STOPPED)
+			t->why = JF_WHY_STOP;
+		jf_group_release(&gr);
+	}
+	bool ended = true;
+	for (int64_t i = 0; i < t->nodes && ended; i++) {
+		struct jf_node_rec n;
+		struct jf_attempt_rec a;
+		if (jf_node_find(e->st, task_id, i, &n) != JF_OK) {
+			ended = false;
+			break;
+		}
+		int64_t aid = n.attempt_id;
+		if (n.state == JF_ST_PREEMPTED && t->why == JF_WHY_NONE)
+			t->why = JF_WHY_PREEMPT;
+		jf_node_release(&n);
+		if (!aid || jf_attempt_get(e->st, aid, &a) != JF_OK) {
+			ended = false;
+			break;
+		}
+		ended = a.end_ms != 0;
+		if (ended && a.exit_code != 0 && !t->failed) {
+			t->failed = true;
+			t->fail_code = a.exit_code;
+		}
+		jf_attempt_release(&a);
+	}
+	if (!ended || !jf_idmap_put(&e->tasks, task_id, t)) {
+		jf_trun_free(t);
+		return false;
+	}
+	resolve_task(e, g, t);
+	return true;
 }
 
 void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)

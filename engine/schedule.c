@@ -47,7 +47,7 @@ struct snap {
 	gid_t *gids;
 	size_t ng, capg;
 	bool spot;                   /* this listing takes spot groups (else the rest) */
-	int *free_gpus;              /* per GPU model, free before this pass */
+	int64_t *free_gpus;          /* per GPU model: free, less what groups listed so far may take */
 	struct gate {                /* spot groups whose window was decided */
 		int64_t id;
 		bool wait;
@@ -99,16 +99,32 @@ static int queue_index(struct snap *s, int64_t queue_id)
 
 /* A spot group with a unit_runtime: is the risk of a preemption within it
  * too high to start now?  Recorded in s->gates, acted on after the listing. */
-static bool window_wait(struct snap *s, struct grt *g)
+/* Tasks of g the planner may start in this pass, at most. */
+static int64_t startable(int64_t waiting, int64_t running, int64_t parallelism)
+{
+	int64_t n = waiting;
+	if (parallelism > 0 && parallelism - running < n)
+		n = parallelism - running;
+	return n > 0 ? n : 0;
+}
+
+static bool window_wait(struct snap *s, struct grt *g, int64_t tasks)
 {
 	struct jf_engine *e = s->e;
 	int model = g->req.model;
 	if (model < 0 || (size_t)model >= e->cluster->nmodels || !e->fc[model])
 		return false;
-	int64_t need = (int64_t)g->req.gpus * g->req.nodes;
-	/* without enough free GPUs it waits for them anyway: the planner's business */
-	if (need > s->free_gpus[model])
+	/* the GPUs it would take now: whole tasks, as many as fit in what is
+	 * free after the groups before it in this pass */
+	int64_t per_task = (int64_t)g->req.gpus * g->req.nodes;
+	if (per_task <= 0)
 		return false;
+	if (tasks > s->free_gpus[model] / per_task)
+		tasks = s->free_gpus[model] / per_task;
+	/* without enough free GPUs it waits for them anyway: the planner's business */
+	if (tasks == 0)
+		return false;
+	int64_t need = tasks * per_task;
 	double risk = jf_forecast_risk(e->fc[model], jf_eng_now(e), g->spec->unit_runtime,
 				       (int)need, s->free_gpus[model]);
 	bool wait = risk > e->cluster->spot_risk_max;
@@ -138,9 +154,17 @@ static int add_group(void *ctx, int64_t gid)
 	int64_t c[JF_ST__COUNT];
 	if (jf_group_count_tasks(e->st, gid, c) != JF_OK)
 		return 0;
-	if (s->spot && g->spec->unit_runtime > 0 && state != JF_ST_PAUSED &&
-	    c[JF_ST_WAITING] > 0 && window_wait(s, g))
+	int64_t tasks = state == JF_ST_PAUSED ? 0 :
+			startable(c[JF_ST_WAITING], c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING],
+				  parallelism);
+	if (s->spot && g->spec->unit_runtime > 0 && tasks > 0 && window_wait(s, g, tasks))
 		return 0;
+	/* what it may take in this pass is not free for the spot groups after it */
+	int model = g->req.model;
+	if (model >= 0 && (size_t)model < e->cluster->nmodels) {
+		int64_t take = tasks * g->req.gpus * g->req.nodes;
+		s->free_gpus[model] -= take < s->free_gpus[model] ? take : s->free_gpus[model];
+	}
 	size_t capg = s->capg, capu = s->capg;
 	if (!grow((void **)&s->groups, &capg, s->ng + 1, sizeof(*s->groups)) ||
 	    !grow((void **)&s->uids, &capu, s->ng + 1, sizeof(*s->uids)) ||
@@ -456,6 +480,12 @@ static void pass(struct jf_engine *e)
 		if ((size_t)e->machines[i].model < nmodels)
 			s.free_gpus[e->machines[i].model] +=
 				jf_popcount64(e->machines[i].gpu_free);
+	/* the forecasts learn that on-demand use stayed as it was until now
+	 * (they hear of changes only; a quiet hour must close too) */
+	int64_t now = jf_eng_now(e);
+	for (size_t m = 0; m < nmodels; m++)
+		if (e->fc[m])
+			jf_forecast_add(e->fc[m], now, (int)e->od_use[m]);
 	/* on-demand work first, then spot (spot yields) */
 	jf_group_list_active(e->st, add_group, &s);
 	s.spot = true;

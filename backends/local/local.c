@@ -26,7 +26,14 @@
  * - free() forgets the runs but leaves the shims running: they outlive the
  *   daemon by design.
  *
- * Files from outside (result, started) are read with a 1 MiB cap.  start()
+ * The claim.  Before it starts anything the shim creates RUN_DIR/claim
+ * (O_EXCL) holding its handle and the time; a restarted daemon that never
+ * recorded the start of an attempt calls recover(), which creates the same
+ * file saying "cancelled" unless the shim was first.  Exactly one of them
+ * wins: either the run goes on and is adopted, or nothing runs, ever - so
+ * a daemon killed in the middle of start() never makes a task run twice.
+ *
+ * Files from outside (result, started, claim) are read with a 1 MiB cap.  start()
  * removes an old result and started record from a reused run directory;
  * stdout, stderr and logs are appended to, never truncated (rotating them
  * into logs.prev is the caller's business).
@@ -471,6 +478,20 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 	out->exit_code = -1;
 	out->start_ms = start;
 	out->end_ms = wall_ms();
+	if (r->pidfd < 0) {
+		/* gone before we watched it (the daemon was down): bill up to its
+		 * last sign of life, the claim's mtime that the shim touches every
+		 * second, not up to now */
+		char path[PATH_MAX];
+		struct stat sb;
+		if (run_path(path, sizeof(path), r->run_dir, "claim") == 0 &&
+		    stat(path, &sb) == 0) {
+			int64_t alive = (int64_t)sb.st_mtim.tv_sec * 1000 +
+					sb.st_mtim.tv_nsec / 1000000;
+			if (alive < out->end_ms)
+				out->end_ms = alive > start ? alive : start;
+		}
+	}
 	if (!missing)
 		snprintf(out->message, sizeof(out->message),
 			 "supervisor vanished without a result (%s)", why);
@@ -706,7 +727,8 @@ static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
 	if (rc != JF_OK)
 		return rc;
 	/* A reused run directory: an old record must not pass for this run's. */
-	static const char *const stale[] = { "result", "result.tmp", "started", "started.tmp" };
+	static const char *const stale[] = { "result", "result.tmp", "started", "started.tmp",
+					     "claim" };
 	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
 		char path[PATH_MAX];
 		if (run_path(path, sizeof(path), l->run_dir, stale[i]) == 0 &&
@@ -867,6 +889,45 @@ static enum jf_err local_signal(struct jf_backend *be, const char *handle,
 	return errno == EPERM ? JF_EACCES : JF_EIO;
 }
 
+static enum jf_err local_recover(struct jf_backend *be, const char *run_dir, char *handle,
+				 size_t n, int64_t *start_ms, struct jf_error *err)
+{
+	(void)be;
+	char path[PATH_MAX], *text = NULL;
+	static const char cancelled[] = "cancelled\n";
+	if (!run_dir || run_path(path, sizeof(path), run_dir, "claim") < 0)
+		return jf_error_set(err, JF_EINVAL, 0, "recover: bad run directory");
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		/* first: the shim, if it ever comes, will start nothing */
+		int rc = write_all(fd, cancelled, sizeof(cancelled) - 1);
+		if (rc == 0)
+			rc = fsync(fd);
+		close(fd);
+		if (rc != 0)
+			return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
+		return jf_error_set(err, JF_ENOENT, 0, "never started");
+	}
+	if (errno == ENOENT)   /* no run directory: nothing can have started */
+		return jf_error_set(err, JF_ENOENT, 0, "never started (no run directory)");
+	if (errno != EEXIST)
+		return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
+	if (read_capped(path, LOCAL_FILE_MAX, &text, NULL) < 0)
+		return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
+	int pid = 0, used = 0;
+	unsigned long long st = 0;
+	long long ms = 0;
+	enum jf_err rc = JF_OK;
+	if (sscanf(text, "local:%d:%llu %lld%n", &pid, &st, &ms, &used) != 3 || pid <= 0)
+		rc = jf_error_set(err, JF_ENOENT, 0, "never started (%.40s)", text);
+	else if ((size_t)snprintf(handle, n, "local:%d:%llu", pid, st) >= n)
+		rc = jf_error_set(err, JF_EINVAL, 0, "recover: handle too long");
+	else
+		*start_ms = ms;
+	free(text);
+	return rc;
+}
+
 static int local_fd(struct jf_backend *be)
 {
 	return ((struct local *)be)->epfd;
@@ -932,6 +993,7 @@ static const struct jf_backend_ops local_ops = {
 	.name = "local",
 	.start = local_start,
 	.adopt = local_adopt,
+	.recover = local_recover,
 	.signal = local_signal,
 	.fd = local_fd,
 	.reap = local_reap,
