@@ -28,6 +28,10 @@
  *       error MESSAGE                    (the shim itself could not start;
  *                                         it then exits 100 or 111)
  *   The same started/failed line goes to RUN_DIR/started.
+ * - Before starting anything the shim claims the run: RUN_DIR/claim,
+ *   created with O_EXCL, "local:PID:STARTTIME START_MS".  If the file is
+ *   there already (a restarted daemon gave the attempt up: "cancelled"),
+ *   it starts nothing and exits 100 (backends/local/local.c: recover).
  * - If one proc cannot be executed, the others are SIGKILLed: the node is a
  *   start failure (exit 127, or 126 for EACCES) with that proc's message.
  * - Output: each proc's stdout and stderr are pipes read with poll().  Bytes
@@ -80,6 +84,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#define SHIM_BEAT_MS 1000          /* heartbeat: the claim's mtime */
 
 enum {
 	SHIM_EXIT_OK = 0,
@@ -151,6 +157,7 @@ struct shim {
 	int dirfd;
 	int sfd;                   /* signalfd: SIGCHLD, SIGTERM, SIGUSR1 */
 	int ready_fd;              /* -1 once the ready line is written */
+	int alive_fd;              /* RUN_DIR/claim: its mtime is touched every second */
 	struct launch l;
 	struct proc procs[SHIM_MAX_PROCS];
 	size_t nrunning;
@@ -955,9 +962,15 @@ static int run_loop(struct shim *s)
 	struct pollfd pfd[1 + 2 * SHIM_MAX_PROCS];
 	struct stream *who[1 + 2 * SHIM_MAX_PROCS];
 	struct proc *whose[1 + 2 * SHIM_MAX_PROCS];
-	int64_t deadline = -1;
+	int64_t deadline = -1, beat = mono_ms() + SHIM_BEAT_MS;
 
 	for (;;) {
+		/* a sign of life: if we are killed while no daemon watches, the
+		 * next one bills up to the claim's mtime (local.c: run_finish) */
+		if (s->alive_fd >= 0 && mono_ms() >= beat) {
+			futimens(s->alive_fd, NULL);
+			beat = mono_ms() + SHIM_BEAT_MS;
+		}
 		if (s->nrunning == 0) {
 			if (!streams_open(s))
 				break;
@@ -976,12 +989,13 @@ static int run_loop(struct shim *s)
 				pfd[n++] = (struct pollfd){ .fd = sts[k]->fd, .events = POLLIN };
 			}
 		}
-		int timeout = -1;
+		int timeout = SHIM_BEAT_MS;
 		if (deadline >= 0) {
 			int64_t left = deadline - mono_ms();
 			if (left <= 0)
 				break;
-			timeout = (int)left;
+			if (left < timeout)
+				timeout = (int)left;
 		}
 		int r = poll(pfd, n, timeout);
 		if (r < 0) {
@@ -1015,7 +1029,10 @@ static void close_inherited(void)
 
 static int prepare(struct shim *s, char *err, size_t errlen)
 {
-	if (geteuid() == 0 && (s->l.uid != getuid() || s->l.gid != getgid())) {
+	/* as root (also setuid root: real ids a user's, effective 0), always
+	 * become the task's user: never leave it the daemon's rights */
+	if (geteuid() == 0 && (s->l.uid != 0 || s->l.gid != 0 || getuid() != 0 ||
+			       getgid() != 0)) {
 		s->drop = true;
 		long bufsz = sysconf(_SC_GETPW_R_SIZE_MAX);
 		size_t n = bufsz > 0 ? (size_t)bufsz : 16384;
@@ -1091,6 +1108,54 @@ static int prepare(struct shim *s, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* Field 22 of /proc/self/stat: what tells this process from a later one
+ * with the same pid (the daemon's handle is local:PID:STARTTIME). */
+static unsigned long long self_starttime(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');   /* the command may hold spaces */
+	unsigned long long v = 0;
+	for (int field = 2; p && *p; p++)
+		if (*p == ' ' && ++field == 22) {
+			v = strtoull(p + 1, NULL, 10);
+			break;
+		}
+	return v;
+}
+
+/*
+ * Claim the run before starting anything: RUN_DIR/claim, created with
+ * O_EXCL, holds our handle and the time.  A daemon that died inside its
+ * start() and came back creates the same file saying "cancelled" when we
+ * were not first; then we start nothing (local.c: recover).  0 claimed,
+ * 1 cancelled, -1 error.
+ */
+static int claim(struct shim *s)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line), "local:%d:%llu %" PRId64 "\n", (int)getpid(),
+			 self_starttime(), wall_ms());
+	int fd = openat(s->dirfd, "claim", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno == EEXIST ? 1 : -1;
+	int rc = write_all(fd, line, (size_t)n) == 0 && fsync(fd) == 0 ? 0 : -1;
+	if (rc == 0) {
+		fsync(s->dirfd);
+		s->alive_fd = fd;   /* the heartbeat (run_loop) */
+	} else {
+		close(fd);
+	}
+	return rc;
 }
 
 static void report_started(struct shim *s)
@@ -1190,6 +1255,8 @@ out:
 
 static void shim_release(struct shim *s)
 {
+	if (s->alive_fd >= 0)
+		close(s->alive_fd);
 	for (size_t i = 0; i < SHIM_MAX_PROCS; i++) {
 		struct proc *p = &s->procs[i];
 		if (p->out.fd >= 0)
@@ -1222,7 +1289,7 @@ int main(int argc, char **argv)
 	char err[SHIM_MSG_MAX];
 	int code;
 
-	s->dirfd = s->sfd = s->ready_fd = -1;
+	s->dirfd = s->sfd = s->ready_fd = s->alive_fd = -1;
 	s->fout.fd = s->ferr.fd = s->flogs.fd = -1;
 	for (size_t i = 0; i < SHIM_MAX_PROCS; i++)
 		s->procs[i].out.fd = s->procs[i].err.fd = -1;
@@ -1273,6 +1340,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	switch (claim(s)) {
+	case 0:
+		break;
+	case 1:
+		code = fail(s, SHIM_EXIT_USAGE, "cancelled: the daemon gave this attempt up "
+				"before it started");
+		goto out;
+	default:
+		code = fail(s, SHIM_EXIT_SYSTEM, "claim: %s", strerror(errno));
+		goto out;
+	}
 	for (size_t i = 0; i < s->l.nprocs; i++)
 		proc_start(s, i);
 	if (s->start_failed)
