@@ -2,7 +2,7 @@
  * jobfs-sim - replay a workload on jobfs's own scheduler in simulated time.
  *
  *   jobfs-sim [--cluster FILE] [--seed N] [--until DURATION] [--events]
- *             [--state DIR] WORKLOAD.yaml
+ *             [--spot-risk-threshold P] [--state DIR] WORKLOAD.yaml
  *
  * The engine is the daemon's (engine/engine.h: same store, same scheduler,
  * same rules for retries, parallelism, capacity, gangs, timeouts and the
@@ -68,7 +68,20 @@
  * wait from submission to first start, node-seconds and cost from the
  * ledger); then the cluster: simulated span, peak GPUs and nodes in use
  * (per queue and for /tasks), mean GPU utilisation over the span, runs and
- * the ledger's total.  stderr: wall time against simulated time.
+ * the ledger's total; then, when the workload has spot work, one line per
+ * submit entry whose groups are spot (all repeats of an `every` entry
+ * together; see SPOT REPORT).  stderr: wall time against simulated time.
+ *
+ * SPOT REPORT: the cluster's spot_risk_threshold (--spot-risk-threshold
+ * overrides it; 1 turns the forecast off), then per entry: its
+ * unit_runtime, tasks, tasks that ever started, time to start (from the
+ * group's submission to the task's first attempt: mean, median and p90 by
+ * nearest rank, over the tasks that started), median time to done (to the
+ * task's success), preemptions (task-level Preempted events: attempts cut
+ * short for on-demand work), preemptions per task and per hour of useful
+ * run (the succeeded attempts' run time, node 0), and wasted GPU-hours
+ * (GPUs x run time of every ended attempt that did not complete its task).
+ * Whitespace-separated columns, no blank inside one: a script can cut it.
  *
  * The state (SQLite store, empty run directories) goes to a temporary
  * directory under $TMPDIR, else /dev/shm, else /tmp, removed at exit; or to
@@ -81,8 +94,9 @@
  * file, state directory, store, engine, a simulation that does not
  * settle, a report that cannot be written); 4 stalled: nothing more could
  * happen, yet some groups never reached a final state (they wait for room
- * that never comes); 130 interrupted (SIGINT, SIGTERM: the temporary state
- * is removed first).
+ * that never comes, or for a low-risk window through 8 simulated days in
+ * which nothing ran and nothing was left to submit); 130 interrupted
+ * (SIGINT, SIGTERM: the temporary state is removed first).
  */
 #include <errno.h>
 #include <ftw.h>
@@ -121,21 +135,27 @@
 #define MAX_SUBMISSIONS 1000000
 #define MAX_HORIZON_S (10LL * 366 * 86400)    /* ten years of simulated time */
 #define SETTLE_MAX 1000000                    /* engine calls at one instant */
+#define IDLE_MAX_MS (8LL * 86400 * 1000)      /* a week of forecast hours, and a day */
 #define LABEL_MAX (2 * JF_NAME_MAX + 8)
 #define EVBUF 8192                            /* > the store's 2 KiB event line */
 
 static const char usage_text[] =
 	"usage: jobfs-sim [--cluster FILE] [--seed N] [--until DURATION] [--events]\n"
-	"                 [--state DIR] WORKLOAD.yaml\n"
+	"                 [--spot-risk-threshold P] [--state DIR] WORKLOAD.yaml\n"
 	"\n"
 	"  --cluster FILE    machines and prices (default: the workload's cluster:,\n"
 	"                    else the built-in cluster)\n"
 	"  --seed N          seed for RUN_SECONDS ranges and FAIL_PERCENT (default 1)\n"
 	"  --until DURATION  stop at this simulated time (90m, 7d)\n"
 	"  --events          print every event of every group, in time order\n"
+	"  --spot-risk-threshold P\n"
+	"                    start a spot task with a unit_runtime only while its\n"
+	"                    forecast risk is at most P (0..1; 1 = forecast off;\n"
+	"                    default: the cluster file's spot_risk_threshold)\n"
 	"  --state DIR       keep the store in DIR (default: a temporary directory)\n"
 	"Exit codes: 0 ok, 1 usage, 2 bad workload, 3 setup or simulation error,\n"
-	"4 stalled (groups left waiting for room that never comes), 130 interrupted.\n";
+	"4 stalled (groups left waiting for room or a low-risk window that never\n"
+	"comes), 130 interrupted.\n";
 
 /* Set by SIGINT/SIGTERM; the replay loop stops at the next instant. */
 static volatile sig_atomic_t interrupted;
@@ -152,6 +172,7 @@ struct opts {
 	const char *workload;
 	uint64_t seed;
 	int64_t until_s;      /* -1 = not given */
+	double spot_risk;     /* < 0 = the cluster's */
 	bool events;
 };
 
@@ -179,6 +200,11 @@ struct wsub {
 	size_t spec_len;
 	const char *verb;     /* W_CTL; static */
 	int line;
+	size_t entry;         /* index into entries: the submit[] item it came from */
+};
+
+struct wentry {               /* one submit[] item, before every/times */
+	char label[LABEL_MAX];    /* "batch/nightly", "tasks/debug" (no repeat number) */
 };
 
 struct workload {
@@ -190,6 +216,8 @@ struct workload {
 	size_t nqueues;
 	struct wsub *subs;
 	size_t nsubs;
+	struct wentry *entries;   /* one per submit[] item, in file order */
+	size_t nentries;
 };
 
 static void workload_release(struct workload *w)
@@ -197,6 +225,7 @@ static void workload_release(struct workload *w)
 	jf_ydoc_free(w->doc);
 	free(w->queues);
 	free(w->subs);
+	free(w->entries);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -313,6 +342,7 @@ static enum jf_err parse_submit(struct workload *w, const struct jf_ynode *m, co
 	memset(&s, 0, sizeof(s));
 	s.line = m->line;
 	s.queue = -1;
+	s.entry = w->nentries;
 	int64_t at, every = 0, times = 1;
 	jf_ypath_key(kp, sizeof(kp), path, "at");
 	if (!(v = jf_ymap_get(m, "at")))
@@ -403,6 +433,8 @@ static enum jf_err parse_submit(struct workload *w, const struct jf_ynode *m, co
 	}
 	char base[JF_NAME_MAX];
 	snprintf(base, sizeof(base), "%s", s.name);
+	struct wentry *ent = &w->entries[w->nentries++];   /* room: one per item */
+	snprintf(ent->label, sizeof(ent->label), "%s/%s", s.queue >= 0 ? qname : "tasks", base);
 	for (int64_t i = 0; i < times; i++) {
 		struct wsub *d = &w->subs[w->nsubs];
 		*d = s;
@@ -509,6 +541,8 @@ static enum jf_err workload_parse(const char *text, size_t len, struct workload 
 				    "key 'submit': missing: list what to submit");
 	if ((rc = jf_ynode_expect(v, JF_Y_SEQ, "submit", err)))
 		return rc;
+	if (!(w->entries = calloc(v->n ? v->n : 1, sizeof(*w->entries))))
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	size_t cap = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		char path[JF_YPATH_MAX];
@@ -580,6 +614,7 @@ struct sgroup {                /* a group or batch submitted */
 	int64_t id;
 	char label[LABEL_MAX];     /* "batch/a", "tasks/debug" */
 	int queue;                 /* -1 for batches */
+	size_t entry;              /* the submit[] item it came from */
 	bool final;                /* seen in a final state (cleared by a ctl) */
 };
 
@@ -649,6 +684,7 @@ static int deliver(struct replay *r, const struct wsub *s, const char *wpath)
 	struct sgroup *g = &r->groups[r->ngroups];
 	memset(g, 0, sizeof(*g));
 	g->queue = s->queue;
+	g->entry = s->entry;
 	snprintf(g->label, sizeof(g->label), "%s/%s",
 		 s->queue >= 0 ? r->w->queues[s->queue].name : "tasks", s->name);
 	int64_t qid = s->queue >= 0 ? r->w->queues[s->queue].id : 0;
@@ -784,6 +820,7 @@ enum ending {
 static int replay_run(struct replay *r, int64_t until_s, const char *wpath, enum ending *how)
 {
 	int64_t until_ms = until_s >= 0 ? r->t0 + until_s * 1000 : -1;
+	int64_t idle_since = -1;
 	*how = END_DONE;
 	for (;;) {
 		if (interrupted) {
@@ -809,6 +846,18 @@ static int replay_run(struct replay *r, int64_t until_s, const char *wpath, enum
 			for (size_t i = 0; i < r->ngroups; i++)
 				if (!r->groups[i].final)
 					*how = END_STALLED;
+			return 0;
+		}
+		/* Only the engine's timer is left: spot groups look for a low-risk
+		 * window every minute.  With nothing running or to come, no
+		 * on-demand demand changes, so the forecast changes only with the
+		 * hour of the week: a window not found in IDLE_MAX_MS never comes. */
+		if (cand[0] >= 0 || cand[1] >= 0 || cand[3] >= 0) {
+			idle_since = -1;
+		} else if (idle_since < 0) {
+			idle_since = now;
+		} else if (now - idle_since > IDLE_MAX_MS) {
+			*how = END_STALLED;
 			return 0;
 		}
 		if (next <= now)
@@ -1011,6 +1060,269 @@ static void print_cluster(struct replay *r, int64_t now, enum ending how)
 	printf("  ledger             %lld node-seconds, %s\n", (long long)secs, money);
 }
 
+/* ---- the spot report ---- */
+
+struct i64s {                  /* a growing list of numbers */
+	int64_t *v;
+	size_t n, cap;
+};
+
+static bool i64s_push(struct i64s *a, int64_t x)
+{
+	if (a->n == a->cap) {
+		size_t ncap = a->cap ? a->cap * 2 : 256;
+		int64_t *p = realloc(a->v, ncap * sizeof(*p));
+		if (!p)
+			return false;
+		a->v = p;
+		a->cap = ncap;
+	}
+	a->v[a->n++] = x;
+	return true;
+}
+
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The p-th percentile by nearest rank of a sorted list (n > 0). */
+static int64_t nearest_rank(const struct i64s *a, int p)
+{
+	size_t k = (size_t)(((uint64_t)a->n * (uint64_t)p + 99) / 100);
+	return a->v[k ? k - 1 : 0];
+}
+
+#define SPOT_COLUMNS \
+	"%-*s  %-12s  %6s  %6s  %7s  %-10s  %-10s  %-10s  %-10s  %9s  %8s  %9s  %12s\n"
+
+/* One submit[] item's spot groups, added up. */
+struct spot_acc {
+	int64_t unit_runtime;      /* seconds; 0 none; -1 when its groups differ */
+	int64_t groups, tasks, preempted;
+	int64_t run_ms;            /* succeeded attempts, node 0 */
+	int64_t wasted_gpu_ms;     /* ended attempts that did not complete their task */
+	struct i64s waits, dones;  /* ms from submission, per task */
+	struct i64s ids;           /* scratch: a group's task ids */
+};
+
+struct task_page {
+	struct i64s *ids;
+	int64_t last_idx;
+	bool oom;
+};
+
+static int collect_task(void *ctx, int64_t id, int64_t idx)
+{
+	struct task_page *p = ctx;
+	p->last_idx = idx;
+	if (i64s_push(p->ids, id))
+		return 0;
+	p->oom = true;
+	return 1;
+}
+
+static int gpus_in(const char *ids)
+{
+	int n = *ids ? 1 : 0;
+	for (; *ids; ids++)
+		n += *ids == ',';
+	return n;
+}
+
+/* Task-level Preempted events of a group: one per attempt cut short for
+ * on-demand work (the nodes' own Preempted events name .../nodes/N). */
+static int count_preempted(struct jf_store *st, int64_t gid, int64_t *n)
+{
+	struct ecur c = { .id = gid };
+	if (!(c.buf = malloc(EVBUF)))
+		return -1;
+	for (ecur_next(st, &c); c.line; ecur_next(st, &c)) {
+		/* TIME TYPE REASON OBJECT MESSAGE */
+		const char *p = c.line, *end = c.line + c.linelen, *tok[4];
+		size_t len[4];
+		int k = 0;
+		for (; k < 4 && p < end; k++) {
+			const char *sp = memchr(p, ' ', (size_t)(end - p));
+			tok[k] = p;
+			len[k] = sp ? (size_t)(sp - p) : (size_t)(end - p);
+			p = sp ? sp + 1 : end;
+		}
+		if (k == 4 && len[2] == 9 && memcmp(tok[2], "Preempted", 9) == 0 &&
+		    !memmem(tok[3], len[3], "/nodes/", 7))
+			(*n)++;
+	}
+	free(c.buf);
+	return 0;
+}
+
+/* Add one spot group's tasks to a. */
+static int spot_add_group(struct replay *r, int64_t gid, int64_t now, struct spot_acc *a)
+{
+	struct jf_group_rec g;
+	if (jf_group_get(r->st, gid, &g) != JF_OK)
+		return 0;
+	int64_t submitted = g.submitted_ms, nodes = g.nodes > 0 ? g.nodes : 1;
+	jf_group_release(&g);
+	a->groups++;
+	a->ids.n = 0;
+	struct task_page pg = { .ids = &a->ids, .last_idx = -1 };
+	for (;;) {
+		size_t before = a->ids.n;
+		if (jf_task_list(r->st, gid, pg.last_idx, 1024, collect_task, &pg) != JF_OK ||
+		    pg.oom || a->ids.n == before)
+			break;
+	}
+	if (pg.oom)
+		return -1;
+	for (size_t i = 0; i < a->ids.n; i++) {
+		struct jf_task_rec t;
+		if (jf_task_get(r->st, a->ids.v[i], &t) != JF_OK)
+			continue;
+		bool ok = t.state == JF_ST_SUCCEEDED;
+		int64_t finished = t.finished_ms, tid = t.id;
+		jf_task_release(&t);
+		a->tasks++;
+		int64_t first = 0;
+		for (int64_t n = 0; n < nodes; n++) {
+			struct jf_node_rec nr;
+			if (jf_node_find(r->st, tid, n, &nr) != JF_OK)
+				continue;
+			int64_t node_id = nr.id, last = nr.attempt;
+			jf_node_release(&nr);
+			for (int64_t k = 1; k <= last; k++) {
+				struct jf_attempt_rec ar;
+				if (jf_attempt_find(r->st, node_id, k, &ar) != JF_OK)
+					continue;
+				int64_t s = ar.start_ms, e = ar.end_ms;
+				int gpus = gpus_in(ar.gpu_ids);
+				jf_attempt_release(&ar);
+				if (s <= 0)
+					continue;   /* never started */
+				if (!first || s < first)
+					first = s;
+				if (e <= 0 || e > now)
+					continue;   /* still running */
+				if (ok && k == last) {
+					if (n == 0)
+						a->run_ms += e - s;
+				} else {
+					a->wasted_gpu_ms += (e - s) * gpus;
+				}
+			}
+		}
+		if (first && !i64s_push(&a->waits, first - submitted))
+			return -1;
+		if (ok && finished && !i64s_push(&a->dones, finished - submitted))
+			return -1;
+	}
+	return count_preempted(r->st, gid, &a->preempted);
+}
+
+/* "12.34": hundredths of a value, rounded half up (v >= 0, d > 0). */
+static void fixed2(int64_t v, int64_t d, char *buf, size_t n)
+{
+	int64_t h = (v * 100 + d / 2) / d;
+	snprintf(buf, n, "%lld.%02lld", (long long)(h / 100), (long long)(h % 100));
+}
+
+static void spot_line(const struct wentry *ent, struct spot_acc *a, int lw)
+{
+	char unit[32], mean[32], med[32], p90[32], done[32], per[32], perh[32], waste[32];
+	if (a->unit_runtime > 0)
+		jf_duration_format(a->unit_runtime, unit, sizeof(unit));
+	else
+		snprintf(unit, sizeof(unit), "%s", a->unit_runtime < 0 ? "mixed" : "-");
+	if (a->waits.n) {
+		int64_t sum = 0;
+		for (size_t i = 0; i < a->waits.n; i++)
+			sum += a->waits.v[i];
+		qsort(a->waits.v, a->waits.n, sizeof(int64_t), i64_cmp);
+		rel_time(sum / (int64_t)a->waits.n / 1000 * 1000, mean, sizeof(mean));
+		rel_time(nearest_rank(&a->waits, 50), med, sizeof(med));
+		rel_time(nearest_rank(&a->waits, 90), p90, sizeof(p90));
+	} else {
+		rel_time(-1, mean, sizeof(mean));
+		rel_time(-1, med, sizeof(med));
+		rel_time(-1, p90, sizeof(p90));
+	}
+	if (a->dones.n) {
+		qsort(a->dones.v, a->dones.n, sizeof(int64_t), i64_cmp);
+		rel_time(nearest_rank(&a->dones, 50), done, sizeof(done));
+	} else {
+		rel_time(-1, done, sizeof(done));
+	}
+	if (a->tasks)
+		fixed2(a->preempted, a->tasks, per, sizeof(per));
+	else
+		snprintf(per, sizeof(per), "-");
+	if (a->run_ms)
+		fixed2(a->preempted * 3600000, a->run_ms, perh, sizeof(perh));
+	else
+		snprintf(perh, sizeof(perh), "-");
+	fixed2(a->wasted_gpu_ms, 3600000, waste, sizeof(waste));
+	char groups[24], tasks[24], started[24], preempted[24];
+	snprintf(groups, sizeof(groups), "%lld", (long long)a->groups);
+	snprintf(tasks, sizeof(tasks), "%lld", (long long)a->tasks);
+	snprintf(started, sizeof(started), "%lld", (long long)a->waits.n);
+	snprintf(preempted, sizeof(preempted), "%lld", (long long)a->preempted);
+	printf(SPOT_COLUMNS, lw, ent->label, unit, groups, tasks, started, mean, med, p90, done,
+	       preempted, per, perh, waste);
+}
+
+/* The spot report (see the top of the file), when there is spot work.
+ * Returns 0, or -1 when out of memory. */
+static int print_spot(struct replay *r, int64_t now, bool overridden)
+{
+	int lw = 6;
+	bool any = false;
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct jf_spec *sp = jf_engine_spec(r->e, r->groups[i].id);
+		if (!sp || sp->billing != JF_BILL_SPOT)
+			continue;
+		any = true;
+		int l = (int)strlen(r->w->entries[r->groups[i].entry].label);
+		if (l > lw)
+			lw = l;
+	}
+	if (!any)
+		return 0;
+	double thr = r->cl->spot_risk_max;
+	printf("\nspot: risk threshold %.2f (%s)%s\n", thr,
+	       overridden ? "--spot-risk-threshold" : "cluster",
+	       thr >= 1.0 ? ", forecast off" : "");
+	printf(SPOT_COLUMNS, lw, "series", "unit_runtime", "groups", "tasks", "started",
+	       "start-mean", "start-p50", "start-p90", "done-p50", "preempted", "per-task",
+	       "per-run-h", "wasted-GPU-h");
+	struct spot_acc a;
+	memset(&a, 0, sizeof(a));
+	int rc = 0;
+	for (size_t k = 0; k < r->w->nentries && rc == 0; k++) {
+		a.unit_runtime = 0;
+		a.groups = a.tasks = a.preempted = a.run_ms = a.wasted_gpu_ms = 0;
+		a.waits.n = a.dones.n = 0;
+		for (size_t i = 0; i < r->ngroups && rc == 0; i++) {
+			if (r->groups[i].entry != k)
+				continue;
+			const struct jf_spec *sp = jf_engine_spec(r->e, r->groups[i].id);
+			if (!sp || sp->billing != JF_BILL_SPOT)
+				continue;
+			if (a.groups == 0)
+				a.unit_runtime = sp->unit_runtime;
+			else if (a.unit_runtime != sp->unit_runtime)
+				a.unit_runtime = -1;
+			rc = spot_add_group(r, r->groups[i].id, now, &a);
+		}
+		if (rc == 0 && a.groups)
+			spot_line(&r->w->entries[k], &a, lw);
+	}
+	free(a.waits.v);
+	free(a.dones.v);
+	free(a.ids.v);
+	return rc;
+}
+
 /* ---- main ---- */
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -1021,11 +1333,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "until", required_argument, NULL, 'u' },
 		{ "events", no_argument, NULL, 'e' },
 		{ "state", required_argument, NULL, 'S' },
+		{ "spot-risk-threshold", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	o->seed = 1;
 	o->until_s = -1;
+	o->spot_risk = -1;
 	int c;
 	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
 		switch (c) {
@@ -1050,6 +1364,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
+		case 'r': {
+			char *end;
+			errno = 0;
+			double v = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(v >= 0.0 && v <= 1.0)) {
+				fprintf(stderr, "jobfs-sim: --spot-risk-threshold %s: want a "
+					"number from 0 to 1 (1 turns the forecast off)\n", optarg);
+				return -1;
+			}
+			o->spot_risk = v;
+			break;
+		}
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fputs(usage_text, stderr); return -1;
 		}
@@ -1164,6 +1490,8 @@ int main(int argc, char **argv)
 	struct jf_backend *be = NULL;
 	if (!cluster)
 		goto out;
+	if (o.spot_risk >= 0)
+		cluster->spot_risk_max = o.spot_risk;
 	if (o.state) {
 		if (mkdir(o.state, 0700) < 0 && errno != EEXIST) {
 			fprintf(stderr, "jobfs-sim: --state %s: %s\n", o.state, strerror(errno));
@@ -1255,6 +1583,11 @@ int main(int argc, char **argv)
 	}
 	print_groups(&r, now);
 	print_cluster(&r, now, how);
+	if (print_spot(&r, now, o.spot_risk >= 0) < 0) {
+		fprintf(stderr, "jobfs-sim: out of memory\n");
+		code = EXIT_SETUP;
+		goto out;
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "jobfs-sim: writing the report: %s\n", strerror(errno));
 		code = EXIT_SETUP;

@@ -16,13 +16,19 @@
  * a week of mixed work in well under 30 s of wall time, every group final,
  * capacities never exceeded.
  *
+ * Spot and the preemption forecast (DESIGN 5.4): a smaller
+ * tests/sim/spot-week.yaml played with the forecast and without; the
+ * product's claim in the direction the model makes it hold (see
+ * test_spot_forecast).
+ *
  * The driver here is the loop tools/jobfs-sim runs, written out small:
  * settle the instant (reap ended runs, tick), look at the figures, then
  * jump the clock to the next run end, engine timer or group timer.
  *
  * The tool: the sample workloads of tests/sim run, exit 0, print what the
  * scenarios promise, and print the same twice; bad and stalled workloads
- * give their exit codes.
+ * give their exit codes; the spot report counts preemptions and wasted
+ * GPU time, and --spot-risk-threshold 1 turns the forecast off.
  */
 #include <ftw.h>
 #include <poll.h>
@@ -840,6 +846,196 @@ static void test_week(void **state)
 	assert_true(ss.signalled >= 3);
 }
 
+/* ---- spot work and the preemption forecast (DESIGN 5.4, issue 4) ----
+ *
+ * A smaller tests/sim/spot-week.yaml (whose two replays give the README's
+ * table, scripts/spot-claim.sh), played twice on the same seed: with the
+ * forecast (spot_risk_threshold 0.2) and without it (1: every window
+ * accepted).  A warm-up week of on-demand demand only, since the forecast
+ * is an hour-of-week profile and learns a daily peak from the same hour a
+ * week before; then three days of one-GPU spot tasks with unit_runtime 5m,
+ * 1h and 12h (each RUN_SECONDS equal to it) while the peaks go on.
+ * On-demand: 28 GPUs from 09:00 to 18:00 every day, plus one GPU every 37
+ * minutes for 10 to 70 minutes, on 32 GPUs.
+ */
+static const char spot_cluster[] =
+	"name: spot\n"
+	"models:\n"
+	"  - {name: \"4090\", vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi,\n"
+	"     price: {on-demand: \"3.60\", spot: \"1.08\"}}\n"
+	"machines:\n"
+	"  - {name: g, model: \"4090\", gpus: 8, count: 4}\n";
+
+enum { SPOT_5M, SPOT_1H, SPOT_12H, SPOT__N };
+
+static const struct spot_kind {
+	const char *name;
+	int64_t unit_s;
+	int64_t every_min;
+} spot_kinds[SPOT__N] = {
+	[SPOT_5M] = { "s5m", 300, 25 },
+	[SPOT_1H] = { "s1h", 3600, 55 },
+	[SPOT_12H] = { "s12h", 43200, 115 },
+};
+
+struct spot_figs {
+	int64_t tasks[SPOT__N];
+	int64_t preempted[SPOT__N];   /* attempts cut short for on-demand work */
+	int64_t wait_p50[SPOT__N];    /* ms from submission to the first start */
+	int64_t wasted_ms[SPOT__N];   /* run time of the attempts cut short */
+	int64_t windows[SPOT__N];     /* WaitingForWindow events */
+};
+
+/* One submit[] entry of the scenario: at offset + k * every, k < times. */
+struct spot_entry {
+	int64_t at_min, every_min, times;
+	int64_t queue;                /* 0: a batch of independent tasks */
+	const char *name;
+	char spec[256];
+	int64_t done;
+};
+
+#define SPOT_WARMUP_DAYS 7
+#define SPOT_DAYS 3
+
+static void spot_play(double risk, struct spot_figs *out)
+{
+	struct jf_cluster *c = NULL;
+	struct jf_error err = { 0 };
+	if (jf_cluster_parse(spot_cluster, strlen(spot_cluster), &c, &err) != JF_OK)
+		fail_msg("cluster: %s", err.msg);
+	c->spot_risk_max = risk;
+	struct fix *f = fix_new(c);
+	jf_sim_seed(f->be, 1);
+	int64_t od = mkqueue(f, "od", NULL);
+	int64_t days = SPOT_WARMUP_DAYS + SPOT_DAYS + 1;
+	struct spot_entry e[2 + SPOT__N] = {
+		{ 9 * 60, 24 * 60, days, od, "peak", "", 0 },
+		{ 7, 37, days * 24 * 60 / 37, od, "noise", "", 0 },
+	};
+	snprintf(e[0].spec, sizeof(e[0].spec), "completions: 28\nparallelism: 28\n"
+		 "gpu: \"4090\"\nenv: {RUN_SECONDS: \"32400\"}\ncommand: [train]\n");
+	snprintf(e[1].spec, sizeof(e[1].spec), "gpu: \"4090\"\n"
+		 "env: {RUN_SECONDS: \"600-4200\"}\ncommand: [eval]\n");
+	for (int k = 0; k < SPOT__N; k++) {
+		const struct spot_kind *sk = &spot_kinds[k];
+		e[2 + k] = (struct spot_entry){ SPOT_WARMUP_DAYS * 24 * 60, sk->every_min,
+						SPOT_DAYS * 24 * 60 / sk->every_min, 0, sk->name,
+						"", 0 };
+		snprintf(e[2 + k].spec, sizeof(e[2 + k].spec),
+			 "billing: spot\ngpu: \"4090\"\nunit_runtime: %llds\n"
+			 "env: {RUN_SECONDS: \"%lld\"}\ncommand: [step]\n",
+			 (long long)sk->unit_s, (long long)sk->unit_s);
+	}
+	/* submissions in time order, entry order on ties */
+	for (;;) {
+		int best = -1;
+		int64_t at = 0;
+		for (int i = 0; i < 2 + SPOT__N; i++) {
+			if (e[i].done == e[i].times)
+				continue;
+			int64_t t = e[i].at_min + e[i].done * e[i].every_min;
+			if (best < 0 || t < at) {
+				best = i;
+				at = t;
+			}
+		}
+		if (best < 0)
+			break;
+		play(f, T0 + at * MIN_MS, NULL, NULL);
+		char name[64];
+		snprintf(name, sizeof(name), "%s-%lld", e[best].name, (long long)++e[best].done);
+		submit(f, e[best].queue, name, e[best].spec);
+	}
+	play(f, -1, NULL, NULL);
+
+	/* every task of every group succeeded: so each attempt but a task's
+	 * last was cut short, and sim runs fail only when told to */
+	for (size_t i = 0; i < f->ngroups; i++)
+		assert_int_equal(group_state(f, f->groups[i]), JF_ST_SUCCEEDED);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM attempts WHERE exit_code != 0 AND "
+				    "reason NOT LIKE '%signal 15%'"), 0);
+	for (int k = 0; k < SPOT__N; k++) {
+		char sql[1024];
+		const char *kind = spot_kinds[k].name;
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks t JOIN groups g ON "
+			 "g.id = t.group_id WHERE g.dirname LIKE '%s-%%'", kind);
+		out->tasks[k] = sql_int(f, sql);
+		snprintf(sql, sizeof(sql), "SELECT count(*) - %lld FROM attempts a JOIN nodes n ON "
+			 "n.id = a.node_id JOIN tasks t ON t.id = n.task_id JOIN groups g ON "
+			 "g.id = t.group_id WHERE g.dirname LIKE '%s-%%'",
+			 (long long)out->tasks[k], kind);
+		out->preempted[k] = sql_int(f, sql);
+		snprintf(sql, sizeof(sql), "SELECT ifnull(sum(a.end_ms - a.start_ms), 0) FROM "
+			 "attempts a JOIN nodes n ON n.id = a.node_id JOIN tasks t ON "
+			 "t.id = n.task_id JOIN groups g ON g.id = t.group_id WHERE "
+			 "g.dirname LIKE '%s-%%' AND a.attempt < t.attempt", kind);
+		out->wasted_ms[k] = sql_int(f, sql);
+		snprintf(sql, sizeof(sql), "SELECT (SELECT min(a.start_ms) FROM nodes n JOIN "
+			 "attempts a ON a.node_id = n.id WHERE n.task_id = t.id) - g.submitted_ms "
+			 "AS w FROM tasks t JOIN groups g ON g.id = t.group_id WHERE g.dirname "
+			 "LIKE '%s-%%' ORDER BY w LIMIT 1 OFFSET %lld", kind,
+			 (long long)(out->tasks[k] - 1) / 2);
+		out->wait_p50[k] = sql_int(f, sql);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM events e JOIN groups g ON "
+			 "g.id = e.group_id WHERE e.group_off IS NOT NULL AND g.dirname LIKE "
+			 "'%s-%%' AND e.line LIKE '%% WaitingForWindow %%'", kind);
+		out->windows[k] = sql_int(f, sql);
+		print_message("risk threshold %.2f: %-4s %3lld tasks, wait p50 %6llds, %3lld "
+			      "preempted, %6llds wasted, %3lld window waits\n", risk, kind,
+			      (long long)out->tasks[k], (long long)out->wait_p50[k] / 1000,
+			      (long long)out->preempted[k], (long long)out->wasted_ms[k] / 1000,
+			      (long long)out->windows[k]);
+		assert_int_equal(out->tasks[k], SPOT_DAYS * 24 * 60 / spot_kinds[k].every_min);
+	}
+	void *st = f;
+	teardown(&st);
+}
+
+/*
+ * The claim's direction, as the model makes it hold whatever the seed:
+ *  - the forecast gates by the risk over the whole unit_runtime, and a
+ *    window's risk is at most the share of an hour it covers times 1, so a
+ *    5-minute window (at most 1/12 < 0.2) is never refused: 5m tasks never
+ *    wait for a window, while 12h tasks (whose window reaches the next
+ *    09:00 peak from most hours of the day) do, and wait hours for the
+ *    evening: their median wait is above an hour and above the 5m tasks';
+ *  - without the forecast a 12h task started in the morning or in a gap of
+ *    the peak is preempted, often more than once (it reruns from the start);
+ *    with it, 12h tasks start when the next 12 hours are predicted quiet:
+ *    their preemptions fall by more than half, and so does their wasted time;
+ *  - with the forecast, the 5m tasks are the spot work that fills the gaps
+ *    of the peak, which the on-demand noise then takes back: per hour of
+ *    run they are preempted at least as often as the 12h tasks;
+ *  - the threshold 1 turns the forecast off: no task waits for a window.
+ */
+static void test_spot_forecast(void **state)
+{
+	(void)state;
+	int64_t wall0 = mono_ms();
+	struct spot_figs on = { 0 }, off = { 0 };
+	spot_play(JF_SPOT_RISK_DEFAULT, &on);
+	spot_play(1.0, &off);
+	print_message("two runs of %d + %d days in %lld ms\n", SPOT_WARMUP_DAYS, SPOT_DAYS,
+		      (long long)(mono_ms() - wall0));
+
+	assert_int_equal(on.windows[SPOT_5M], 0);
+	assert_true(on.windows[SPOT_12H] > 0);
+	assert_true(on.wait_p50[SPOT_12H] > HOUR_MS);
+	assert_true(on.wait_p50[SPOT_12H] > on.wait_p50[SPOT_5M]);
+
+	assert_true(off.preempted[SPOT_12H] > 0);
+	assert_true(2 * on.preempted[SPOT_12H] < off.preempted[SPOT_12H]);
+	assert_true(2 * on.wasted_ms[SPOT_12H] < off.wasted_ms[SPOT_12H]);
+
+	/* preempted / (tasks x unit_runtime), compared without division */
+	assert_true(on.preempted[SPOT_5M] * on.tasks[SPOT_12H] * spot_kinds[SPOT_12H].unit_s >=
+		    on.preempted[SPOT_12H] * on.tasks[SPOT_5M] * spot_kinds[SPOT_5M].unit_s);
+
+	for (int k = 0; k < SPOT__N; k++)
+		assert_int_equal(off.windows[k], 0);
+}
+
 /* ---- the tool ---- */
 
 #ifdef JF_BUILD_DIR
@@ -1019,6 +1215,95 @@ static void test_tool_exit_codes(void **state)
 							 NULL });
 	expect_line(out, "q/long", (const char *const[]){ "00:30:00", "Stopped", "1800", NULL });
 	free(out);
+	/* the spot report: two 1h spot tasks start at once on an empty machine
+	 * and are both preempted at 10m by 8 on-demand GPUs (20 GPU-minutes
+	 * lost), then run again from 20m to 1h20m */
+	static const char one_machine[] =
+		"cluster: |\n"
+		"  models:\n"
+		"    - {name: \"4090\", vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi,\n"
+		"       price: {on-demand: \"3.60\", spot: \"1.08\"}}\n"
+		"  machines:\n"
+		"    - {name: g, model: \"4090\", gpus: 8}\n"
+		"queues: [{name: od}]\n"
+		"submit:\n";
+	char text[2048];
+	snprintf(text, sizeof(text), "%s"
+		 "  - at: 0s\n"
+		 "    tasks: s\n"
+		 "    spec: |\n"
+		 "      count: 2\n"
+		 "      billing: spot\n"
+		 "      gpu: \"4090\"\n"
+		 "      unit_runtime: 1h\n"
+		 "      env: {RUN_SECONDS: \"3600\"}\n"
+		 "      command: [a]\n"
+		 "  - at: 10m\n"
+		 "    queue: od\n"
+		 "    group: p\n"
+		 "    spec: |\n"
+		 "      completions: 8\n"
+		 "      parallelism: 8\n"
+		 "      gpu: \"4090\"\n"
+		 "      env: {RUN_SECONDS: \"600\"}\n"
+		 "      command: [a]\n", one_machine);
+	write_file(path, text);
+	out = tool(args, &st);
+	assert_int_equal(st, 0);
+	const char *spot = strstr(out, "\nspot: risk threshold 0.20 (cluster)\n");
+	assert_non_null(spot);
+	expect_line(spot, "tasks/s", (const char *const[]){ "1h", " 2 ", "00:00:00", "01:20:00",
+							     " 2 ", "1.00", "1.00", "0.33", NULL });
+	free(out);
+	/* no spot work, no spot report */
+	out = tool(SAMPLES "/scenario-a.yaml", &st);
+	assert_int_equal(st, 0);
+	assert_null(strstr(out, "\nspot: "));
+	free(out);
+	/* a 12h spot task while 7 of 8 GPUs are on-demand: the forecast makes it
+	 * wait for a window (for how long is the forecast's business: stop at
+	 * 2h); --spot-risk-threshold 1 turns the forecast off */
+	snprintf(text, sizeof(text), "%s"
+		 "  - at: 0s\n"
+		 "    queue: od\n"
+		 "    group: busy\n"
+		 "    spec: |\n"
+		 "      completions: 7\n"
+		 "      parallelism: 7\n"
+		 "      gpu: \"4090\"\n"
+		 "      env: {RUN_SECONDS: \"3600\"}\n"
+		 "      command: [a]\n"
+		 "  - at: 10m\n"
+		 "    tasks: long\n"
+		 "    spec: |\n"
+		 "      billing: spot\n"
+		 "      gpu: \"4090\"\n"
+		 "      unit_runtime: 12h\n"
+		 "      env: {RUN_SECONDS: \"60\"}\n"
+		 "      command: [a]\n", one_machine);
+	write_file(path, text);
+	snprintf(args, sizeof(args), "--events --until 2h %s", path);
+	out = tool(args, &st);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "00:10:00 tasks/long Normal WaitingForWindow batch "));
+	free(out);
+	snprintf(args, sizeof(args), "--events --until 2h --spot-risk-threshold 1 %s", path);
+	out = tool(args, &st);
+	assert_int_equal(st, 0);
+	assert_null(strstr(out, "WaitingForWindow"));
+	expect_line(out, "tasks/long", (const char *const[]){ "00:10:00", "00:10:00", "00:11:00",
+								"Succeeded", NULL });
+	assert_non_null(strstr(out, "\nspot: risk threshold 1.00 (--spot-risk-threshold), "
+				    "forecast off\n"));
+	free(out);
+	/* the threshold is a probability */
+	static const char *const bad_risk[] = { "2", "-0.1", "x", "0.5x", "" };
+	for (size_t i = 0; i < sizeof(bad_risk) / sizeof(bad_risk[0]); i++) {
+		snprintf(args, sizeof(args), "--spot-risk-threshold '%s' %s", bad_risk[i], path);
+		free(tool(args, &st));
+		if (st != 1)
+			fail_msg("--spot-risk-threshold '%s': exit %d, want 1", bad_risk[i], st);
+	}
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -1033,6 +1318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gang_peak, setup_big, teardown),
 		cmocka_unit_test_setup_teardown(test_group_timeout, setup_big, teardown),
 		cmocka_unit_test_setup_teardown(test_week, setup_builtin, teardown),
+		cmocka_unit_test(test_spot_forecast),
 		cmocka_unit_test(test_tool_samples),
 		cmocka_unit_test(test_tool_exit_codes),
 	};
