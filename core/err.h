@@ -4,6 +4,11 @@
  * core/ and store/ return enum jf_err (0 = ok) and fill a struct jf_error
  * with a message a user can act on: the key, the line, the value.  fs/ maps
  * the code to an errno in exactly one place (fs/errno.c).
+ *
+ * A message is one line of valid UTF-8 text whatever went into it: values
+ * quoted from hostile input may hold control characters or a UTF-8
+ * sequence cut by a "%.64s", so jf_error_set() writes those as visible
+ * escapes (\t, \x01, \xe8, \u0085, \u2028) and never cuts an escape.
  */
 #ifndef JF_ERR_H
 #define JF_ERR_H
@@ -38,6 +43,12 @@ enum jf_err jf_error_set(struct jf_error *e, enum jf_err code, int line,
 			 const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void jf_error_clear(struct jf_error *e);
+
+/* Quote len bytes of s (NULs allowed) into buf (n bytes, always
+ * NUL-terminated when n > 0) for a message: printable ASCII as is, '"' and
+ * '\\' with a backslash, anything else as \xNN; past max input bytes the
+ * rest becomes "...".  Quote marks are the caller's. */
+void jf_err_quote(const char *s, size_t len, size_t max, char *buf, size_t n);
 const char *jf_err_name(enum jf_err code);
 
 #endif

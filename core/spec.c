@@ -84,10 +84,16 @@ void jf_spec_src_set(struct jf_src_key *k, const struct jf_ynode *n, const char 
 	snprintf(k->path, sizeof(k->path), "%s", path);
 }
 
-enum jf_err jf_spec_ignore(struct jf_spec *s, const char *path, struct jf_error *err)
+enum jf_err jf_spec_ignore(struct jf_spec *s, const struct jf_ynode *key, const char *path,
+			   struct jf_error *err)
 {
 	/* capacity is the next power of two, so it need not be stored */
 	size_t n = s->nignored;
+	if (n >= JF_SPEC_MAX_IGNORED)
+		return jf_yerror(err, JF_EINVAL, key, path,
+				 "more than %d Kubernetes fields that jobfs does not model "
+				 "(they would be listed under ignored:); remove what is not "
+				 "needed", JF_SPEC_MAX_IGNORED);
 	if (n == 0 || (n & (n - 1)) == 0) {
 		char **p = realloc(s->ignored, (n ? 2 * n : 4) * sizeof(*p));
 		if (!p)
@@ -265,7 +271,7 @@ enum jf_err jf_spec_restart(const struct jf_ynode *n, const char *path,
 
 static bool env_name_ok(const char *k, size_t len)
 {
-	if (len == 0 || (k[0] >= '0' && k[0] <= '9'))
+	if (len == 0 || len > JF_SPEC_MAX_ENV_NAME || (k[0] >= '0' && k[0] <= '9'))
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		char c = k[i];
@@ -280,6 +286,10 @@ enum jf_err jf_spec_env_set(struct jf_container *c, const char *key, size_t klen
 			    const char *val, size_t vlen, const struct jf_ynode *n,
 			    const char *path, struct jf_error *err)
 {
+	if (klen > JF_SPEC_MAX_ENV_NAME)
+		return jf_yerror(err, JF_EINVAL, n, path,
+				 "environment variable name \"%.32s...\" is %zu bytes, more "
+				 "than the limit of %d", key, klen, JF_SPEC_MAX_ENV_NAME);
 	if (!env_name_ok(key, klen))
 		return jf_yerror(err, JF_EINVAL, n, path,
 				 "bad environment variable name \"%.*s\": use letters, "
@@ -342,7 +352,7 @@ static enum jf_err resource_list(const struct jf_ynode *m, const char *path,
 		else if (strcmp(k, "nvidia.com/gpu") == 0)
 			rc = jf_ynode_int(v, kp, 0, 8, gpus, err);
 		else if (ignored)
-			rc = jf_spec_ignore(ignored, kp, err);
+			rc = jf_spec_ignore(ignored, jf_ymap_key(m, i), kp, err);
 		else
 			rc = jf_error_set(err, JF_EINVAL, jf_ymap_key(m, i)->line,
 					  "unknown key '%s' (resources are cpu, memory "
@@ -377,7 +387,7 @@ enum jf_err jf_spec_resources(const struct jf_ynode *res, const char *path,
 			rc = resource_list(v, kp, c, is_lim, is_lim ? &lim_gpus : &req_gpus,
 					   ignored, err);
 		} else if (ignored) {
-			rc = jf_spec_ignore(ignored, kp, err);
+			rc = jf_spec_ignore(ignored, jf_ymap_key(res, i), kp, err);
 		} else {
 			rc = jf_error_set(err, JF_EINVAL, jf_ymap_key(res, i)->line,
 					  "unknown key '%s' (resources has limits and requests)", kp);
@@ -410,15 +420,61 @@ static bool gpus_ok(int64_t g)
 	return g == 0 || g == 1 || g == 2 || g == 4 || g == 8;
 }
 
+/* The path of key in container i: "env", "containers[1].env" ... */
+static void cont_key_path(const struct jf_spec_src *src, size_t i, const char *key,
+			  char *buf, size_t n)
+{
+	if (src->cont[i] == src->root) {  /* native shorthand */
+		snprintf(buf, n, "%s", key);
+	} else {
+		jf_ypath_index(buf, n, src->containers_path, i);
+		jf_ypath_key(buf, n, buf, key);
+	}
+}
+
+static size_t strv_bytes(char *const *v, size_t n)
+{
+	size_t b = 0;
+	for (size_t i = 0; i < n; i++)
+		b += strlen(v[i]) + 1;
+	return b;
+}
+
+/* Each container's environment and argv within their byte limits: what a
+ * process can be given (execve's ARG_MAX), whatever aliases multiplied. */
+static enum jf_err finish_sizes(const struct jf_spec *s, const struct jf_spec_src *src,
+				struct jf_error *err)
+{
+	char p[JF_YPATH_MAX];
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		const struct jf_container *c = &s->containers[i];
+		size_t env = 0;
+		for (size_t j = 0; j < c->nenv; j++)
+			env += strlen(c->env[j].key) + strlen(c->env[j].value) + 2;
+		if (env > JF_SPEC_MAX_ENV_BYTES) {
+			cont_key_path(src, i, "env", p, sizeof(p));
+			return jf_yerror(err, JF_EINVAL, jf_ymap_get(src->cont[i], "env"), p,
+					 "the environment of container '%s' is %zu bytes "
+					 "(KEY=value of each variable, summed), more than "
+					 "the limit of %d", c->name, env, JF_SPEC_MAX_ENV_BYTES);
+		}
+		size_t argv = strv_bytes(c->command, c->ncommand) + strv_bytes(c->args, c->nargs);
+		if (argv > JF_SPEC_MAX_ARGV_BYTES) {
+			const char *key = c->nargs ? "args" : "command";
+			cont_key_path(src, i, key, p, sizeof(p));
+			return jf_yerror(err, JF_EINVAL, jf_ymap_get(src->cont[i], key), p,
+					 "command and args of container '%s' are %zu bytes "
+					 "together, more than the limit of %d", c->name, argv,
+					 JF_SPEC_MAX_ARGV_BYTES);
+		}
+	}
+	return JF_OK;
+}
+
 /* The path of container i's nvidia.com/gpu limit. */
 static void gpu_path(const struct jf_spec_src *src, size_t i, char *buf, size_t n)
 {
-	if (src->cont[i] == src->root) {  /* native shorthand */
-		snprintf(buf, n, "resources.limits.nvidia.com/gpu");
-	} else {
-		jf_ypath_index(buf, n, src->containers_path, i);
-		jf_ypath_key(buf, n, buf, "resources.limits.nvidia.com/gpu");
-	}
+	cont_key_path(src, i, "resources.limits.nvidia.com/gpu", buf, n);
 }
 
 static enum jf_err finish_gpus(struct jf_spec *s, const struct jf_spec_src *src,
@@ -471,8 +527,8 @@ static enum jf_err refuse_local(const struct jf_src_key *k, const char *what,
 enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 			   const struct jf_spec_src *src, struct jf_error *err)
 {
-	enum jf_err rc = finish_gpus(s, src, err);
-	if (rc)
+	enum jf_err rc = finish_sizes(s, src, err);
+	if (rc || (rc = finish_gpus(s, src, err)))
 		return rc;
 	if (place == JF_PLACE_BATCH) {
 		s->completions = 1;

@@ -11,8 +11,10 @@
  * Keys jobfs understands but cannot honour fail with JF_ENOTSUP and say so.
  * K8s fields jobfs does not model are kept, by dotted path, in `ignored`.
  *
- * Limits (JF_SPEC_*) bound every input: size, depth, nodes after alias
- * expansion, containers, env entries, string lengths.
+ * Limits (JF_SPEC_*) bound every input: size, depth, nodes and text bytes
+ * after alias expansion, containers, env entries and bytes, argv entries
+ * and bytes, counts, string and name lengths.  Each is refused with a
+ * message that names the key, the line and the limit.
  *
  * Ownership: jf_spec_parse() returns a heap spec the caller frees with
  * jf_spec_free(); every string inside belongs to the spec.
@@ -29,14 +31,19 @@
 #define JF_SPEC_MAX_BYTES      (256 * 1024)  /* larger specs: JF_EFBIG */
 #define JF_SPEC_MAX_DEPTH      32            /* nesting of maps/lists */
 #define JF_SPEC_MAX_NODES      20000         /* YAML nodes after alias expansion */
+#define JF_SPEC_MAX_EXPANDED   (1024 * 1024) /* scalar bytes after alias expansion */
 #define JF_SPEC_MAX_CONTAINERS 16
 #define JF_SPEC_MAX_ENV        1024          /* entries per container */
+#define JF_SPEC_MAX_ENV_BYTES  (128 * 1024)  /* per container: KEY=value\0 summed */
+#define JF_SPEC_MAX_ENV_NAME   255           /* bytes of one variable name */
 #define JF_SPEC_MAX_STRING     (64 * 1024)   /* one scalar */
 #define JF_SPEC_MAX_NAME       63            /* name, container name */
-#define JF_SPEC_MAX_COMPLETIONS 1000000
+#define JF_SPEC_MAX_COMPLETIONS 1000000      /* also the most parallelism */
 #define JF_SPEC_MAX_COUNT      10000
 #define JF_SPEC_MAX_NODES_PER_TASK 1024
 #define JF_SPEC_MAX_ARGV       4096          /* command + args entries */
+#define JF_SPEC_MAX_ARGV_BYTES (256 * 1024)  /* per container: command + args, NULs counted */
+#define JF_SPEC_MAX_IGNORED    1000          /* K8s fields listed under ignored: */
 
 enum jf_billing { JF_BILL_ONDEMAND = 0, JF_BILL_SPOT = 1 };
 enum jf_restart { JF_RESTART_NEVER = 0, JF_RESTART_ONFAILURE = 1 };

@@ -61,7 +61,7 @@ static enum jf_err walk(struct k8s *k, const struct jf_ynode *map, const char *p
 			continue;
 		char kp[JF_YPATH_MAX];
 		jf_ypath_key(kp, sizeof(kp), path, key);
-		rc = jf_spec_ignore(k->s, kp, k->err);
+		rc = jf_spec_ignore(k->s, jf_ymap_key(map, i), kp, k->err);
 	}
 	return rc;
 }
@@ -146,7 +146,7 @@ static enum jf_err metadata(struct k8s *k, const struct jf_ynode *md)
 		char ap[JF_YPATH_MAX];
 		jf_ypath_key(ap, sizeof(ap), "metadata.annotations", key->str);
 		if (strncmp(key->str, "jobfs/", 6) != 0)
-			rc = jf_spec_ignore(k->s, ap, k->err);
+			rc = jf_spec_ignore(k->s, key, ap, k->err);
 		else if (jf_ynode_is_null(v))
 			rc = jf_yerror(k->err, JF_EINVAL, key, ap, "the annotation has no value");
 		else
@@ -553,7 +553,8 @@ static enum jf_err job_spec(struct k8s *k, const struct jf_ynode *spec)
 			  &s->completions, &n)))
 		return rc;
 	k->completions_set = n != NULL;
-	if ((rc = get_int(k, spec, "spec", "parallelism", 1, INT32_MAX, &s->parallelism, NULL)) ||
+	if ((rc = get_int(k, spec, "spec", "parallelism", 1, JF_SPEC_MAX_COMPLETIONS,
+			  &s->parallelism, NULL)) ||
 	    (rc = get_int(k, spec, "spec", "backoffLimit", 0, INT32_MAX, &s->max_failures, &n)))
 		return rc;
 	k->backoff_set = n != NULL;

@@ -493,7 +493,8 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 		jf_spec_src_set(&src->gpus, n, "gpus");
 	}
 	if ((rc = int_key(root, "completions", 1, JF_SPEC_MAX_COMPLETIONS, &s->completions, err)) ||
-	    (rc = int_key(root, "parallelism", 1, INT32_MAX, &s->parallelism, err)) ||
+	    (rc = int_key(root, "parallelism", 1, JF_SPEC_MAX_COMPLETIONS, &s->parallelism,
+				err)) ||
 	    (rc = int_key(root, "count", 1, JF_SPEC_MAX_COUNT, &s->count, err)) ||
 	    (rc = int_key(root, "nodes", 1, JF_SPEC_MAX_NODES_PER_TASK, &s->nodes, err)) ||
 	    (rc = int_key(root, "retries", 0, INT32_MAX, &s->retries, err)) ||

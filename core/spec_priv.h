@@ -49,8 +49,10 @@ enum jf_err jf_spec_k8s(const struct jf_ynode *root, enum jf_spec_place place,
 enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 			   const struct jf_spec_src *src, struct jf_error *err);
 
-/* Record a K8s path that is not modelled. */
-enum jf_err jf_spec_ignore(struct jf_spec *s, const char *path, struct jf_error *err);
+/* Record a K8s path that is not modelled; key is its key node (the line
+ * when there are more than JF_SPEC_MAX_IGNORED). */
+enum jf_err jf_spec_ignore(struct jf_spec *s, const struct jf_ynode *key, const char *path,
+			   struct jf_error *err);
 
 /* Value readers that check and name the key. */
 enum jf_err jf_spec_name(const struct jf_ynode *n, const char *path, char **out,

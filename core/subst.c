@@ -8,7 +8,8 @@
  * errors naming the variable and its line.  A value with a line break or a
  * control character is refused: it would change the YAML's structure and
  * shift every line number after it.  The result is capped at
- * JF_SPEC_MAX_BYTES, like any spec.
+ * JF_SPEC_MAX_BYTES, like any spec; the error names the line where the
+ * substituted text passed it.
  */
 #include "core/spec.h"
 
@@ -163,7 +164,7 @@ char *jf_subst_apply(const char *text, size_t len, const struct jf_subst *subst,
 fail:
 	free(b.p);
 	if (code == JF_EFBIG)
-		jf_error_set(err, JF_EFBIG, 0,
+		jf_error_set(err, JF_EFBIG, line,
 			     "after ${VAR} substitution the spec is more than %d bytes",
 			     JF_SPEC_MAX_BYTES);
 	else

@@ -7,6 +7,9 @@
  *   - doc->expanded is the size of the document with every alias expanded:
  *     each new node adds 1 and each alias adds its anchor's weight (the
  *     expanded size of that subtree), so it never passes JF_SPEC_MAX_NODES;
+ *     doc->text is the same for scalar bytes (a node's text: the bytes of
+ *     the scalars in its expanded subtree) and never passes
+ *     JF_SPEC_MAX_EXPANDED, so what a caller copies out stays bounded;
  *   - a node's height is its nesting in collections once expanded, and the
  *     open depth plus the height of what is attached stays within
  *     JF_SPEC_MAX_DEPTH;
@@ -38,6 +41,7 @@ struct jf_ydoc {
 	struct jf_ynode **nodes;      /* every node, for jf_ydoc_free() */
 	size_t nnodes, capnodes;
 	size_t expanded;
+	size_t text;                  /* scalar bytes, aliases expanded */
 	struct anchor *anchors;       /* open addressing, capanchors is 2^k */
 	size_t nanchors, capanchors;
 };
@@ -116,6 +120,13 @@ static enum jf_err too_big(struct builder *b, int line)
 	return berror(b, JF_EINVAL, line,
 		      "the document expands to more than %d nodes once aliases are "
 		      "resolved (an alias bomb?)", JF_SPEC_MAX_NODES);
+}
+
+static enum jf_err too_much_text(struct builder *b, int line)
+{
+	return berror(b, JF_EINVAL, line,
+		      "the document expands to more than %d bytes of text once aliases "
+		      "are resolved (an alias bomb?)", JF_SPEC_MAX_EXPANDED);
 }
 
 static enum jf_err new_node(struct builder *b, enum jf_ytype type, int line,
@@ -233,6 +244,7 @@ static enum jf_err attach(struct builder *b, struct jf_ynode *child, int line)
 	parent->items[parent->nitems++] = child;
 	parent->n = parent->type == JF_Y_MAP ? parent->nitems / 2 : parent->nitems;
 	parent->weight += child->weight;
+	parent->text += child->text;
 	if (child->height + 1 > parent->height)
 		parent->height = child->height + 1;
 	return JF_OK;
@@ -285,9 +297,13 @@ static enum jf_err on_scalar(struct builder *b, const yaml_event_t *ev)
 	enum jf_err rc = check_tag(b, ev->data.scalar.tag, line, true, &plain);
 	if (rc)
 		return rc;
+	if (b->doc->text + len > JF_SPEC_MAX_EXPANDED)
+		return too_much_text(b, line);
 	struct jf_ynode *n;
 	if ((rc = new_node(b, JF_Y_SCALAR, line, &n)))
 		return rc;
+	b->doc->text += len;
+	n->text = len;
 	n->str = malloc(len + 1);
 	if (!n->str)
 		return jf_error_set(b->err, JF_ENOMEM, 0, "out of memory");
@@ -428,7 +444,10 @@ static enum jf_err on_alias(struct builder *b, const yaml_event_t *ev)
 			      name);
 	if (b->doc->expanded + target->weight > JF_SPEC_MAX_NODES)
 		return too_big(b, line);
+	if (b->doc->text + target->text > JF_SPEC_MAX_EXPANDED)
+		return too_much_text(b, line);
 	b->doc->expanded += target->weight;
+	b->doc->text += target->text;
 	return attach(b, target, line);
 }
 

@@ -4,8 +4,10 @@
  * jf_ydoc_parse() reads exactly one document with libyaml's event API into
  * a tree of struct jf_ynode; every node knows the 1-based line it starts
  * on.  An alias points at its anchor's node (shared, not copied), but each
- * use counts the anchor's whole subtree toward JF_SPEC_MAX_NODES, so an
- * alias bomb fails as soon as it would expand past the limit.  Nesting
+ * use counts the anchor's whole subtree toward JF_SPEC_MAX_NODES, and its
+ * scalars' bytes toward JF_SPEC_MAX_EXPANDED, so an alias bomb, of many
+ * nodes or of a few long strings, fails as soon as it would expand past
+ * the limit.  Nesting
  * deeper than JF_SPEC_MAX_DEPTH, a scalar longer than JF_SPEC_MAX_STRING,
  * input over JF_SPEC_MAX_BYTES, duplicate keys, keys that are not scalars,
  * merge keys ('<<'), unknown tags and a second document are errors.
@@ -44,7 +46,7 @@ struct jf_ynode {
 	struct jf_ynode **items;  /* seq: n items; map: key0, value0, key1, ... */
 	size_t n;                 /* seq: items; map: pairs */
 	/* builder state, private to yamltree.c */
-	size_t nitems, cap, weight;
+	size_t nitems, cap, weight, text;
 	int height;
 };
 

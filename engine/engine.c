@@ -8,14 +8,20 @@
  */
 #include "engine/engine_int.h"
 
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/forecast.h"
 #include "core/names.h"
+#include "core/quantity.h"
 
 static int64_t real_now(void *ctx)
 {
@@ -52,6 +58,8 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	if (!e->clock.now_ms)
 		e->clock.now_ms = real_now;
 	e->kill_grace_ms = cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : 10000;
+	e->log_cap = cfg->log_cap_bytes > 0 ? cfg->log_cap_bytes
+		     : cfg->log_cap_bytes == 0 ? JF_LOG_CAP_DEFAULT : 0;
 	e->machines = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1,
 			     sizeof(*e->machines));
 	e->use = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->use));
@@ -313,6 +321,137 @@ void jf_eng_group_event(struct jf_engine *e, int64_t queue_id, int64_t group_id,
 		     kind == JF_KIND_BATCH ? "batch" : "group", msg);
 }
 
+/*
+ * ---- log rotation: the shim's record, told as events ----
+ *
+ * The shim rotates a node's stdout, stderr and logs at the log cap and
+ * replaces RUN_DIR/rotation after each rotation (tools/shim.c).  The tree
+ * never writes events, so the engine looks: every JF_ROTATION_CHECK_MS for
+ * running nodes (in the tick) and once more when a node ends (finish).  A
+ * record whose stat has not changed is not read again.  A task printing
+ * GBs rotates many times a second: one event per file covers all the
+ * rotations since the last, and at most one per JF_ROTATION_EVENT_MS, the
+ * last check telling whatever is left.
+ */
+
+static const char *const log_names[JF_LOG_FILES] = { "stdout", "stderr", "logs" };
+
+/* An amount of bytes for people: "3Gi", "640Ki" when short and exact,
+ * else "3.2Gi"; "100 bytes" under 1Ki. */
+static void size_words(int64_t bytes, char *buf, size_t n)
+{
+	static const char *const units[] = { "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
+	if (bytes < 1024) {
+		snprintf(buf, n, "%lld bytes", (long long)bytes);
+		return;
+	}
+	jf_mem_format(bytes, buf, n);
+	size_t len = strlen(buf);
+	if (len <= 5 && len > 0 && buf[len - 1] == 'i')
+		return;
+	double v = (double)bytes / 1024;
+	int u = 0;
+	while (u < 5 && v >= 1024) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%.1f%s", v, units[u]);
+}
+
+/* Parse a rotation record into rs; false if it is not one. */
+static bool rotation_parse(const char *text, size_t len, struct rotation_seen *rs)
+{
+	json_t *root = json_loadb(text, len, 0, NULL);
+	json_t *cap = json_object_get(root, "cap");
+	bool ok = json_is_integer(cap);
+	if (ok)
+		rs->cap = json_integer_value(cap);
+	for (int k = 0; ok && k < JF_LOG_FILES; k++) {
+		json_t *f = json_object_get(root, log_names[k]);
+		json_t *r = json_object_get(f, "rotations"), *d = json_object_get(f, "dropped");
+		if (!f)
+			continue;   /* a file the shim never rotated */
+		ok = json_is_integer(r) && json_is_integer(d);
+		if (ok) {
+			rs->rotations[k] = json_integer_value(r);
+			rs->dropped[k] = json_integer_value(d);
+		}
+	}
+	json_decref(root);
+	return ok;
+}
+
+/* Read RUN_DIR/rotation into r->rot if it changed since the last look. */
+static void rotation_read(struct jf_engine *e, struct run *r)
+{
+	char path[4200], text[4096];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/runs/%lld/%lld/rotation", e->state_dir,
+		 (long long)r->node_id, (long long)r->attempt);
+	if (stat(path, &sb) < 0)
+		return;
+	int64_t mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+	if (mtime_ns == r->rot.mtime_ns && (int64_t)sb.st_size == r->rot.size &&
+	    (int64_t)sb.st_ino == r->rot.ino)
+		return;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, text, sizeof(text));   /* a few hundred bytes */
+	close(fd);
+	if (n <= 0 || !rotation_parse(text, (size_t)n, &r->rot))
+		return;
+	r->rot.mtime_ns = mtime_ns;
+	r->rot.size = (int64_t)sb.st_size;
+	r->rot.ino = (int64_t)sb.st_ino;
+}
+
+void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
+{
+	rotation_read(e, r);
+	struct grt *g = NULL;
+	int64_t now = jf_eng_now(e);
+	bool told = false;
+	for (int k = 0; k < JF_LOG_FILES; k++) {
+		struct rotation_seen *rs = &r->rot;
+		if (rs->rotations[k] <= rs->told[k])
+			continue;
+		if (!final && rs->told_ms[k] && now - rs->told_ms[k] < JF_ROTATION_EVENT_MS)
+			continue;
+		if (!g && !(g = jf_eng_group(e, r->group_id)))
+			return;
+		if (!told)
+			jf_store_begin(e->st);
+		told = true;
+		struct trun *t = jf_idmap_get(&e->tasks, r->task_id);
+		char cap[32], cap2[32], gone[32], times[48];
+		jf_mem_format(rs->cap, cap, sizeof(cap));
+		jf_mem_format(2 * rs->cap, cap2, sizeof(cap2));
+		size_words(rs->dropped[k], gone, sizeof(gone));
+		if (rs->rotations[k] == 1)
+			snprintf(times, sizeof(times), "once");
+		else
+			snprintf(times, sizeof(times), "%" PRId64 " times", rs->rotations[k]);
+		if (rs->dropped[k] > 0)
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
+				     "Warning", "LogRotated", "%s over the %s cap: rotated (%s so "
+				     "far); the first %s are gone, the last %s-%s are kept",
+				     log_names[k], cap, times, gone, cap, cap2);
+		else
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
+				     "Warning", "LogRotated", "%s over the %s cap: rotated (%s so "
+				     "far); nothing is gone yet, from the next rotation on only "
+				     "the last %s-%s are kept", log_names[k], cap, times, cap, cap2);
+		rs->told[k] = rs->rotations[k];
+		rs->told_ms[k] = now;
+	}
+	if (!told)
+		return;
+	jf_store_commit(e->st);
+	if (!final)   /* the end of a node is announced by its caller */
+		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, r->task_id, r->node_id, false);
+}
+
 /* ---- event sources ---- */
 
 void jf_engine_on_backend(struct jf_engine *e)
@@ -339,6 +478,14 @@ int64_t jf_engine_tick(struct jf_engine *e)
 	size_t i = 0;
 	int64_t k;
 	void *v;
+	/* not a timer of its own (the answer leaves it out): the daemon's
+	 * periodic tick carries it */
+	if (now >= e->rotation_check_ms) {
+		e->rotation_check_ms = now + JF_ROTATION_CHECK_MS;
+		while (jf_idmap_next(&e->runs, &i, &k, &v))
+			jf_eng_check_rotation(e, v, false);
+		i = 0;
+	}
 	while (jf_idmap_next(&e->runs, &i, &k, &v)) {
 		struct run *r = v;
 		if (r->kill_at_ms && !r->killed) {

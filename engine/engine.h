@@ -49,7 +49,14 @@ struct jf_engine_config {
 	struct jf_backend *backend;     /* taken over */
 	struct jf_clock clock;          /* .now_ms NULL = the real clock */
 	int64_t kill_grace_ms;          /* TERM -> KILL for stop/timeout, default 10 s */
+	int64_t log_cap_bytes;          /* per log file of a node (stdout, stderr, logs):
+					 * past it the file is rotated and only the latest
+					 * cap..2 x cap bytes are kept; 0 = the default,
+					 * JF_LOG_CAP_DEFAULT; JF_LOG_CAP_NONE = no cap */
 };
+
+#define JF_LOG_CAP_DEFAULT (INT64_C(1) << 30)   /* 1Gi */
+#define JF_LOG_CAP_NONE (-1)
 
 enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine **out,
 			  struct jf_error *err);

@@ -19,6 +19,11 @@
 #include "engine/engine.h"
 #include "engine/idmap.h"
 
+/* The log files the shim rotates at the log cap: stdout, stderr, logs. */
+#define JF_LOG_FILES 3
+#define JF_ROTATION_CHECK_MS 5000    /* how often running nodes' records are read */
+#define JF_ROTATION_EVENT_MS 60000   /* at most one LogRotated per file this often */
+
 /* Why the engine is killing a run. */
 enum jf_why {
 	JF_WHY_NONE = 0,
@@ -76,6 +81,13 @@ struct run {                     /* one node attempt with a process */
 	int64_t kill_at_ms;          /* TERM sent; KILL at this time; 0 = not killing */
 	bool killed;                 /* KILL sent */
 	bool no_dirs;                /* its run directory could not be made */
+	struct rotation_seen {       /* RUN_DIR/rotation, as last read (engine.c) */
+		int64_t mtime_ns, size, ino;   /* the file's stat then; 0 = never read */
+		int64_t cap;
+		int64_t rotations[JF_LOG_FILES], dropped[JF_LOG_FILES];
+		int64_t told[JF_LOG_FILES];    /* rotations a LogRotated event covered */
+		int64_t told_ms[JF_LOG_FILES]; /* when that event was written */
+	} rot;
 };
 
 struct jf_engine {
@@ -95,6 +107,8 @@ struct jf_engine {
 	struct jf_idmap groups;      /* group id -> struct grt */
 	struct jf_idmap tasks;       /* task id -> struct trun */
 	struct jf_idmap runs;        /* attempt id -> struct run */
+	int64_t log_cap;             /* bytes per log file, 0 = no cap */
+	int64_t rotation_check_ms;   /* next look at running nodes' log rotations */
 	int64_t window_check_ms;     /* spot tasks wait for a low-risk window: look again then */
 	bool scheduling;             /* guards re-entry */
 	bool again;                  /* schedule once more after this pass */
@@ -102,6 +116,12 @@ struct jf_engine {
 
 /* engine.c */
 int64_t jf_eng_now(struct jf_engine *e);
+/* Read r's RUN_DIR/rotation if it changed and write a Warning LogRotated
+ * on the node for each file rotated since the last one said so: at most
+ * one per file every JF_ROTATION_EVENT_MS, unless final (the node ended:
+ * whatever is left untold is told; the caller, inside its transaction,
+ * announces the change). */
+void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final);
 struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id);
 void jf_eng_group_drop(struct jf_engine *e, int64_t group_id);
 void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue_id,

@@ -11,8 +11,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/names.h"
+
+/*
+ * Owners (defence in depth: fs/perm.c decides first).  Root and the
+ * daemon's own user may do anything.  A daemon that is not root starts
+ * every task as itself, so it makes nothing for another user: that user's
+ * work would run with the daemon user's rights.
+ */
+static bool admin(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+static enum jf_err may_make(uid_t uid, const char *what, struct jf_error *err)
+{
+	if (geteuid() == 0 || admin(uid))
+		return JF_OK;
+	return jf_error_set(err, JF_EACCES, 0,
+			    "cannot make %s for uid %u: this daemon runs as uid %u, not root, "
+			    "and would run the work with its own rights", what, (unsigned)uid,
+			    (unsigned)geteuid());
+}
 
 static void notify_group(struct jf_engine *e, int64_t queue_id, int64_t group_id, bool structure)
 {
@@ -26,6 +48,8 @@ enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, 
 {
 	if (!jf_name_valid(name, err))
 		return JF_EINVAL;
+	if (may_make(uid, "a queue", err))
+		return JF_EACCES;
 	enum jf_err rc = jf_queue_create(e->st, name, uid, gid, jf_eng_now(e), id);
 	if (rc == JF_EEXIST)
 		return jf_error_set(err, rc, 0, "queue %s exists", name);
@@ -49,6 +73,55 @@ enum jf_err jf_engine_rmqueue(struct jf_engine *e, int64_t id, struct jf_error *
 	return JF_OK;
 }
 
+struct foreign {
+	struct jf_engine *e;
+	uid_t owner;
+	int64_t last;
+	char dirname[JF_NAME_MAX];
+	uid_t uid;
+};
+
+static int find_foreign(void *ctx, int64_t id, const char *dirname)
+{
+	struct foreign *f = ctx;
+	struct jf_group_rec g;
+	f->last = id;
+	if (jf_group_get(f->e->st, id, &g) != JF_OK)
+		return 0;
+	uid_t uid = g.uid;
+	jf_group_release(&g);
+	if (uid == f->owner || admin(uid))
+		return 0;
+	snprintf(f->dirname, sizeof(f->dirname), "%s", dirname);
+	f->uid = uid;
+	return 1;
+}
+
+/*
+ * A private queue shows its insides to its owner and the admins only:
+ * refused while it holds another user's group, who would lose sight of it.
+ */
+static enum jf_err private_ok(struct jf_engine *e, int64_t id, struct jf_error *err)
+{
+	struct jf_queue_rec q;
+	if (jf_queue_get(e->st, id, &q) != JF_OK)
+		return jf_error_set(err, JF_ENOENT, 0, "no such queue");
+	struct foreign f = { .e = e, .owner = q.uid };
+	jf_queue_release(&q);
+	for (;;) {
+		int64_t before = f.last;
+		if (jf_group_list(e->st, id, JF_KIND_GROUP, f.last, 256, find_foreign, &f) != JF_OK)
+			return jf_error_set(err, JF_EIO, 0, "cannot list the queue's groups");
+		if (f.dirname[0])
+			return jf_error_set(err, JF_EBUSY, 0,
+					    "key 'private': group %s belongs to uid %u, who could "
+					    "no longer see it in a private queue; it must be "
+					    "removed first", f.dirname, (unsigned)f.uid);
+		if (f.last == before)
+			return JF_OK;
+	}
+}
+
 enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *text, size_t len,
 				 struct jf_error *err)
 {
@@ -60,8 +133,7 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 				  "key 'partition': partitions belong to the slurm backend and this "
 				  "daemon runs --backend local");
 	else if (rc == JF_OK && q.private_)
-		rc = jf_error_set(err, JF_ENOTSUP, 0,
-				  "key 'private': private queues are not supported yet");
+		rc = private_ok(e, id, err);
 	struct jf_event_scope sc = { .queue_id = id };
 	if (rc) {
 		jf_queue_spec_release(&q);
@@ -80,8 +152,9 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 	if (q.capacity)
 		snprintf(cap, sizeof(cap), "%lld nodes", (long long)q.capacity);
 	char msg[160];
-	snprintf(msg, sizeof(msg), "queue spec accepted: capacity %s, group_timeout %llds", cap,
-		 (long long)q.group_timeout);
+	snprintf(msg, sizeof(msg), "queue spec accepted: capacity %s, group_timeout %llds%s", cap,
+		 (long long)q.group_timeout,
+		 q.private_ ? ", private (only its owner and root see inside)" : "");
 	jf_event_add(e->st, &sc, jf_eng_now(e), "Normal", "Updated", "queue", msg);
 	rc = jf_store_commit(e->st);
 	free(copy);
@@ -99,6 +172,8 @@ enum jf_err jf_engine_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_gro
 {
 	if (!jf_name_valid(dirname, err))
 		return JF_EINVAL;
+	if (may_make(uid, kind == JF_KIND_BATCH ? "a batch" : "a group", err))
+		return JF_EACCES;
 	enum jf_err rc = jf_group_create(e->st, queue_id, kind, dirname, uid, gid, jf_eng_now(e),
 					 id);
 	if (rc == JF_EEXIST)
@@ -149,12 +224,18 @@ static char *join_lines(char **v, size_t n)
 enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
 			     uid_t uid, gid_t gid, struct jf_error *err)
 {
-	(void)uid;
 	(void)gid;
 	struct jf_group_rec g;
 	if (jf_group_get(e->st, group_id, &g) != JF_OK)
 		return jf_error_set(err, JF_ENOENT, 0, "no such group");
 	enum jf_err rc;
+	/* the tasks run as the group's owner: only it (or an admin) says what */
+	if (uid != g.uid && !admin(uid)) {
+		rc = jf_error_set(err, JF_EACCES, 0, "the %s belongs to uid %u, not %u",
+				  g.kind == JF_KIND_BATCH ? "batch" : "group", (unsigned)g.uid,
+				  (unsigned)uid);
+		goto out;
+	}
 	if (g.state != JF_ST_DRAFT && g.state != JF_ST_INVALID) {
 		rc = jf_error_set(err, JF_EROFS, 0,
 				  "the spec is read-only once accepted (state %s); use ctl restart "

@@ -336,7 +336,7 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 	if (ok) {
 		struct jf_launch l = {
 			.run_dir = run_dir, .cwd = work, .uid = uid, .gid = gid,
-			.procs = procs, .nprocs = np, .log_cap_bytes = 0,
+			.procs = procs, .nprocs = np, .log_cap_bytes = e->log_cap,
 			.cpus = ncpus ? cpus : NULL, .ncpus = ncpus,
 		};
 		rc = jf_backend_start(e->be, &l, (uint64_t)attempt_id, &started, &err);
@@ -962,6 +962,8 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	}
 
 	jf_store_begin(e->st);
+	/* a short task that rotated its logs is told of it before it ends */
+	jf_eng_check_rotation(e, r, true);
 	if (g && r->handle[0] && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, -g->req.gpus);
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);

@@ -36,8 +36,11 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	fs->st = jf_engine_store(e);
 	fs->mountpoint = realpath(opt->mountpoint, NULL);
 	fs->attr_timeout = opt->attr_timeout > 0 ? opt->attr_timeout : 1.0;
-	fs->uid = getuid();
-	fs->gid = getgid();
+	/* the daemon's identity is its effective one: what it can do */
+	fs->uid = geteuid();
+	fs->gid = getegid();
+	fs->perm.uid = fs->uid;
+	fs->perm.root = fs->uid == 0;
 	fs->epfd = fs->tfd = fs->sfd = -1;
 	jf_idmap_init(&fs->cache);
 	jf_idmap_init(&fs->looked);
@@ -203,6 +206,8 @@ void jf_fs_free(struct jf_fs *fs)
 		}
 		if (h->fd >= 0)
 			close(h->fd);
+		if (h->kind == FH_FILE && h->fd1 >= 0)
+			close(h->fd1);
 		free(h->buf);
 		free(h);
 	}

@@ -17,6 +17,7 @@
 #include "engine/idmap.h"
 #include "fs/fs.h"
 #include "fs/inode.h"
+#include "fs/perm.h"
 #include "store/store.h"
 
 #define JF_SCRATCH_MAX 64           /* editor temp files at once */
@@ -58,9 +59,12 @@ enum fh_kind {
 struct fh {
 	enum fh_kind kind;
 	struct jf_ino ino;
-	char *buf;                  /* snapshot, or bytes written so far */
+	char *buf;                  /* snapshot, or bytes written so far; FH_FILE: the path */
 	size_t len, cap;
-	int fd;                     /* FH_FILE */
+	int fd;                     /* FH_FILE: the log file X, -1 while there is none */
+	int fd1;                    /* FH_FILE: X.1, the part rotated out last, or -1
+				     * (other kinds: unused, 0) */
+	ino_t fino;                 /* FH_FILE: the inode of X when fd was opened */
 	bool dirty;                 /* written since the last submit */
 	bool poisoned;              /* refused at write(): close reports it again */
 	int poison_errno;
@@ -85,8 +89,9 @@ struct jf_fs {
 	char *mountpoint;
 	bool mounted;
 	double attr_timeout;
-	uid_t uid;
+	uid_t uid;                  /* the daemon's user: owner of the fixed tree */
 	gid_t gid;
+	struct jf_perm_daemon perm; /* the daemon, as the permission rules see it */
 	struct jf_idmap cache;      /* ino -> struct cached: what getattr measured */
 	struct jf_idmap looked;     /* log-file ino -> (void *)(kernel lookups) */
 	struct jf_idmap logsize;    /* log-file ino -> (void *)(last size + 1) */
@@ -107,6 +112,9 @@ int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *le
 /* The path of a node's log file for ino (logs, stdout, stderr, logs.prev),
  * or "" when there is none. */
 void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n);
+/* The size the tree shows for the log file at path (from jf_log_path):
+ * path.1, the part the shim rotated out last, and path together; 0 for "". */
+int64_t jf_log_size(const char *path);
 /* status.c: status (json false) or status.json of an object. */
 int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char **out,
 		     size_t *len);
@@ -118,6 +126,28 @@ const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino
 int jf_resolve(struct jf_fs *fs, const struct jf_ino *parent, const char *name,
 	       struct jf_ino *child);
 int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *stbuf);
+
+/* What the tree knows of an object: the permission rules' view of it
+ * (perm.h), the owner stat shows, and its group's state and finish time. */
+struct jf_obj_info {
+	struct jf_perm_obj perm;
+	uid_t uid;
+	gid_t gid;
+	int gstate;                 /* its group's state, -1 if not a group's own */
+	int64_t done_ms;            /* when its group finished, 0 if it has not */
+};
+/* 0, or ENOENT when the object is gone. */
+int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *in);
+int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj_info *in,
+		 struct stat *stbuf);
+/*
+ * May the request's caller do act on ino?  0, or the errno to reply
+ * (EACCES, EROFS, ENOENT).  Admins pass at once, without a look at the
+ * store; the operations' own checks (read-only files, specs once accepted,
+ * what may be made where) still apply to them.
+ */
+int jf_perm_req(struct jf_fs *fs, fuse_req_t req, const struct jf_ino *ino,
+		enum jf_perm_act act);
 /* The object's path below the mount, "" for root; false if gone. */
 bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n);
 struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid,

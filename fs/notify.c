@@ -391,9 +391,8 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 		if (!jf_ino_split((uint64_t)k, &ino))
 			continue;
 		char path[4096];
-		struct stat sb;
 		jf_log_path(fs, &ino, path, sizeof(path));
-		int64_t size = path[0] && stat(path, &sb) == 0 ? sb.st_size : 0;
+		int64_t size = jf_log_size(path);   /* X.1 and X: it drops at a rotation */
 		uintptr_t last = (uintptr_t)jf_idmap_get(&fs->logsize, k);
 		if (last == (uintptr_t)size + 1)
 			continue;

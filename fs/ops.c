@@ -33,8 +33,11 @@
 void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 {
 	struct fuse_entry_param e;
+	struct jf_obj_info in;
 	memset(&e, 0, sizeof(e));
-	int rc = jf_stat(fs, c, &e.attr);
+	int rc = jf_obj_info(fs, c, &in);
+	if (!rc)
+		rc = jf_stat_info(fs, c, &in, &e.attr);
 	if (rc) {
 		fuse_reply_err(req, rc);
 		return;
@@ -42,11 +45,16 @@ void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 	e.ino = e.attr.st_ino;
 	e.attr_timeout = fs->attr_timeout;
 	e.entry_timeout = fs->attr_timeout;
-	if (c->obj == JF_O_SCRATCH) {
+	if (c->obj == JF_O_SCRATCH ||
+	    (in.perm.private_ && !(c->obj == JF_O_QUEUE && c->file == JF_F_DIR))) {
 		/*
 		 * An editor's temp file is renamed onto spec.yaml: the kernel then
 		 * keeps the temp file's dentry under the new name.  Not caching it
 		 * makes the next lookup find the real spec.yaml at once.
+		 *
+		 * Inside a private queue: the kernel walks cached entries without
+		 * asking us, for any user; uncached, every walk comes to lookup,
+		 * which refuses the users who may not see in.
 		 */
 		e.attr_timeout = 0;
 		e.entry_timeout = 0;
@@ -67,7 +75,9 @@ static void jf_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	int rc = jf_resolve(fs, &p, name, &c);
+	int rc = jf_perm_req(fs, req, &p, JF_PERM_READ);
+	if (!rc)
+		rc = jf_resolve(fs, &p, name, &c);
 	if (rc) {
 		fuse_reply_err(req, rc);
 		return;
@@ -100,11 +110,46 @@ static void jf_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	int rc = jf_stat(fs, &i, &sb);
+	int rc = jf_perm_req(fs, req, &i, JF_PERM_LOOKUP);
+	if (!rc)
+		rc = jf_stat(fs, &i, &sb);
 	if (rc)
 		fuse_reply_err(req, rc);
 	else
 		fuse_reply_attr(req, &sb, fs->attr_timeout);
+}
+
+/*
+ * setattr by someone other than the owner: a size is a write (EACCES), a
+ * mode, an owner or a given time is the owner's alone (EPERM, as chmod
+ * says), "now" needs write access (EACCES, as touch says).
+ */
+static int setattr_allowed(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *i, int to_set,
+			   struct fuse_file_info *fi)
+{
+	int rc = jf_perm_req(fs, req, i, JF_PERM_LOOKUP);
+	if (rc)
+		return rc;
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		rc = jf_perm_req(fs, req, i, JF_PERM_WRITE);
+		/* an open spec accepted meanwhile: its flush says EROFS */
+		if (rc == EROFS && fi && fi->fh)
+			rc = 0;
+		if (rc)
+			return rc;
+	}
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+		      FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_CTIME)) {
+		rc = jf_perm_req(fs, req, i, JF_PERM_OWN);
+		int given = to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
+		if ((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW))
+			given = 1;
+		if ((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW))
+			given = 1;
+		if (rc == EACCES && given)
+			rc = EPERM;
+	}
+	return rc;
 }
 
 static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -114,6 +159,11 @@ static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	struct jf_ino i;
 	if (!split(ino, &i)) {
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	int prc = setattr_allowed(req, fs, &i, to_set, fi);
+	if (prc) {
+		fuse_reply_err(req, prc);
 		return;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
@@ -217,7 +267,9 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		return;
 	}
 	struct stat sb;
-	int rc = jf_stat(fs, &i, &sb);
+	int rc = jf_perm_req(fs, req, &i, JF_PERM_READ);
+	if (!rc)
+		rc = jf_stat(fs, &i, &sb);
 	if (rc) {
 		fuse_reply_err(req, rc);
 		return;
@@ -362,6 +414,23 @@ done:
 	free(d.buf);
 }
 
+/* access(2), `test -r`, `[ -w ]`, chdir: the rules of perm.h, admins included
+ * (no one writes a status file or an accepted spec, no file is executable). */
+static void jf_op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct jf_fs *fs = FS(req);
+	struct jf_ino i;
+	struct jf_obj_info in;
+	if (!split(ino, &i)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	int rc = jf_obj_info(fs, &i, &in);
+	if (!rc)
+		rc = jf_perm_access(&fs->perm, &in.perm, fuse_req_ctx(req)->uid, mask);
+	fuse_reply_err(req, rc);
+}
+
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	(void)ino;
@@ -400,5 +469,6 @@ const struct fuse_lowlevel_ops jf_fs_ops = {
 	.release = jf_op_release,
 	.readdir = jf_op_readdir,
 	.statfs = op_statfs,
+	.access = jf_op_access,
 	.poll = jf_op_poll,
 };

@@ -18,6 +18,7 @@
 
 #include <poll.h>
 
+#include "core/ctl.h"
 #include "core/lifecycle.h"
 #include "core/names.h"
 #include "core/spec.h"
@@ -25,6 +26,98 @@
 #define CTL_MAX 256
 #define SCRATCH_MAX_BYTES JF_SPEC_MAX_BYTES
 #define DIR_BASE 64            /* readdir offsets below this are fixed entries */
+
+/*
+ * ---- log files: X.1 followed by X ----
+ *
+ * The shim rotates a log file X at its cap: X becomes X.1 (replacing the
+ * one before) and a new, empty X is begun (tools/shim.c).  The tree shows
+ * X.1 followed by X, and stat measures both (jf_log_size), so a read at
+ * offset o comes from X.1 while o < size(X.1), then from X at o - size(X.1).
+ * A handle holds both open (fd1, fd) and the inode X had when it opened
+ * it.  Before each read it looks at X's path again: the same inode, nothing
+ * happened; gone, a rotation is half done and the X it holds is X.1 now;
+ * another inode, X was rotated since, and the pair is opened anew.  After
+ * a rotation the file is shorter: `tail -f` says "file truncated" and goes
+ * on from the start of what is kept.
+ */
+
+static bool same_file(int fd, const char *path)
+{
+	struct stat a, b;
+	bool there = stat(path, &b) == 0;
+	if (fd < 0)
+		return !there;
+	return there && fstat(fd, &a) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* Open X and X.1 as a pair: the two files the paths name at one instant
+ * (a rotation in between is seen, and the pair opened again). */
+static void log_reopen(struct fh *h)
+{
+	char old[4200];
+	snprintf(old, sizeof(old), "%s.1", h->buf);
+	for (int tries = 0; tries < 4; tries++) {
+		if (h->fd >= 0)
+			close(h->fd);
+		if (h->fd1 >= 0)
+			close(h->fd1);
+		h->fd = open(h->buf, O_RDONLY | O_CLOEXEC);
+		h->fd1 = open(old, O_RDONLY | O_CLOEXEC);
+		struct stat sb;
+		h->fino = h->fd >= 0 && fstat(h->fd, &sb) == 0 ? sb.st_ino : 0;
+		if (same_file(h->fd, h->buf) && same_file(h->fd1, old))
+			break;
+	}
+}
+
+/* Catch up with the rotations since the last read. */
+static void log_follow(struct fh *h)
+{
+	struct stat sb;
+	if (stat(h->buf, &sb) == 0) {
+		if (h->fd < 0 || sb.st_ino != h->fino)
+			log_reopen(h);
+		return;
+	}
+	/* X is gone: half-way through a rotation (ours is X.1 now), or the
+	 * run directory was removed (keep serving what is open) */
+	char old[4200];
+	snprintf(old, sizeof(old), "%s.1", h->buf);
+	if (h->fd >= 0 && same_file(h->fd, old)) {
+		if (h->fd1 >= 0)
+			close(h->fd1);
+		h->fd1 = h->fd;
+		h->fd = -1;
+		h->fino = 0;
+	} else if (h->fd < 0 && h->fd1 < 0) {
+		h->fd1 = open(old, O_RDONLY | O_CLOEXEC);
+	}
+}
+
+/* Up to size bytes of X.1 + X at off; -1 with errno on an error. */
+static ssize_t log_read(struct fh *h, char *buf, size_t size, off_t off)
+{
+	struct stat sb;
+	off_t size1 = h->fd1 >= 0 && fstat(h->fd1, &sb) == 0 ? sb.st_size : 0;
+	size_t got = 0;
+	if (off < size1) {
+		size_t want = (size_t)(size1 - off) < size ? (size_t)(size1 - off) : size;
+		ssize_t n = pread(h->fd1, buf, want, off);
+		if (n < 0)
+			return -1;
+		got = (size_t)n;
+		if (got < want)
+			return (ssize_t)got;
+	}
+	if (got < size && h->fd >= 0) {
+		ssize_t n = pread(h->fd, buf + got, size - got, off + (off_t)got - size1);
+		if (n < 0)
+			return got ? (ssize_t)got : -1;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
 
 /* ---- open, read, write, flush, release ---- */
 
@@ -76,8 +169,22 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	bool writing = acc != O_RDONLY;
 	struct fh *h = NULL;
 	if (writing && fs->nt && ctx->pid == jf_notifier_tid(fs->nt)) {
+		/*
+		 * No FLUSH at its close(): a FLUSH is waited for uninterruptibly,
+		 * so a daemon killed while the notifier closes a touch would leave
+		 * that thread - which holds the device in its own fd table - stuck
+		 * for ever, the connection never aborted, and every process that
+		 * touches the mount hanging with it.
+		 */
+		fi->noflush = 1;
 		h = jf_fh_new(FH_TOUCH, &i);
 		goto opened;
+	}
+	/* perm.h: private queues for reading, the owner for writing */
+	int prc = jf_perm_req(fs, req, &i, writing ? JF_PERM_WRITE : JF_PERM_READ);
+	if (prc) {
+		fuse_reply_err(req, prc);
+		return;
 	}
 	if (writing) {
 		int rc = 0;
@@ -118,12 +225,17 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	case JF_F_LOGS_PREV: {
 		char path[4096];
 		jf_log_path(fs, &i, path, sizeof(path));
-		int fd = path[0] ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-		h = jf_fh_new(fd >= 0 ? FH_FILE : FH_EMPTY, &i);
-		if (h)
-			h->fd = fd;
-		else if (fd >= 0)
-			close(fd);
+		h = jf_fh_new(path[0] ? FH_FILE : FH_EMPTY, &i);
+		if (h && path[0]) {
+			h->fd1 = -1;
+			h->buf = strdup(path);
+			if (!h->buf) {
+				free(h);
+				h = NULL;
+				break;
+			}
+			log_reopen(h);   /* none there yet: the shim has not begun */
+		}
 		break;
 	}
 	case JF_F_WATCH: {
@@ -187,6 +299,8 @@ opened:
 		}
 		if (h->fd >= 0)
 			close(h->fd);
+		if (h->kind == FH_FILE && h->fd1 >= 0)
+			close(h->fd1);
 		free(h->buf);
 		free(h);
 		return;
@@ -243,7 +357,8 @@ void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
-		ssize_t n = pread(h->fd, buf, size, off);
+		log_follow(h);
+		ssize_t n = log_read(h, buf, size, off);
 		if (n < 0)
 			fuse_reply_err(req, errno);
 		else
@@ -289,6 +404,13 @@ void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, 
 	struct fh *h = (struct fh *)(uintptr_t)fi->fh;
 	if (h->kind == FH_TOUCH) {
 		fuse_reply_write(req, size);
+		return;
+	}
+	/* checked at open and again here: an fd can be passed to another user;
+	 * a spec accepted meanwhile is the flush's to report (EROFS) */
+	int prc = jf_perm_req(fs, req, &h->ino, JF_PERM_WRITE);
+	if (prc && prc != EROFS) {
+		fuse_reply_err(req, prc);
 		return;
 	}
 	if (h->kind == FH_SCRATCH) {
@@ -380,17 +502,17 @@ static int act(struct jf_fs *fs, struct fh *h)
 	if (h->kind == FH_SPEC)
 		return jf_errno(jf_submit_text(fs, &h->ino, h->buf ? h->buf : "", h->len, h->uid, h->gid));
 	if (h->kind == FH_CTL) {
-		char verb[CTL_MAX + 1];
-		size_t n = h->len < CTL_MAX ? h->len : CTL_MAX;
-		memcpy(verb, h->buf, n);
-		verb[n] = '\0';
-		/* one verb, surrounding blanks ignored */
-		char *s = verb;
-		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-			s++;
-		char *e = s + strlen(s);
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-			*--e = '\0';
+		/* one verb (core/ctl.h); the engine gets its canonical name, or,
+		 * refused, the written text escaped so that it records why in
+		 * events (shells drop close()'s error) */
+		enum jf_ctl_verb v;
+		char q[4 * 40 + 8];
+		enum jf_err prc = jf_ctl_parse(h->buf, h->len, &v, &err);
+		if (prc) {
+			size_t n = h->len && h->buf[h->len - 1] == '\n' ? h->len - 1 : h->len;
+			jf_err_quote(h->buf, n, 40, q, sizeof(q));
+		}
+		const char *s = prc ? q : jf_ctl_verb_name(v);
 		int64_t group_id = h->ino.obj == JF_O_GROUP ? h->ino.id : 0;
 		int64_t task_id = 0;
 		if (h->ino.obj == JF_O_TASK) {
@@ -403,7 +525,7 @@ static int act(struct jf_fs *fs, struct fh *h)
 		}
 		enum jf_err rc = jf_engine_ctl(fs->e, group_id, task_id, s, &err);
 		h->len = 0;
-		return jf_errno(rc);
+		return jf_errno(prc && rc != JF_ENOENT ? prc : rc);
 	}
 	return 0;
 }
@@ -436,6 +558,8 @@ void jf_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (h->fd >= 0)
 		close(h->fd);
+	if (h->kind == FH_FILE && h->fd1 >= 0)
+		close(h->fd1);
 	free(h->buf);
 	free(h);
 	fuse_reply_err(req, 0);

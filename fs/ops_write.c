@@ -38,6 +38,12 @@ void jf_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	/* the new queue, group or batch is its maker's (engine records ctx uid) */
+	int prc = jf_perm_req(fs, req, &p, JF_PERM_WRITE);
+	if (prc) {
+		fuse_reply_err(req, prc);
+		return;
+	}
 	enum jf_err rc;
 	int64_t id = 0;
 	struct jf_ino c;
@@ -70,8 +76,17 @@ void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct jf_ino p, c;
 	struct jf_error err;
 	jf_error_clear(&err);
-	if (!split(parent, &p) || jf_resolve(fs, &p, name, &c)) {
+	if (!split(parent, &p)) {
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	int prc = jf_perm_req(fs, req, &p, JF_PERM_WRITE);
+	if (!prc && jf_resolve(fs, &p, name, &c))
+		prc = ENOENT;
+	if (!prc)
+		prc = jf_perm_req(fs, req, &c, JF_PERM_OWN);
+	if (prc) {
+		fuse_reply_err(req, prc);
 		return;
 	}
 	enum jf_err rc;
@@ -107,8 +122,19 @@ void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 	struct jf_ino p, np, c;
 	struct jf_error err;
 	jf_error_clear(&err);
-	if (!split(parent, &p) || !split(newparent, &np) || jf_resolve(fs, &p, name, &c)) {
+	if (!split(parent, &p) || !split(newparent, &np)) {
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	int prc = jf_perm_req(fs, req, &p, JF_PERM_WRITE);
+	if (!prc)
+		prc = jf_perm_req(fs, req, &np, JF_PERM_WRITE);
+	if (!prc && jf_resolve(fs, &p, name, &c))
+		prc = ENOENT;
+	if (!prc)
+		prc = jf_perm_req(fs, req, &c, JF_PERM_OWN);
+	if (prc) {
+		fuse_reply_err(req, prc);
 		return;
 	}
 	if (flags & RENAME_EXCHANGE) {
@@ -222,6 +248,11 @@ void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	int prc = jf_perm_req(fs, req, &p, JF_PERM_WRITE);
+	if (prc) {
+		fuse_reply_err(req, prc);
+		return;
+	}
 	if (jf_resolve(fs, &p, name, &c) == 0) {
 		/* exists: O_CREAT without O_EXCL opens it (the kernel checks EXCL) */
 		fuse_reply_err(req, EEXIST);
@@ -275,8 +306,17 @@ void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct jf_fs *fs = FS(req);
 	struct jf_ino p, c;
-	if (!split(parent, &p) || jf_resolve(fs, &p, name, &c)) {
+	if (!split(parent, &p)) {
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	int prc = jf_perm_req(fs, req, &p, JF_PERM_WRITE);
+	if (!prc && jf_resolve(fs, &p, name, &c))
+		prc = ENOENT;
+	if (!prc)
+		prc = jf_perm_req(fs, req, &c, JF_PERM_OWN);
+	if (prc) {
+		fuse_reply_err(req, prc);
 		return;
 	}
 	if (c.obj != JF_O_SCRATCH) {

@@ -453,3 +453,18 @@ void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n
 	snprintf(buf, n, "%s/%s", a.run_dir, name);
 	jf_attempt_release(&a);
 }
+
+int64_t jf_log_size(const char *path)
+{
+	char old[4200];
+	struct stat sb;
+	int64_t size = 0;
+	if (!path[0])
+		return 0;
+	snprintf(old, sizeof(old), "%s.1", path);
+	if (stat(old, &sb) == 0)
+		size += sb.st_size;
+	if (stat(path, &sb) == 0)
+		size += sb.st_size;
+	return size;
+}

@@ -1,8 +1,11 @@
 /*
- * resolve.c - names to inodes, inodes to attributes and paths.
+ * resolve.c - names to inodes, inodes to attributes and paths, and the
+ * permission rules (perm.h) applied to a request.
  *
  * Everything is answered from the store (and the cluster for machines):
- * no inode is remembered between requests.
+ * no inode is remembered between requests.  jf_obj_info() describes an
+ * object once for both stat (owner, mode) and the rules (owner, queue,
+ * private), so the two cannot disagree.
  */
 #include "fs/fs_int.h"
 
@@ -198,70 +201,117 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 	}
 }
 
-/*
- * Does the object still exist?  Its owner, the state of its group, and
- * *done_ms: when the group finished, if it has (0 otherwise).  A finished
- * group's directories and files keep that time instead of "now", so `tar`
- * sees nothing change while it reads them ("file changed as we read it").
- */
-static int obj_owner(struct jf_fs *fs, enum jf_obj obj, int64_t id, uid_t *uid, gid_t *gid,
-		     int *gstate, int64_t *done_ms)
+/* The queue an object is in: its owner and whether it is private; also
+ * the object's owner when the object is the queue's own (own). */
+static int queue_info(struct jf_fs *fs, int64_t queue_id, bool own, struct jf_obj_info *in)
 {
-	*uid = fs->uid;
-	*gid = fs->gid;
-	*gstate = -1;
-	*done_ms = 0;
-	switch (obj) {
+	struct jf_queue_rec q;
+	if (jf_queue_get(fs->st, queue_id, &q) != JF_OK)
+		return ENOENT;
+	in->perm.in_queue = true;
+	in->perm.queue_owner = q.uid;
+	in->perm.private_ = jf_perm_queue_private(q.spec);
+	if (own) {
+		in->uid = q.uid;
+		in->gid = q.gid;
+		in->perm.owner = q.uid;
+	}
+	jf_queue_release(&q);
+	return 0;
+}
+
+/* A group (or batch) and the queue it is in. */
+static int group_info(struct jf_fs *fs, int64_t group_id, struct jf_obj_info *in)
+{
+	struct jf_group_rec g;
+	if (jf_group_get(fs->st, group_id, &g) != JF_OK)
+		return ENOENT;
+	in->uid = g.uid;
+	in->gid = g.gid;
+	in->perm.owner = g.uid;
+	in->gstate = g.state;
+	if (jf_state_final(g.state))
+		in->done_ms = g.finished_ms;
+	int64_t queue_id = g.queue_id;
+	jf_group_release(&g);
+	return queue_id ? queue_info(fs, queue_id, false, in) : 0;
+}
+
+/*
+ * Does the object still exist?  Its owner, the queue it is in, the state
+ * of its group, and done_ms: when the group finished, if it has (0
+ * otherwise).  A finished group's directories and files keep that time
+ * instead of "now", so `tar` sees nothing change while it reads them
+ * ("file changed as we read it").
+ */
+int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->perm.obj = ino->obj;
+	in->perm.file = ino->file;
+	in->perm.owner = fs->perm.uid;
+	in->uid = fs->uid;
+	in->gid = fs->gid;
+	in->gstate = -1;
+	int rc = 0;
+	switch (ino->obj) {
 	case JF_O_QUEUE:
-	case JF_O_GROUPS: {
-		struct jf_queue_rec q;
-		if (jf_queue_get(fs->st, id, &q) != JF_OK)
-			return ENOENT;
-		*uid = q.uid;
-		*gid = q.gid;
-		jf_queue_release(&q);
-		return 0;
-	}
+	case JF_O_GROUPS:
+		return queue_info(fs, ino->id, true, in);
 	case JF_O_GROUP:
-	case JF_O_TASKS: {
-		struct jf_group_rec g;
-		if (jf_group_get(fs->st, id, &g) != JF_OK)
-			return ENOENT;
-		*uid = g.uid;
-		*gid = g.gid;
-		*gstate = g.state;
-		if (jf_state_final(g.state))
-			*done_ms = g.finished_ms;
-		jf_group_release(&g);
-		return 0;
-	}
+	case JF_O_TASKS:
+		rc = group_info(fs, ino->id, in);
+		if (!rc && ino->obj == JF_O_GROUP && ino->file == JF_F_SPEC)
+			in->perm.spec_locked = in->gstate != JF_ST_DRAFT &&
+					       in->gstate != JF_ST_INVALID;
+		return rc;
 	case JF_O_TASK:
 	case JF_O_NODES:
 	case JF_O_NODE: {
 		struct jf_task_rec t;
-		int64_t tid = obj == JF_O_NODE ? id >> JF_NODE_BITS : id;
+		int64_t tid = ino->obj == JF_O_NODE ? ino->id >> JF_NODE_BITS : ino->id;
 		if (jf_task_get(fs->st, tid, &t) != JF_OK)
 			return ENOENT;
-		struct jf_group_rec g;
-		enum jf_err rc = jf_group_get(fs->st, t.group_id, &g);
+		int64_t group_id = t.group_id;
 		jf_task_release(&t);
-		if (rc)
-			return ENOENT;
-		*uid = g.uid;
-		*gid = g.gid;
-		if (jf_state_final(g.state))
-			*done_ms = g.finished_ms;
-		jf_group_release(&g);
-		return 0;
+		rc = group_info(fs, group_id, in);
+		in->gstate = -1;
+		return rc;
 	}
 	case JF_O_MACHINE:
-		return (size_t)id >= 1 && (size_t)id <= jf_engine_cluster(fs->e)->nmachines ? 0
-											 : ENOENT;
-	case JF_O_SCRATCH:
-		return jf_scratch_get(fs, id) ? 0 : ENOENT;
+		return (size_t)ino->id >= 1 &&
+		       (size_t)ino->id <= jf_engine_cluster(fs->e)->nmachines ? 0 : ENOENT;
+	case JF_O_SCRATCH: {
+		/* an editor's temp file is its directory's owner's */
+		struct scratch *s = jf_scratch_get(fs, ino->id);
+		if (!s)
+			return ENOENT;
+		struct jf_ino dir = { s->parent_obj, s->parent_id, JF_F_DIR };
+		mode_t mode = s->mode;
+		rc = jf_obj_info(fs, &dir, in);
+		in->perm.obj = ino->obj;
+		in->perm.file = ino->file;
+		in->perm.scratch_mode = mode;
+		in->gstate = -1;
+		return rc;
+	}
 	default:
 		return 0;
 	}
+}
+
+static int perm_uid(struct jf_fs *fs, uid_t uid, const struct jf_ino *ino, enum jf_perm_act act)
+{
+	if (jf_perm_admin(&fs->perm, uid))
+		return 0;
+	struct jf_obj_info in;
+	int rc = jf_obj_info(fs, ino, &in);
+	return rc ? rc : jf_perm_check(&fs->perm, &in.perm, uid, act);
+}
+
+int jf_perm_req(struct jf_fs *fs, fuse_req_t req, const struct jf_ino *ino, enum jf_perm_act act)
+{
+	return perm_uid(fs, fuse_req_ctx(req)->uid, ino, act);
 }
 
 static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino)
@@ -289,11 +339,8 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino)
 	case JF_F_STDERR:
 	case JF_F_LOGS_PREV: {
 		char path[4096];
-		struct stat sb;
 		jf_log_path(fs, ino, path, sizeof(path));
-		if (!path[0] || stat(path, &sb) < 0)
-			return 0;
-		return sb.st_size;
+		return jf_log_size(path);   /* X.1 and X: the shim rotates at its cap */
 	}
 	case JF_F_WATCH:
 		return 0;
@@ -347,54 +394,43 @@ const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino
 	return c;
 }
 
-int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *sb)
+int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj_info *in,
+		 struct stat *sb)
 {
 	memset(sb, 0, sizeof(*sb));
-	uid_t uid;
-	gid_t gid;
-	int gstate;
-	int64_t done_ms;
-	int rc = obj_owner(fs, ino->obj, ino->id, &uid, &gid, &gstate, &done_ms);
-	if (rc)
-		return rc;
 	sb->st_ino = jf_ino_make(ino->obj, ino->id, ino->file);
-	sb->st_uid = uid;
-	sb->st_gid = gid;
+	sb->st_uid = in->uid;
+	sb->st_gid = in->gid;
 	sb->st_blksize = 4096;
 	int64_t now = jf_engine_now(fs->e);
-	sb->st_mtim.tv_sec = (done_ms > 0 ? done_ms : now) / 1000;
+	sb->st_mtim.tv_sec = (in->done_ms > 0 ? in->done_ms : now) / 1000;
 	sb->st_atim = sb->st_ctim = sb->st_mtim;
+	mode_t mode = jf_perm_mode(&fs->perm, &in->perm);
 	if (ino->file == JF_F_DIR) {
-		bool writable = ino->obj == JF_O_QUEUES || ino->obj == JF_O_GROUPS ||
-				ino->obj == JF_O_BATCHES || ino->obj == JF_O_QUEUE ||
-				ino->obj == JF_O_GROUP;
-		sb->st_mode = S_IFDIR | (writable ? 0755 : 0555);
+		sb->st_mode = S_IFDIR | mode;
 		sb->st_nlink = 2;
 		return 0;
 	}
 	sb->st_nlink = 1;
-	mode_t mode = 0444;
-	switch (ino->file) {
-	case JF_F_SPEC:
-		if (ino->obj == JF_O_QUEUE || gstate == 0 || gstate == 1)
-			mode = 0644;
-		break;
-	case JF_F_CTL:
-		mode = 0644;
-		break;
-	case JF_F_DATA: {
+	if (ino->file == JF_F_DATA) {
 		struct scratch *s = jf_scratch_get(fs, ino->id);
-		mode = s ? s->mode : 0600;
 		sb->st_mtim.tv_sec = s ? s->mtime_ms / 1000 : 0;
-		break;
-	}
-	default:
-		break;
 	}
 	sb->st_mode = S_IFREG | mode;
 	sb->st_size = file_size(fs, ino);
 	sb->st_blocks = (sb->st_size + 511) / 512;
 	return 0;
+}
+
+int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *sb)
+{
+	struct jf_obj_info in;
+	int rc = jf_obj_info(fs, ino, &in);
+	if (rc) {
+		memset(sb, 0, sizeof(*sb));
+		return rc;
+	}
+	return jf_stat_info(fs, ino, &in, sb);
 }
 
 bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n)

@@ -5,6 +5,7 @@
 # "N passed, N failed" over everything that ran.
 #   scripts/test.sh            everything
 #   JOBFS_TEST_SUITES=unit scripts/test.sh   only the unit suite
+#   JOBFS_FUZZ_SECONDS=N scripts/test.sh      fuzz each parser N s (default 60, 0 = off)
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -25,9 +26,25 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export ASAN_OPTIONS UBSAN_OPTIONS
 scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false
 run build-asan
-python3 - "$suites" <<'PY'
+# bounded fuzzing of every parser, fixed seed (JOBFS_FUZZ_SECONDS=0: skip)
+fuzz_seconds=${JOBFS_FUZZ_SECONDS:-60}
+rm -f build-fuzz/fuzz-results
+if [ "$fuzz_seconds" != 0 ]; then
+	echo "== build-fuzz: fuzz ($fuzz_seconds s per target)"
+	scripts/fuzz.sh "$fuzz_seconds" || status=1
+fi
+python3 - "$suites" "$fuzz_seconds" <<'PY'
 import json, os, re, sys
 passed = failed = skipped = 0
+# scripts/fuzz.sh: one PASS or FAIL line per target
+if sys.argv[2] != "0":
+    p = os.path.join("build-fuzz", "fuzz-results")
+    lines = open(p).read().split() if os.path.exists(p) else []
+    passed += lines[0::2].count("PASS")
+    failed += lines[0::2].count("FAIL")
+    if not lines:
+        failed += 1
+        print("missing results:", p)
 for d in ("build", "build-asan"):
     for s in sys.argv[1].split():
         p = os.path.join(d, "meson-logs", "testlog-%s.json" % s)

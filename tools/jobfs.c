@@ -1,8 +1,8 @@
 /*
  * jobfs - mount the batch-job tree (DESIGN 7).
  *
- *   jobfs [--state DIR] [--cluster FILE] [--backend local] [--foreground]
- *         [--allow-other] [--debug] MOUNTPOINT
+ *   jobfs [--state DIR] [--cluster FILE] [--backend local] [--log-cap SIZE]
+ *         [--foreground] [--allow-other] [--debug] MOUNTPOINT
  *
  * Without --foreground the command returns once the tree is usable (a
  * script may `ls` it on the next line), leaving the daemon behind; errors
@@ -30,21 +30,27 @@
 
 #include "backends/local/local.h"
 #include "core/cluster.h"
+#include "core/quantity.h"
 #include "engine/engine.h"
 #include "fs/fs.h"
 #include "store/store.h"
 
 #define EXIT_USAGE 1
 #define EXIT_SETUP 2
+#define JF_LOG_CAP_MIN (64 * 1024)   /* a smaller cap rotates for every few lines */
 
 static const char usage_text[] =
-	"usage: jobfs [--state DIR] [--cluster FILE] [--backend local] [--foreground]\n"
-	"             [--allow-other] [--debug] MOUNTPOINT\n"
+	"usage: jobfs [--state DIR] [--cluster FILE] [--backend local] [--log-cap SIZE]\n"
+	"             [--foreground] [--allow-other] [--debug] MOUNTPOINT\n"
 	"\n"
 	"  --state DIR     database, logs and scratch (default $XDG_STATE_HOME/jobfs,\n"
 	"                  else ~/.local/state/jobfs)\n"
 	"  --cluster FILE  machines and prices (default: the built-in cluster)\n"
 	"  --backend NAME  where nodes run: local (default)\n"
+	"  --log-cap SIZE  most bytes kept per node log file (stdout, stderr, logs):\n"
+	"                  past it the file is rotated and only the last SIZE to\n"
+	"                  2 x SIZE bytes are kept; 256Mi, 1Gi, ... (default 1Gi,\n"
+	"                  at least 64Ki; 0 = no cap)\n"
 	"  --foreground    stay in the foreground; log to stderr\n"
 	"  --allow-other   let other users see the tree (FUSE allow_other)\n"
 	"  --debug         print every FUSE request\n"
@@ -55,6 +61,7 @@ struct opts {
 	const char *cluster;
 	const char *backend;
 	const char *mountpoint;
+	int64_t log_cap;            /* engine.h: 0 default, JF_LOG_CAP_NONE */
 	bool foreground;
 	bool allow_other;
 	bool debug;
@@ -156,12 +163,35 @@ static void clear_stale_mount(const char *mnt)
 		waitpid(pid, NULL, 0);
 }
 
+/* --log-cap: a quantity of bytes, 0 for no cap. */
+static int parse_log_cap(const char *arg, int64_t *cap)
+{
+	int64_t v;
+	if (!jf_mem_parse(arg, &v)) {
+		fprintf(stderr, "jobfs: --log-cap \"%s\": not a size; give bytes or a quantity "
+				"such as 256Mi or 1Gi (0 = no cap)\n", arg);
+		return -1;
+	}
+	if (v > 0 && v < JF_LOG_CAP_MIN) {
+		fprintf(stderr, "jobfs: --log-cap \"%s\": below the least cap, 64Ki "
+				"(0 = no cap)\n", arg);
+		return -1;
+	}
+	if (v > INT64_MAX / 4) {
+		fprintf(stderr, "jobfs: --log-cap \"%s\": too large (0 = no cap)\n", arg);
+		return -1;
+	}
+	*cap = v == 0 ? JF_LOG_CAP_NONE : v;
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
 		{ "state", required_argument, NULL, 's' },
 		{ "cluster", required_argument, NULL, 'c' },
 		{ "backend", required_argument, NULL, 'b' },
+		{ "log-cap", required_argument, NULL, 'l' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -174,6 +204,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 's': o->state = optarg; break;
 		case 'c': o->cluster = optarg; break;
 		case 'b': o->backend = optarg; break;
+		case 'l':
+			if (parse_log_cap(optarg, &o->log_cap) < 0)
+				return -1;
+			break;
 		case 'f': o->foreground = true; break;
 		case 'a': o->allow_other = true; break;
 		case 'd': o->debug = true; o->foreground = true; break;
@@ -194,6 +228,30 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/*
+ * A root daemon serving other users starts their tasks as them, in
+ * STATE/runs/.../work with JOB_CHECKPOINT_DIR under STATE/ckpt: they must
+ * be able to pass through STATE and every directory above it.  STATE is
+ * made 0711 (pass through, not list); a parent that other users cannot
+ * pass is only reported (it is not ours to change).
+ */
+static void share_state(const char *state)
+{
+	struct stat sb;
+	if (stat(state, &sb) == 0 && !(sb.st_mode & S_IXOTH))
+		chmod(state, (sb.st_mode & 07777) | S_IXUSR | S_IXGRP | S_IXOTH);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s", state);
+	for (char *slash = strrchr(path, '/'); slash && slash > path; slash = strrchr(path, '/')) {
+		*slash = '\0';
+		if (stat(path, &sb) == 0 && !(sb.st_mode & S_IXOTH))
+			fprintf(stderr, "jobfs: warning: other users cannot pass through %s (mode "
+				"%04o), so their tasks cannot reach the state directory %s; "
+				"use --state somewhere they can (e.g. /var/lib/jobfs)\n",
+				path, (unsigned)(sb.st_mode & 07777), state);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -208,6 +266,8 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return EXIT_SETUP;
 	}
+	if (geteuid() == 0 && o.allow_other)
+		share_state(state);
 	if (o.cluster) {
 		size_t len = 0;
 		char *text = read_file(o.cluster, &len, 1024 * 1024);
@@ -278,6 +338,7 @@ int main(int argc, char **argv)
 	}
 	struct jf_engine_config cfg = {
 		.state_dir = state, .store = st, .cluster = cluster, .backend = be,
+		.log_cap_bytes = o.log_cap,
 	};
 	struct jf_engine *e = NULL;
 	if (jf_engine_new(&cfg, &e, &err) != JF_OK) {

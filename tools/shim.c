@@ -39,9 +39,23 @@
  *   whole lines to RUN_DIR/logs (a partial line waits in a 64 KiB buffer per
  *   pipe; a longer line is written in 64 KiB pieces; a last line without a
  *   newline gets one in logs at EOF).  With several procs each logs line is
- *   prefixed "[name] ".  A file that reaches log_cap bytes gets one line
- *   "[jobfs: log capped at N bytes]" and nothing more, while the pipe is
- *   still drained so no process ever blocks on its output.
+ *   prefixed "[name] ".
+ * - Rotation (launch.json log_cap > 0): a file that a write would take past
+ *   log_cap bytes is renamed to NAME.1 (replacing the NAME.1 before it,
+ *   whose bytes are then gone for good) and NAME is opened anew and empty;
+ *   the write goes on there.  stdout and stderr are cut at the cap exactly,
+ *   logs after its last whole line that fits (a line longer than the cap is
+ *   cut).  So each file holds at most about 2 x log_cap on disk, NAME.1
+ *   followed by NAME is always the latest output, at least log_cap bytes of
+ *   it once the first rotation happened (less a line for logs), and the
+ *   pipes are always drained: no process ever blocks on its output.  After
+ *   each rotation RUN_DIR/rotation is replaced (written to a temporary file
+ *   and renamed, not fsynced: it is advice for the daemon, not a record):
+ *       {"cap":N,"stdout":{"rotations":R,"dropped":B},"stderr":{...},
+ *        "logs":{...}}
+ *   with, per file, the rotations so far and the bytes dropped (gone).  If
+ *   NAME cannot be renamed it is emptied in place instead; a write that
+ *   fails (a full disk) loses its bytes and rotates nothing.
  * - Signals arrive through a signalfd and are handled in the loop:
  *   SIGTERM -> SIGTERM to every running proc's process group, SIGUSR1 ->
  *   SIGKILL to them, SIGCHLD -> reap.
@@ -126,11 +140,14 @@ struct launch {
 /* ---- output files ---- */
 
 struct outfile {
-	int fd;
-	int64_t size;
+	int fd;                    /* -1 after a rotation that could not reopen NAME */
+	const char *name;          /* "stdout", "stderr" or "logs" in RUN_DIR */
+	bool lines;                /* rotate after a whole line (logs) */
+	int64_t size;              /* bytes in NAME */
 	int64_t cap;               /* 0 = no cap */
-	bool capped;               /* the marker line is written; nothing more */
-	bool at_bol;               /* the file ends with '\n' or is empty */
+	int64_t size1;             /* bytes in NAME.1, the part rotated out last */
+	int64_t rotations;
+	int64_t dropped;           /* bytes gone for good */
 };
 
 /* One pipe: a proc's stdout or stderr. */
@@ -505,52 +522,107 @@ out:
 
 static int outfile_open(struct shim *s, struct outfile *f, const char *name)
 {
-	f->fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (f->fd < 0)
-		return -1;
+	char old[16];
 	struct stat st;
-	if (fstat(f->fd, &st) < 0)
+	f->name = name;
+	f->cap = s->l.log_cap;
+	f->fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (f->fd < 0 || fstat(f->fd, &st) < 0)
 		return -1;
 	f->size = st.st_size;
-	f->cap = s->l.log_cap;
-	f->at_bol = true;
-	char last;
-	if (f->size > 0 && pread(f->fd, &last, 1, f->size - 1) == 1)
-		f->at_bol = last == '\n';
+	snprintf(old, sizeof(old), "%s.1", name);
+	if (fstatat(s->dirfd, old, &st, 0) == 0)
+		f->size1 = st.st_size;
 	return 0;
 }
 
-static void outfile_raw(struct outfile *f, const char *p, size_t n)
+/* RUN_DIR/rotation, replaced whole (see the top of the file). */
+static void rotation_record(struct shim *s)
 {
-	if (n == 0)
+	const struct outfile *files[] = { &s->fout, &s->ferr, &s->flogs };
+	char buf[512];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "{\"cap\":%" PRId64, s->l.log_cap);
+	for (int k = 0; k < 3; k++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				      ",\"%s\":{\"rotations\":%" PRId64 ",\"dropped\":%" PRId64 "}",
+				      files[k]->name, files[k]->rotations, files[k]->dropped);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "}\n");
+	int fd = openat(s->dirfd, "rotation.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return;
-	/* On a full disk the bytes are lost; the pipe keeps draining. */
-	if (write_all(f->fd, p, n) < 0)
-		return;
-	f->size += (int64_t)n;
-	f->at_bol = p[n - 1] == '\n';
+	bool ok = write_all(fd, buf, n) == 0;
+	if (close(fd) < 0)
+		ok = false;
+	if (!ok || renameat(s->dirfd, "rotation.tmp", s->dirfd, "rotation") < 0)
+		unlinkat(s->dirfd, "rotation.tmp", 0);
 }
 
-static void outfile_write(struct outfile *f, const char *p, size_t n)
+/* NAME becomes NAME.1 and a new NAME is opened; false if neither that nor
+ * emptying NAME in place worked (the cap cannot hold: write nothing). */
+static bool outfile_rotate(struct shim *s, struct outfile *f)
 {
-	if (f->fd < 0 || f->capped || n == 0)
-		return;
-	if (f->cap > 0 && f->size + (int64_t)n > f->cap) {
-		size_t room = f->size >= f->cap ? 0 : (size_t)(f->cap - f->size);
-		char mark[96];
-		outfile_raw(f, p, room);
-		int k = snprintf(mark, sizeof(mark), "%s[jobfs: log capped at %" PRId64 " bytes]\n",
-				 f->at_bol ? "" : "\n", f->cap);
-		outfile_raw(f, mark, (size_t)k);
-		f->capped = true;
-		return;
+	char old[16];
+	snprintf(old, sizeof(old), "%s.1", f->name);
+	if (renameat(s->dirfd, f->name, s->dirfd, old) == 0) {
+		f->dropped += f->size1;
+		f->size1 = f->size;
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = openat(s->dirfd, f->name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	} else if (f->fd >= 0 && ftruncate(f->fd, 0) == 0) {
+		f->dropped += f->size;
+	} else {
+		return false;
 	}
-	outfile_raw(f, p, n);
+	f->size = 0;
+	f->rotations++;
+	rotation_record(s);
+	return true;
+}
+
+/* false if the bytes could not be written (they are lost). */
+static bool outfile_raw(struct outfile *f, const char *p, size_t n)
+{
+	if (n == 0)
+		return true;
+	/* On a full disk the bytes are lost; the pipe keeps draining. */
+	if (write_all(f->fd, p, n) < 0)
+		return false;
+	f->size += (int64_t)n;
+	return true;
+}
+
+/* Append, rotating first whenever the next piece would pass the cap. */
+static void outfile_write(struct shim *s, struct outfile *f, const char *p, size_t n)
+{
+	if (f->fd < 0 && f->name)   /* a rotation could not reopen it: try again */
+		f->fd = openat(s->dirfd, f->name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (f->fd < 0)
+		return;
+	while (n > 0) {
+		if (f->cap <= 0 || f->size + (int64_t)n <= f->cap) {
+			outfile_raw(f, p, n);
+			return;
+		}
+		size_t take = f->size < f->cap ? (size_t)(f->cap - f->size) : 0;
+		if (f->lines) {
+			const char *nl = take ? memrchr(p, '\n', take) : NULL;
+			size_t whole = nl ? (size_t)(nl - p) + 1 : 0;
+			/* nothing whole fits: rotate first, unless NAME is empty
+			 * already (a line longer than the cap is cut) */
+			if (whole > 0 || f->size > 0)
+				take = whole;
+		}
+		if (!outfile_raw(f, p, take) || !outfile_rotate(s, f))
+			return;
+		p += take;
+		n -= take;
+	}
 }
 
 static void logs_flush(struct shim *s)
 {
-	outfile_write(&s->flogs, s->logbuf, s->loglen);
+	outfile_write(s, &s->flogs, s->logbuf, s->loglen);
 	s->loglen = 0;
 }
 
@@ -559,7 +631,7 @@ static void logs_put(struct shim *s, const char *p, size_t n)
 	if (s->loglen + n > SHIM_LOGBUF)
 		logs_flush(s);
 	if (n > SHIM_LOGBUF) {
-		outfile_write(&s->flogs, p, n);
+		outfile_write(s, &s->flogs, p, n);
 		return;
 	}
 	memcpy(s->logbuf + s->loglen, p, n);
@@ -584,7 +656,7 @@ static void logs_line(struct shim *s, struct proc *p, struct stream *st,
 static void stream_feed(struct shim *s, struct proc *p, struct stream *st,
 			const char *data, size_t n)
 {
-	outfile_write(st->file, data, n);
+	outfile_write(s, st->file, data, n);
 	while (n > 0) {
 		size_t take = SHIM_LINE_CAP - st->len;
 		if (take > n)
@@ -1102,6 +1174,7 @@ static int prepare(struct shim *s, char *err, size_t errlen)
 	static const char *const names[] = { "stdout", "stderr", "logs" };
 	struct outfile *files[] = { &s->fout, &s->ferr, &s->flogs };
 	for (int k = 0; k < 3; k++) {
+		files[k]->lines = files[k] == &s->flogs;
 		if (outfile_open(s, files[k], names[k]) < 0) {
 			snprintf(err, errlen, "%s: %s", names[k], strerror(errno));
 			return -1;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "backends/local/local.h"
 
@@ -633,41 +634,217 @@ static void test_shim_killed(void **state)
 	close(child);
 }
 
-static void test_log_cap(void **state)
+/* One file's rotation record from RUN_DIR/rotation. */
+static void rotation_of(const char *dir, const char *name, json_int_t *cap,
+			json_int_t *rotations, json_int_t *dropped)
+{
+	char *text = read_file(dir, "rotation");
+	assert_non_null(text);
+	json_error_t je;
+	json_t *root = json_loads(text, 0, &je);
+	if (!root)
+		fail_msg("rotation is not JSON (%s): %s", je.text, text);
+	assert_int_equal(json_unpack(root, "{s:I,s:{s:I,s:I}}", "cap", cap, name, "rotations",
+				     rotations, "dropped", dropped), 0);
+	json_decref(root);
+	free(text);
+}
+
+/* NAME.1 followed by NAME: what the tree shows as NAME. */
+static char *kept(const char *dir, const char *name)
+{
+	char old[64];
+	snprintf(old, sizeof(old), "%s.1", name);
+	char *a = read_file(dir, old), *b = read_file(dir, name);
+	assert_non_null(a);
+	assert_non_null(b);
+	char *t = malloc(strlen(a) + strlen(b) + 1);
+	assert_non_null(t);
+	strcpy(t, a);
+	strcat(t, b);
+	free(a);
+	free(b);
+	return t;
+}
+
+/*
+ * A process printing 11x the cap: stdout and logs rotate, stderr (one line)
+ * does not.  What stays is at most 2 x cap per file, at least cap of the
+ * latest output, the tail exactly as printed, and the record adds up.
+ */
+static void test_log_rotate(void **state)
+{
+	enum { CAP = 64 * 1024, LAST = 120000 };
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *argv[] = { "/bin/sh", "-c", "seq 1 120000; echo done >&2", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	struct jf_launch l = {
+		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
+		.procs = &p, .nprocs = 1, .log_cap_bytes = CAP,
+	};
+	struct jf_error err = { 0 };
+	json_int_t cap, rot, dropped;
+
+	/* what seq prints */
+	size_t total = 0;
+	char *all = malloc(8 * LAST);
+	assert_non_null(all);
+	for (int i = 1; i <= LAST; i++)
+		total += (size_t)sprintf(all + total, "%d\n", i);
+	assert_true(total > 10 * CAP);
+
+	run_dir(f, dir, sizeof(dir));
+	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	expect_result(f->be, 20000, &res);
+	assert_int_equal(res.exit_code, 0);
+
+	/* stdout: cut at the cap exactly */
+	assert_int_equal(file_size(dir, "stdout.1"), CAP);
+	assert_true(file_size(dir, "stdout") <= CAP);
+	char *out = kept(dir, "stdout");
+	size_t n = strlen(out);
+	assert_true(n >= CAP && n <= 2 * CAP);
+	assert_memory_equal(out, all + total - n, n);      /* the tail, as printed */
+	rotation_of(dir, "stdout", &cap, &rot, &dropped);
+	assert_int_equal(cap, CAP);
+	assert_int_equal(rot, (total - 1) / CAP);
+	assert_int_equal((size_t)dropped + n, total);
+	free(out);
+
+	/* logs: whole lines in each file; the numbers in order up to the last */
+	assert_true(file_size(dir, "logs.1") <= CAP && file_size(dir, "logs") <= CAP);
+	char *lg = kept(dir, "logs");
+	n = strlen(lg);
+	assert_true(n >= CAP - 16 && n <= 2 * CAP);
+	rotation_of(dir, "logs", &cap, &rot, &dropped);
+	assert_true(rot >= (json_int_t)((total - 1) / CAP));
+	assert_int_equal((size_t)dropped + n, total + strlen("done\n"));
+	/* each file ends a line, so each begins one; and the kept part begins
+	 * where the dropped bytes end: the first kept line is whole */
+	const char *names[] = { "logs.1", "logs" };
+	for (int i = 0; i < 2; i++) {
+		char *t = read_file(dir, names[i]);
+		assert_non_null(t);
+		size_t len = strlen(t);
+		assert_true(len > 0 && t[len - 1] == '\n');
+		free(t);
+	}
+	if (strncmp(lg, "done\n", 5) != 0) {
+		int first = atoi(lg);
+		size_t at = 0;
+		for (int i = 1; i < first; i++)
+			at += (size_t)snprintf(NULL, 0, "%d\n", i);
+		assert_true(at == (size_t)dropped || at + 5 == (size_t)dropped);
+	}
+	int done = 0, expect = -1;
+	for (char *line = strtok(lg, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strcmp(line, "done")) {
+			done++;
+			continue;
+		}
+		int v = atoi(line);
+		if (expect >= 0)
+			assert_int_equal(v, expect);
+		expect = v + 1;
+	}
+	assert_int_equal(done, 1);
+	assert_int_equal(expect, LAST + 1);
+	free(lg);
+
+	/* stderr: under the cap, never rotated */
+	char *e = read_file(dir, "stderr");
+	assert_string_equal(e, "done\n");
+	free(e);
+	assert_int_equal(file_size(dir, "stderr.1"), -1);
+	rotation_of(dir, "stderr", &cap, &rot, &dropped);
+	assert_int_equal(rot, 0);
+	assert_int_equal(dropped, 0);
+	free(all);
+}
+
+/* Without a cap nothing rotates and no record is written. */
+static void test_log_no_cap(void **state)
 {
 	struct fix *f = *state;
 	char dir[PATH_MAX];
 	struct jf_run_started st;
 	struct jf_run_result res;
-	char *argv[] = { "/bin/sh", "-c", "yes 0123456789abcdef | head -c 1000000; echo done >&2", NULL };
+	char *argv[] = { "/bin/sh", "-c", "yes 0123456789abcdef | head -c 1000000", NULL };
 	char *envp[] = { PATH, NULL };
 	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
 	struct jf_launch l = {
 		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
-		.procs = &p, .nprocs = 1, .log_cap_bytes = 10000,
+		.procs = &p, .nprocs = 1, .log_cap_bytes = 0,
 	};
 	struct jf_error err = { 0 };
-	const char *mark = "[jobfs: log capped at 10000 bytes]\n";
 
 	run_dir(f, dir, sizeof(dir));
 	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
 	expect_result(f->be, 10000, &res);
 	assert_int_equal(res.exit_code, 0);
-	const char *names[] = { "stdout", "logs" };
-	for (int i = 0; i < 2; i++) {
-		off_t size = file_size(dir, names[i]);
-		assert_true(size > 10000);
-		assert_true(size <= 10000 + 1 + (off_t)strlen(mark));
-		char *t = read_file(dir, names[i]);
-		size_t n = strlen(t);
-		assert_true(n > strlen(mark));
-		assert_string_equal(t + n - strlen(mark), mark);
-		assert_memory_equal(t, "0123456789abcdef\n", 17);
-		free(t);
+	assert_int_equal(file_size(dir, "stdout"), 1000000);
+	assert_int_equal(file_size(dir, "logs"), 1000001);   /* the last line ended */
+	assert_int_equal(file_size(dir, "stdout.1"), -1);
+	assert_int_equal(file_size(dir, "rotation"), -1);
+}
+
+/* Two processes' lines interleaved in logs stay whole across rotations,
+ * and a line longer than the cap is cut rather than kept whole. */
+static void test_log_rotate_lines(void **state)
+{
+	enum { CAP = 4096 };
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *a[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo a-$i; i=$((i+1)); done",
+		      NULL };
+	char *b[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo b-$i >&2; "
+		      "i=$((i+1)); done; head -c 10000 /dev/zero | tr '\\0' x; echo; echo end",
+		      NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p[2] = {
+		{ .name = "a", .argv = a, .envp = envp },
+		{ .name = "b", .argv = b, .envp = envp },
+	};
+	struct jf_launch l = {
+		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
+		.procs = p, .nprocs = 2, .log_cap_bytes = CAP,
+	};
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	expect_result(f->be, 20000, &res);
+	assert_int_equal(res.exit_code, 0);
+	assert_true(file_size(dir, "logs") <= CAP && file_size(dir, "logs.1") <= CAP);
+	char *lg = kept(dir, "logs");
+	size_t n = strlen(lg);
+	assert_true(n > 0 && lg[n - 1] == '\n');
+	assert_non_null(strstr(lg, "[b] end\n"));
+	/* every line after the first is whole: "[a] a-N", "[b] b-N", or the
+	 * pieces of the long line (cut at the cap, prefixed once) */
+	char *nl = strchr(lg, '\n');
+	assert_non_null(nl);
+	for (char *line = nl + 1; *line; line = strchr(line, '\n') + 1) {
+		size_t len = (size_t)(strchr(line, '\n') - line);
+		if (line[0] == 'x') {
+			assert_true(strspn(line, "x") == len);
+			continue;
+		}
+		assert_true(!strncmp(line, "[a] a-", 6) || !strncmp(line, "[b] b-", 6) ||
+			    !strncmp(line, "[b] x", 5) || !strncmp(line, "[b] end", 7));
 	}
-	char *e = read_file(dir, "stderr");
-	assert_string_equal(e, "done\n");
-	free(e);
+	free(lg);
+	char *o = kept(dir, "stdout");
+	n = strlen(o);
+	assert_true(n >= CAP && n <= 2 * CAP);
+	assert_string_equal(o + n - 4, "end\n");
+	free(o);
 }
 
 static void test_env_cwd(void **state)
@@ -954,7 +1131,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_adopt_finished, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_bogus, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shim_killed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_log_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_rotate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_no_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_rotate_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_cwd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_privileges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpus, setup, teardown),

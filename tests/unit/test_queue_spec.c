@@ -142,12 +142,45 @@ static void errors(void **state)
 	free(big);
 }
 
+/* The YAML limits hold here too, and values are escaped in messages. */
+static void limits_and_messages(void **state)
+{
+	(void)state;
+	char text[4096] = "capacity: ";
+	for (int i = 0; i < 40; i++)
+		strcat(text, "[");
+	for (int i = 0; i < 40; i++)
+		strcat(text, "]");
+	strcat(text, "\n");
+	ERR(text, 1, "key 'capacity[0][0]", "nested deeper than 32");
+	/* 1000 bytes, 32 times, 33 times: past 1 MiB of text */
+	strcpy(text, "a: &a \"");
+	memset(text + strlen(text), 'x', 1000);
+	strcpy(text + 7 + 1000, "\"\nb: &b [");
+	for (int i = 0; i < 32; i++)
+		strcat(text, i ? ", *a" : "*a");
+	strcat(text, "]\nc: [");
+	for (int i = 0; i < 33; i++)
+		strcat(text, i ? ", *b" : "*b");
+	strcat(text, "]\n");
+	ERR(text, 3, "key 'c[31]'", "more than 1048576 bytes of text once aliases are resolved");
+	/* control characters and a cut UTF-8 sequence come out escaped */
+	ERR("partition: \"a\\tb\\x1b[1m\\u2028\"\n", 1,
+	    "bad partition name \"a\\tb\\x1b[1m\\u2028\"", NULL);
+	char cut[256] = "group_timeout: \"x";
+	for (int i = 0; i < 40; i++)
+		strcat(cut, "\xc3\xa9");
+	strcat(cut, "\"\n");
+	ERR(cut, 1, "bad duration \"x\xc3\xa9", "\xc3\xa9\\xc3\"");  /* 31.5 characters */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(every_key),
 		cmocka_unit_test(errors),
+		cmocka_unit_test(limits_and_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -819,6 +819,108 @@ static void binary_garbage(void **state)
 	}
 }
 
+/* head, then `&a "<len x's>"`, then tail. */
+static char *anchored(const char *head, size_t len, const char *tail)
+{
+	size_t n = strlen(head) + len + strlen(tail) + 8;
+	char *t = malloc(n);
+	assert_non_null(t);
+	snprintf(t, n, "%s&a \"", head);
+	size_t o = strlen(t);
+	memset(t + o, 'x', len);
+	snprintf(t + o + len, n - o - len, "\"%s", tail);
+	return t;
+}
+
+static char *with_anchor(size_t len, const char *tail)
+{
+	char *t = anchored("a: ", len, "\n");
+	char *u = malloc(strlen(t) + strlen(tail) + 1);
+	assert_non_null(u);
+	strcpy(u, t);
+	strcat(u, tail);
+	free(t);
+	return u;
+}
+
+/* Every limit of spec.h, each with its key, line and value in the message;
+ * the largest value that fits is accepted. */
+static void limits(void **state)
+{
+	(void)state;
+	/* text after aliases: 18 copies of 60000 bytes pass 1 MiB */
+	char *t = with_anchor(60000, "command: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a,"
+				     " *a, *a, *a, *a, *a]\n");
+	ERR(t, 2, "key 'command[16]'", "more than 1048576 bytes of text once aliases");
+	free(t);
+	t = with_anchor(60000, "env: {A: *a, B: {x: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, "
+			       "*a, *a, *a, *a, *a, *a, *a]}}\n");
+	ERR(t, 2, "key 'env.B.x[15]'", "more than 1048576 bytes of text");
+	free(t);
+	/* argv bytes */
+	t = anchored("command: [sh, -c]\nargs: [", 60000, ", *a, *a, *a, *a]\n");
+	ERR(t, 2, "key 'args'", "command and args of container 'main' are 300011 bytes "
+				"together, more than the limit of 262144");
+	free(t);
+	t = anchored("command: [", 60000, ", *a, *a, *a]\n");
+	struct jf_spec *s = parse_ok(t);  /* 240004 bytes fit */
+	assert_int_equal(s->containers[0].ncommand, 4);
+	jf_spec_free(s);
+	free(t);
+	t = anchored("containers:\n- name: a\n  command: [x]\n- name: b\n  command: [", 60000,
+		     ", *a, *a, *a, *a]\n");
+	ERR(t, 5, "key 'containers[1].command'", "container 'b' are 300005 bytes");
+	free(t);
+	/* env bytes: KEY=value\0 summed per container */
+	t = anchored("command: [x]\nenv: {A: ", 60000, ", B: *a, C: *a}\n");
+	ERR(t, 2, "key 'env'", "the environment of container 'main' is 180009 bytes "
+			       "(KEY=value of each variable, summed), more than the limit of 131072");
+	free(t);
+	t = anchored("command: [x]\nenv: {A: ", 60000, ", B: *a}\n");
+	s = parse_ok(t);
+	assert_int_equal(s->containers[0].nenv, 2);
+	jf_spec_free(s);
+	free(t);
+	/* an env name of 255 bytes is fine, 256 is not */
+	char text[1024];
+	char name[300];
+	memset(name, 'N', 256);
+	name[256] = '\0';
+	snprintf(text, sizeof(text), "command: [x]\nenv:\n  %s: v\n", name);
+	ERR(text, 3, "key 'env.NNNN", "is 256 bytes, more than the limit of 255");
+	snprintf(text, sizeof(text), "command: [x]\nenv: [\"%s=v\"]\n", name);
+	ERR(text, 2, "key 'env[0]'", "is 256 bytes, more than the limit of 255");
+	name[255] = '\0';
+	snprintf(text, sizeof(text), "command: [x]\nenv:\n  %s: v\n", name);
+	s = parse_ok(text);
+	assert_int_equal(strlen(s->containers[0].env[0].key), 255);
+	jf_spec_free(s);
+	/* counts */
+	ERR("command: [x]\nparallelism: 1000001\n", 2, "key 'parallelism'",
+	    "1000001 is out of range: must be 1 to 1000000");
+	ERR("command: [x]\ncompletions: 1000001\n", 2, "key 'completions'",
+	    "must be 1 to 1000000");
+	ERR("command: [x]\nnodes: 1025\n", 2, "key 'nodes'", "must be 1 to 1024");
+	expect_err_at("command: [x]\ncount: 10001\n", JF_PLACE_BATCH, JF_EINVAL, 2,
+		      "key 'count'", "must be 1 to 10000");
+	s = parse_ok("command: [x]\ncompletions: 1000000\nparallelism: 1000000\nnodes: 1024\n");
+	assert_int_equal(s->parallelism, 1000000);
+	jf_spec_free(s);
+	/* containers */
+	char many[2048] = "containers:\n";
+	for (int i = 0; i < 17; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many),
+			 "- {name: c%d, command: [x]}\n", i);
+	ERR(many, 2, "key 'containers'", "17 containers: must be 1 to 16");
+	/* name lengths */
+	memset(name, 'n', 64);
+	name[64] = '\0';
+	snprintf(text, sizeof(text), "command: [x]\nname: %s\n", name);
+	ERR(text, 2, "key 'name'", "1 to 63 printable characters");
+	snprintf(text, sizeof(text), "containers:\n- {name: %s, command: [x]}\n", name);
+	ERR(text, 2, "key 'containers[0].name'", "1 to 63 lowercase letters");
+}
+
 /* Damage a valid spec a byte at a time; the parser must stay sane. */
 static void mutations(void **state)
 {
@@ -1098,6 +1200,7 @@ int main(void)
 		cmocka_unit_test(deep_nesting),
 		cmocka_unit_test(huge_inputs),
 		cmocka_unit_test(binary_garbage),
+		cmocka_unit_test(limits),
 		cmocka_unit_test(mutations),
 		cmocka_unit_test(text_plausible),
 		cmocka_unit_test(yamltree_getters),

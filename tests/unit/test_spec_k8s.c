@@ -828,6 +828,74 @@ static void env(void **state)
 		strcat(big, ",a");
 	strcat(big, "]\n");
 	ERR(big, 9, "key 'spec.template.spec.containers[0].args'", "together");
+	/* env bytes, multiplied by aliases */
+	size_t o;
+	free(big);
+	big = malloc(70000);
+	assert_non_null(big);
+	strcpy(big, HEAD "spec:\n" POD("        env:\n        - {name: A, value: &a \""));
+	o = strlen(big);
+	memset(big + o, 'x', 60000);
+	strcpy(big + o + 60000, "\"}\n        - {name: B, value: *a}\n"
+	       "        - {name: C, value: *a}\n");
+	ERR(big, 10, "key 'spec.template.spec.containers[0].env'",
+	    "the environment of container 'main' is 180009 bytes");
+	/* an env name over 255 bytes */
+	strcpy(big, HEAD "spec:\n" POD("        env:\n        - name: "));
+	o = strlen(big);
+	memset(big + o, 'E', 300);
+	strcpy(big + o + 300, "\n");
+	ERR(big, 10, "key 'spec.template.spec.containers[0].env[0]'",
+	    "is 300 bytes, more than the limit of 255");
+	free(big);
+}
+
+static void limits(void **state)
+{
+	(void)state;
+	ERR(HEAD "spec:\n  parallelism: 1000001\n" POD(""), 4, "key 'spec.parallelism'",
+	    "must be 1 to 1000000");
+	ERR(HEAD "spec:\n  completions: 1000001\n" POD(""), 4, "key 'spec.completions'",
+	    "must be 1 to 1000000");
+	ERR(HEAD "metadata:\n  annotations: {jobfs/nodes: \"1025\"}\nspec:\n" POD(""), 4,
+	    "key 'metadata.annotations.jobfs/nodes'", "must be 1 to 1024");
+	struct jf_spec *s = parse_ok(HEAD "spec:\n  completions: 1000000\n"
+				     "  parallelism: 1000000\n" POD(""));
+	assert_int_equal(s->parallelism, 1000000);
+	jf_spec_free(s);
+	/* at most JF_SPEC_MAX_IGNORED fields listed under ignored: */
+	char *many = malloc(1001 * 16 + 512);
+	assert_non_null(many);
+	strcpy(many, HEAD "spec:\n" POD(""));
+	for (int i = 0; i < 1000; i++)
+		sprintf(many + strlen(many), "k%d: v\n", i);
+	s = parse_ok(many);
+	assert_int_equal(s->nignored, 1000);
+	jf_spec_free(s);
+	strcat(many, "k1000: v\n");
+	ERR(many, 1009, "key 'k1000'", "more than 1000 Kubernetes fields that jobfs does not model");
+	free(many);
+	/* ${VAR} output past JF_SPEC_MAX_BYTES: 60-byte values for 11-byte names */
+	static const struct jf_subst longer = {
+		"a-display-name-of-sixty-characters-which-is-long-but-allowed", "q", "g"
+	};
+	size_t n = 60000;
+	char *big = malloc(n + 512);
+	assert_non_null(big);
+	strcpy(big, HEAD "metadata:\n  annotations:\n    note: \"");
+	size_t o = strlen(big);
+	while (o + 32 < n) {
+		memcpy(big + o, "${JOB_NAME}", 11);
+		o += 11;
+	}
+	strcpy(big + o, "\"\nspec:\n" POD(""));
+	struct jf_error e = { 0 };
+	s = NULL;
+	enum jf_err rc = jf_spec_parse(big, strlen(big), JF_PLACE_GROUP, &longer, &s, &e);
+	if (rc != JF_EFBIG)
+		fail_msg("want EFBIG, got %s: %s", jf_err_name(rc), e.msg);
+	assert_null(s);
+	assert_non_null(strstr(e.msg, "after ${VAR} substitution the spec is more than 262144"));
 	free(big);
 }
 
@@ -850,6 +918,7 @@ int main(void)
 		cmocka_unit_test(pod_failure_policy),
 		cmocka_unit_test(success_policy),
 		cmocka_unit_test(env),
+		cmocka_unit_test(limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

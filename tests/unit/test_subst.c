@@ -111,7 +111,13 @@ static void size_cap(void **state)
 	char in[4000] = "";
 	for (int i = 0; i < 300; i++)
 		strcat(in, "${JOB_NAME}");
-	expect_fail(in, &s, JF_EFBIG, 0, "more than 262144 bytes");
+	expect_fail(in, &s, JF_EFBIG, 1, "more than 262144 bytes");
+	/* the line where the text passed the cap */
+	char lines[4000] = "a\nb\n";
+	for (int i = 0; i < 300; i++)
+		strcat(lines, i == 100 ? "\n${JOB_NAME}" : "${JOB_NAME}");
+	expect_fail(lines, &s, JF_EFBIG, 4, "after ${VAR} substitution the spec is more than "
+		    "262144 bytes");
 	/* just under the cap is fine */
 	in[0] = '\0';
 	for (int i = 0; i < 262; i++)

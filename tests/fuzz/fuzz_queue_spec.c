@@ -1,0 +1,12 @@
+/*
+ * fuzz_queue_spec.c - libFuzzer target: the queue spec (DESIGN 2.2).
+ * The work and the invariants are in targets.c; see scripts/fuzz.sh.
+ */
+#include "tests/fuzz/targets.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return jf_fuzz_queue_spec(data, size);
+}
