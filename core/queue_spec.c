@@ -2,7 +2,8 @@
  * queue_spec.c - the queue spec of DESIGN 2.2.
  *
  * Keys: capacity (nodes, >= 0, 0 = unlimited), group_timeout (a duration,
- * 0 = off), partition (a Slurm partition name), private (bool).  Unknown
+ * 0 = off), partition and spot_partition (Slurm partitions for the
+ * queue's on-demand and spot work), private (bool).  Unknown
  * keys are errors; an empty text (or only comments) is all defaults.  *out
  * is written only on success, so a refused spec leaves it unchanged.
  */
@@ -33,7 +34,7 @@ static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec 
 			      struct jf_error *err)
 {
 	static const char *const known[] = {
-		"capacity", "group_timeout", "partition", "private", NULL
+		"capacity", "group_timeout", "partition", "spot_partition", "private", NULL
 	};
 	enum jf_err rc = jf_ymap_check_keys(root, "", known, err);
 	if (rc)
@@ -54,16 +55,20 @@ static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec 
 			return jf_yerror(err, JF_EINVAL, n, "group_timeout",
 					 "duration %.64s is out of range: at most 366d", t);
 	}
-	if ((n = jf_ymap_get(root, "partition"))) {
+	static const char *const pkeys[] = { "partition", "spot_partition" };
+	for (int k = 0; k < 2; k++) {
+		if (!(n = jf_ymap_get(root, pkeys[k])))
+			continue;
 		const char *t;
-		if ((rc = jf_ynode_text(n, "partition", 0, &t, err)))
+		if ((rc = jf_ynode_text(n, pkeys[k], 0, &t, err)))
 			return rc;
 		if (!partition_ok(t))
-			return jf_yerror(err, JF_EINVAL, n, "partition",
+			return jf_yerror(err, JF_EINVAL, n, pkeys[k],
 					 "bad partition name \"%.64s\": use 1 to %d letters, "
 					 "digits, '.', '_' or '-'", t, JF_SPEC_MAX_NAME);
-		q->partition = strdup(t);
-		if (!q->partition)
+		char **dst = k == 0 ? &q->partition : &q->spot_partition;
+		*dst = strdup(t);
+		if (!*dst)
 			return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
 	if ((n = jf_ymap_get(root, "private")) &&
@@ -97,6 +102,7 @@ enum jf_err jf_queue_spec_parse(const char *text, size_t len,
 	return JF_OK;
 fail:
 	free(q.partition);
+	free(q.spot_partition);
 	if (err)
 		*err = e;
 	return rc;
@@ -107,5 +113,7 @@ void jf_queue_spec_release(struct jf_queue_spec *q)
 	if (!q)
 		return;
 	free(q->partition);
+	free(q->spot_partition);
 	q->partition = NULL;
+	q->spot_partition = NULL;
 }

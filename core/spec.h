@@ -178,6 +178,7 @@ struct jf_queue_spec {
 	int64_t capacity;         /* nodes; 0 = unlimited (default) */
 	int64_t group_timeout;    /* seconds, 0 = off (default) */
 	char *partition;          /* slurm partition, NULL = command-line default */
+	char *spot_partition;     /* the same for spot work */
 	bool private_;            /* `private: true` */
 };
 

@@ -30,6 +30,9 @@
 
 struct jf_store;
 
+/* The schema version this build migrates every database to. */
+#define JF_STORE_SCHEMA 6
+
 #define JF_NAME_MAX 64
 #define JF_GPU_IDS_MAX 96
 
@@ -313,5 +316,64 @@ enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
 			     int (*fn)(void *ctx, const char *key, int64_t amount,
 				       int64_t seconds), void *ctx);
+
+/*
+ * submissions: the outbox of a backend that schedules for itself (slurm).
+ * A submission is one batch of a group's tasks handed to the backend (a
+ * Slurm job array); each task names the submission it belongs to now
+ * (tasks.sub_id, 0 = none: it needs one).  States: OUTBOX (made, the
+ * backend's answer not recorded yet: sent again after a restart, found by
+ * its key if it had gone out), LIVE (the backend took it: job_id), DONE
+ * (nothing of it left to run), REFUSED (the backend said no; message).
+ */
+enum jf_sub_state { JF_SUB_OUTBOX = 0, JF_SUB_LIVE = 1, JF_SUB_DONE = 2, JF_SUB_REFUSED = 3 };
+
+struct jf_sub_rec {
+	int64_t id, group_id;
+	int state;                 /* enum jf_sub_state */
+	int64_t first_idx;         /* lowest task index in it */
+	int64_t count;             /* tasks in it */
+	int64_t throttle;          /* most of them running at once, as last set */
+	int64_t attempt_base;      /* the attempt number of each task's first run in it */
+	int64_t job_id;            /* the backend's id, 0 before it is known */
+	int64_t tries;             /* times handed to the backend */
+	int64_t created_ms;
+	char message[256];
+};
+
+/* Make a submission of the tasks of group_id with these indexes (idx
+ * increasing, n > 0) and mark them as belonging to it. */
+enum jf_err jf_sub_create(struct jf_store *st, int64_t group_id, const int64_t *idx, size_t n,
+			  int64_t throttle, int64_t attempt_base, int64_t now_ms, int64_t *id);
+enum jf_err jf_sub_get(struct jf_store *st, int64_t id, struct jf_sub_rec *r);
+/* Submissions of group_id (0: every group) whose state is in mask (bits
+ * 1 << state), in id order; fn returns non-zero to stop. */
+enum jf_err jf_sub_list(struct jf_store *st, int64_t group_id, unsigned mask,
+			int (*fn)(void *ctx, int64_t id), void *ctx);
+enum jf_err jf_sub_set(struct jf_store *st, int64_t id, int state, int64_t job_id,
+		       int64_t throttle, int64_t tries, const char *message);
+/* For each submission of the group: its tasks not finished yet (Waiting,
+ * Initializing, Running). */
+enum jf_err jf_sub_unfinished(struct jf_store *st, int64_t group_id,
+			      int (*fn)(void *ctx, int64_t sub_id, int64_t n), void *ctx);
+/* The indexes of the tasks belonging to sub id, increasing; *idx is the
+ * caller's to free. */
+enum jf_err jf_sub_indexes(struct jf_store *st, int64_t id, int64_t **idx, size_t *n);
+/* Tasks of sub id (of every submission of group_id when id is 0 and
+ * group_id is not) not running now stop belonging to it: they need a new
+ * submission if they are to run. */
+enum jf_err jf_sub_release(struct jf_store *st, int64_t id, int64_t group_id);
+enum jf_err jf_task_set_sub(struct jf_store *st, int64_t task_id, int64_t sub_id);
+enum jf_err jf_task_sub(struct jf_store *st, int64_t task_id, int64_t *sub_id);
+/* Up to limit Waiting tasks of the group that belong to no submission,
+ * lowest index first, with their attempts so far. */
+enum jf_err jf_task_list_unsubmitted(struct jf_store *st, int64_t group_id, int limit,
+				     int (*fn)(void *ctx, int64_t id, int64_t idx,
+					       int64_t attempt),
+				     void *ctx);
+
+/* meta: small facts about this state directory ("uuid") */
+enum jf_err jf_meta_get(struct jf_store *st, const char *key, char *buf, size_t n);
+enum jf_err jf_meta_set(struct jf_store *st, const char *key, const char *value);
 
 #endif

@@ -146,9 +146,23 @@ static const char *const migrations[] = {
 	"CREATE INDEX ledger_open ON ledger(end_ms) WHERE end_ms = 0;"
 	"CREATE UNIQUE INDEX ledger_open_attempt ON ledger(attempt_id) WHERE end_ms = 0;"
 	"CREATE UNIQUE INDEX ledger_closed ON ledger(closed_seq) WHERE closed_seq IS NOT NULL;",
+	/* 5 -> 6: the outbox of a scheduling backend (slurm): every batch of a
+	 * group's tasks handed to it, and which batch each task belongs to now */
+	"CREATE TABLE submissions ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  group_id INTEGER NOT NULL REFERENCES groups(id) ON DELETE CASCADE,"
+	"  state INTEGER NOT NULL DEFAULT 0,"
+	"  first_idx INTEGER NOT NULL, count INTEGER NOT NULL,"
+	"  throttle INTEGER NOT NULL DEFAULT 0, attempt_base INTEGER NOT NULL,"
+	"  job_id INTEGER NOT NULL DEFAULT 0, tries INTEGER NOT NULL DEFAULT 0,"
+	"  created_ms INTEGER NOT NULL, message TEXT NOT NULL DEFAULT '');"
+	"CREATE INDEX submissions_group ON submissions(group_id, state);"
+	"ALTER TABLE tasks ADD COLUMN sub_id INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX tasks_sub ON tasks(sub_id) WHERE sub_id != 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+_Static_assert(NMIGRATIONS == JF_STORE_SCHEMA, "JF_STORE_SCHEMA in store.h names the last migration");
 
 static int user_version(sqlite3 *db)
 {

@@ -181,7 +181,7 @@ static void sql_exec(const char *db, const char *sql)
 static void test_open_schema(void **state)
 {
 	struct fix *f = *state;
-	assert_int_equal(jf_store_schema_version(f->st), 5);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 	static const char *const tables[] = {
@@ -195,7 +195,7 @@ static void test_open_schema(void **state)
 		if (sql_int(f->db, sql) != 1)
 			fail_msg("table %s missing", tables[i]);
 	}
-	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 5);
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), JF_STORE_SCHEMA);
 	/* the ledger: several segments per attempt, at most one open */
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
 				 "WHERE origin = 'u'"), 0);
@@ -214,7 +214,7 @@ static void test_reopen(void **state)
 	accept(f->st, g, 2, 2);
 	jf_store_close(f->st);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 5);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
 	struct jf_queue_rec qr;
 	assert_int_equal(jf_queue_find(f->st, "keep", &qr), JF_OK);
 	assert_int_equal(qr.id, q);
@@ -241,13 +241,14 @@ static void test_migrate_1_to_5(void **state)
 	f->st = NULL;
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN cpuset; DROP TABLE demand; "
+	assert_int_equal(sqlite3_exec(h, "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE submissions; "
+				      "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN cpuset; DROP TABLE demand; "
 				      "PRAGMA user_version = 1",
 				      NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
 	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 5);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_table_info('attempts') "
 				 "WHERE name = 'cpuset'"), 1);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = "
@@ -1418,6 +1419,8 @@ static void test_migrate_4_to_5(void **state)
 	f->st = NULL;
 	char sql[4096];
 	snprintf(sql, sizeof(sql),
+		 /* schema 6's outbox is not there yet at 4 */
+		 "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE submissions;"
 		 "DROP TABLE ledger;"
 		 "CREATE TABLE ledger ("
 		 "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -1459,7 +1462,7 @@ static void test_migrate_4_to_5(void **state)
 				 "WHERE origin = 'u'"), 1);
 
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 5);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
@@ -1984,6 +1987,159 @@ static void test_txn_accept_nested(void **state)
 	assert_int_equal(jf_task_find(f->st, g, 0, &t), JF_ENOENT);
 }
 
+/* ---- the outbox of a scheduling backend ---- */
+
+struct unsub_rec {
+	int64_t idx[16], attempt[16];
+	size_t n;
+};
+
+static int collect_unsub(void *ctx, int64_t id, int64_t idx, int64_t attempt)
+{
+	(void)id;
+	struct unsub_rec *u = ctx;
+	if (u->n < 16) {
+		u->idx[u->n] = idx;
+		u->attempt[u->n] = attempt;
+		u->n++;
+	}
+	return 0;
+}
+
+struct unfin {
+	int64_t sub[8], n[8];
+	size_t k;
+};
+
+static int collect_unfin(void *ctx, int64_t sub, int64_t n)
+{
+	struct unfin *u = ctx;
+	if (u->k < 8) {
+		u->sub[u->k] = sub;
+		u->n[u->k] = n;
+		u->k++;
+	}
+	return 0;
+}
+
+static int count_ids(void *ctx, int64_t id)
+{
+	(void)id;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static void test_submissions(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 6, 2);
+
+	struct unsub_rec u = { .n = 0 };
+	assert_int_equal(jf_task_list_unsubmitted(f->st, g, 100, collect_unsub, &u), JF_OK);
+	assert_int_equal(u.n, 6);
+	assert_int_equal(u.attempt[0], 0);
+
+	/* a batch of 0, 1, 3, 4: they belong to it; 2 and 5 do not */
+	int64_t idx[] = { 0, 1, 3, 4 };
+	int64_t sub = 0;
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	assert_int_equal(jf_sub_create(f->st, g, idx, 4, 2, 1, 1000, &sub), JF_OK);
+	assert_int_equal(jf_store_commit(f->st), JF_OK);
+	assert_true(sub > 0);
+	assert_int_equal(jf_sub_create(f->st, g, idx, 0, 2, 1, 1000, &sub), JF_EINVAL);
+	int64_t s1 = 0;
+	assert_int_equal(jf_task_sub(f->st, task_id(f->st, g, 3), &s1), JF_OK);
+	assert_true(s1 > 0);
+	sub = s1;
+	assert_int_equal(jf_task_sub(f->st, task_id(f->st, g, 2), &s1), JF_OK);
+	assert_int_equal(s1, 0);
+	memset(&u, 0, sizeof(u));
+	assert_int_equal(jf_task_list_unsubmitted(f->st, g, 100, collect_unsub, &u), JF_OK);
+	assert_int_equal(u.n, 2);
+	assert_int_equal(u.idx[0], 2);
+	assert_int_equal(u.idx[1], 5);
+
+	struct jf_sub_rec r;
+	assert_int_equal(jf_sub_get(f->st, sub, &r), JF_OK);
+	assert_int_equal(r.group_id, g);
+	assert_int_equal(r.state, JF_SUB_OUTBOX);
+	assert_int_equal(r.first_idx, 0);
+	assert_int_equal(r.count, 4);
+	assert_int_equal(r.throttle, 2);
+	assert_int_equal(r.attempt_base, 1);
+	assert_int_equal(r.job_id, 0);
+	assert_int_equal(jf_sub_get(f->st, 999, &r), JF_ENOENT);
+
+	int64_t *got = NULL;
+	size_t n = 0;
+	assert_int_equal(jf_sub_indexes(f->st, sub, &got, &n), JF_OK);
+	assert_int_equal(n, 4);
+	assert_int_equal(got[0], 0);
+	assert_int_equal(got[3], 4);
+	free(got);
+
+	/* accepted: live, with the backend's id */
+	assert_int_equal(jf_sub_set(f->st, sub, JF_SUB_LIVE, 4242, 2, 1, ""), JF_OK);
+	assert_int_equal(jf_sub_get(f->st, sub, &r), JF_OK);
+	assert_int_equal(r.state, JF_SUB_LIVE);
+	assert_int_equal(r.job_id, 4242);
+	assert_int_equal(r.tries, 1);
+	int cnt = 0;
+	assert_int_equal(jf_sub_list(f->st, g, 1u << JF_SUB_LIVE, count_ids, &cnt), JF_OK);
+	assert_int_equal(cnt, 1);
+	cnt = 0;
+	assert_int_equal(jf_sub_list(f->st, 0, 1u << JF_SUB_OUTBOX, count_ids, &cnt), JF_OK);
+	assert_int_equal(cnt, 0);
+
+	/* unfinished: every task of it waits; one runs, one succeeds */
+	struct unfin uf = { .k = 0 };
+	assert_int_equal(jf_sub_unfinished(f->st, g, collect_unfin, &uf), JF_OK);
+	assert_int_equal(uf.k, 1);
+	assert_int_equal(uf.n[0], 4);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g, 0), JF_ST_RUNNING, "", 5),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g, 1), JF_ST_SUCCEEDED, "", 6),
+			 JF_OK);
+	memset(&uf, 0, sizeof(uf));
+	assert_int_equal(jf_sub_unfinished(f->st, g, collect_unfin, &uf), JF_OK);
+	assert_int_equal(uf.n[0], 3);
+
+	/* release: the running task stays, the others leave it */
+	assert_int_equal(jf_sub_release(f->st, sub, 0), JF_OK);
+	assert_int_equal(jf_task_sub(f->st, task_id(f->st, g, 0), &s1), JF_OK);
+	assert_int_equal(s1, sub);
+	assert_int_equal(jf_task_sub(f->st, task_id(f->st, g, 3), &s1), JF_OK);
+	assert_int_equal(s1, 0);
+	assert_int_equal(jf_task_set_sub(f->st, task_id(f->st, g, 0), 0), JF_OK);
+	memset(&uf, 0, sizeof(uf));
+	assert_int_equal(jf_sub_unfinished(f->st, g, collect_unfin, &uf), JF_OK);
+	assert_int_equal(uf.k, 0);
+
+	/* a group's tasks all at once */
+	int64_t all[] = { 2, 3, 5 };
+	int64_t sub2 = 0;
+	assert_int_equal(jf_sub_create(f->st, g, all, 3, 0, 2, 2000, &sub2), JF_OK);
+	assert_true(sub2 > sub);
+	assert_int_equal(jf_sub_release(f->st, 0, g), JF_OK);
+	memset(&u, 0, sizeof(u));
+	assert_int_equal(jf_task_list_unsubmitted(f->st, g, 100, collect_unsub, &u), JF_OK);
+	assert_int_equal(u.n, 4);   /* 2, 3, 4, 5 wait; 0 runs, 1 is done */
+
+	/* meta */
+	char buf[64];
+	assert_int_equal(jf_meta_get(f->st, "uuid", buf, sizeof(buf)), JF_ENOENT);
+	assert_int_equal(jf_meta_set(f->st, "uuid", "abc"), JF_OK);
+	assert_int_equal(jf_meta_set(f->st, "uuid", "def"), JF_OK);
+	assert_int_equal(jf_meta_get(f->st, "uuid", buf, sizeof(buf)), JF_OK);
+	assert_string_equal(buf, "def");
+
+	/* the group goes, its submissions with it */
+	assert_int_equal(jf_group_delete(f->st, g), JF_OK);
+	assert_int_equal(jf_sub_get(f->st, sub, &r), JF_ENOENT);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -2008,6 +2164,7 @@ int main(void)
 		T(test_txn_failed_statement),
 		T(test_txn_commit_rollback),
 		T(test_txn_accept_nested),
+		T(test_submissions),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
