@@ -1,0 +1,19 @@
+/*
+ * backend.c - what backend.h declares that is not a backend's own.
+ */
+#include "backends/backend.h"
+
+#include <stdlib.h>
+
+void jf_note_release(struct jf_note *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->nhosts; i++)
+		free(n->hosts[i]);
+	free(n->hosts);
+	free(n->results);
+	n->hosts = NULL;
+	n->results = NULL;
+	n->nhosts = n->nresults = 0;
+}
