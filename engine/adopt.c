@@ -292,6 +292,13 @@ void jf_eng_adopt_all(struct jf_engine *e)
 			jf_eng_preempt_task(e, t, e->cluster->preempt_grace_s * 1000);
 	}
 	free(pre.v);
+	free(l.v);
+	jf_eng_adopt_orphans(e);
+}
+
+void jf_eng_adopt_orphans(struct jf_engine *e)
+{
+	struct idlist l = { NULL, 0, 0, false };
 	/* tasks still running in the store with nothing running: their last
 	 * attempts ended before the crash (judge them now, not run them again),
 	 * or they never got an attempt (wait again) */

@@ -22,6 +22,7 @@
 #include "core/forecast.h"
 #include "core/names.h"
 #include "core/quantity.h"
+#include "core/timefmt.h"
 
 static int64_t real_now(void *ctx)
 {
@@ -58,16 +59,24 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	if (!e->clock.now_ms)
 		e->clock.now_ms = real_now;
 	e->kill_grace_ms = cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : 10000;
+	e->delegated = jf_backend_schedules(e->be);
+	e->partition_ondemand = strdup(cfg->partition_ondemand ? cfg->partition_ondemand : "");
+	e->partition_spot = strdup(cfg->partition_spot ? cfg->partition_spot : "");
+	e->array_max = cfg->array_max > 0 ? cfg->array_max : 1000;
+	if (e->delegated)
+		jf_eng_delegate_machines(e);
 	e->log_cap = cfg->log_cap_bytes > 0 ? cfg->log_cap_bytes
 		     : cfg->log_cap_bytes == 0 ? JF_LOG_CAP_DEFAULT : 0;
 	e->machines = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1,
 			     sizeof(*e->machines));
 	e->use = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->use));
 	e->excl = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->excl));
+	e->nalloc = e->cluster->nmachines;
 	jf_idmap_init(&e->groups);
 	jf_idmap_init(&e->tasks);
 	jf_idmap_init(&e->runs);
-	if (!e->state_dir || !e->machines || !e->use || !e->excl) {
+	if (!e->state_dir || !e->machines || !e->use || !e->excl || !e->partition_ondemand ||
+	    !e->partition_spot) {
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
@@ -76,7 +85,12 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
-	jf_eng_adopt_all(e);
+	if (e->delegated) {
+		jf_eng_delegate_start(e);
+		jf_eng_adopt_orphans(e);
+	} else {
+		jf_eng_adopt_all(e);
+	}
 	*out = e;
 	jf_eng_schedule(e);
 	return JF_OK;
@@ -156,7 +170,7 @@ void jf_engine_free(struct jf_engine *e)
 	jf_idmap_release(&e->runs);
 	jf_backend_free(e->be);
 	jf_store_close(e->st);
-	for (size_t m = 0; e->excl && m < e->cluster->nmachines; m++)
+	for (size_t m = 0; e->excl && m < e->nalloc; m++)
 		free(e->excl[m]);
 	free(e->excl);
 	for (size_t m = 0; e->fc && m < e->cluster->nmodels; m++)
@@ -167,11 +181,16 @@ void jf_engine_free(struct jf_engine *e)
 	free(e->machines);
 	free(e->use);
 	free(e->state_dir);
+	free(e->partition_ondemand);
+	free(e->partition_spot);
 	free(e);
 }
 
 void jf_engine_stop_billing(struct jf_engine *e)
 {
+	/* a scheduling backend's runs are billed by its own times, start to end */
+	if (e->delegated)
+		return;
 	int64_t closed = 0;
 	jf_store_begin(e->st);
 	jf_ledger_close_all(e->st, jf_eng_now(e), &closed);
@@ -191,8 +210,12 @@ int jf_engine_backend_fd(struct jf_engine *e) { return jf_backend_fd(e->be); }
 
 void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u)
 {
+	if (e->delegated) {
+		jf_eng_delegate_use(e, m, u);
+		return;
+	}
 	memset(u, 0, sizeof(*u));
-	if (m >= e->cluster->nmachines)
+	if (m >= e->cluster->nmachines || m >= e->nalloc)
 		return;
 	const struct jf_machine *mc = &e->cluster->machines[m];
 	const struct jf_sched_machine *sm = &e->machines[m];
@@ -201,6 +224,23 @@ void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use 
 	u->cpu_milli = mc->cpu_milli - sm->cpu_free;
 	u->mem_bytes = mc->mem_bytes - sm->mem_free;
 	u->nodes = e->use[m].nodes;
+}
+
+const char *jf_engine_backend_name(struct jf_engine *e)
+{
+	return e->be->ops->name;
+}
+
+const char *jf_engine_backend_trouble(struct jf_engine *e)
+{
+	static char buf[512];
+	if (!e->be_down)
+		return NULL;
+	char when[40];
+	jf_time_rfc3339(e->be_down_ms, when, sizeof(when));
+	snprintf(buf, sizeof(buf), "%s cannot be reached since %s: %s", e->be->ops->name, when,
+		 e->be_msg);
+	return buf;
 }
 
 /* ---- the group cache ---- */
@@ -456,6 +496,11 @@ void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
 
 void jf_engine_on_backend(struct jf_engine *e)
 {
+	if (e->delegated) {
+		jf_eng_delegate_notes(e);
+		jf_eng_schedule(e);
+		return;
+	}
 	struct jf_run_result res[32];
 	size_t n;
 	while ((n = jf_backend_reap(e->be, res, 32)) > 0)

@@ -49,6 +49,10 @@ struct jf_engine_config {
 	struct jf_backend *backend;     /* taken over */
 	struct jf_clock clock;          /* .now_ms NULL = the real clock */
 	int64_t kill_grace_ms;          /* TERM -> KILL for stop/timeout, default 10 s */
+	const char *partition_ondemand; /* a scheduling backend's partitions (slurm): */
+	const char *partition_spot;     /*   where work goes unless its queue says */
+	int64_t array_max;              /* most indexes one batch spans (Slurm's
+					 * MaxArraySize - 1); 0 = 1000 */
 	int64_t log_cap_bytes;          /* per log file of a node (stdout, stderr, logs):
 					 * past it the file is rotated and only the latest
 					 * cap..2 x cap bytes are kept; 0 = the default,
@@ -106,12 +110,21 @@ enum jf_err jf_engine_rename_task(struct jf_engine *e, int64_t task_id, const ch
 				  struct jf_error *err);
 enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err);
 
+/* The backend's name ("local", "slurm"), and NULL while it can be reached,
+ * else what is wrong: "slurm cannot be reached since 2026-12-01T18:00:03Z:
+ * slurmrestd unreachable: ..." (valid until the next event). */
+const char *jf_engine_backend_name(struct jf_engine *e);
+const char *jf_engine_backend_trouble(struct jf_engine *e);
+
 /* Resource use of machine m, for /cluster. */
 struct jf_machine_use {
 	uint64_t gpu_mask;    /* GPUs held */
 	int64_t cpu_milli;
 	int64_t mem_bytes;
 	int nodes;            /* nodes running there */
+	const char *state;    /* a scheduling backend's word for it ("idle", "mixed"),
+				 borrowed; NULL for the local backend */
+	const char *partitions;
 };
 void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u);
 

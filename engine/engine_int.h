@@ -71,6 +71,12 @@ struct trun {                    /* a task with nodes placed */
 	int64_t *attempt_ids;        /* one per node: its running attempt, 0 = none */
 	uint64_t *cpusets;           /* cpu_exclusive: JF_CPUSET_WORDS per node, else NULL */
 	bool held;                   /* slots are taken on machines */
+	/* a scheduling backend's (delegate.c): which batch runs it */
+	uint64_t key;                /* its submission, 0 = none */
+	int64_t run;                 /* the backend's run of the element */
+	bool requeued;               /* the backend queues it again itself */
+	bool preempted_end;          /* it ended preempted, not queued again */
+	char **hosts;                /* node i ran on hosts[i] (NULL: unknown) */
 };
 
 struct run {                     /* one node attempt with a process */
@@ -100,6 +106,7 @@ struct jf_engine {
 	jf_change_fn notify;
 	void *notify_ctx;
 	struct jf_sched_machine *machines;
+	size_t nalloc;               /* machines, use and excl were sized for this many */
 	struct jf_machine_use *use;
 	uint64_t **excl;             /* per machine: cores held exclusively (NULL: none yet) */
 	struct jf_forecast **fc;     /* per GPU model: the spot risk forecast */
@@ -112,6 +119,13 @@ struct jf_engine {
 	int64_t window_check_ms;     /* spot tasks wait for a low-risk window: look again then */
 	bool scheduling;             /* guards re-entry */
 	bool again;                  /* schedule once more after this pass */
+	/* a backend that schedules for itself (delegate.c) */
+	bool delegated;
+	bool be_down;                /* it cannot be reached */
+	int64_t be_down_ms;          /* since when */
+	char be_msg[256];            /* why */
+	char *partition_ondemand, *partition_spot;
+	int64_t array_max;           /* most indexes one batch spans */
 };
 
 /* engine.c */
@@ -178,6 +192,28 @@ void jf_eng_adopt_all(struct jf_engine *e);
 int64_t jf_eng_group_timers(struct jf_engine *e);
 /* Decide a group's state from its task counts (after any change). */
 void jf_eng_settle_group(struct jf_engine *e, struct grt *g);
+
+/* delegate.c: the engine over a backend that schedules for itself */
+/* At start: machines from the backend, runs and batches taken up again. */
+void jf_eng_delegate_start(struct jf_engine *e);
+/* Notes from the backend (its fd was readable). */
+void jf_eng_delegate_notes(struct jf_engine *e);
+/* The pass that replaces planning: hand waiting tasks to the backend in
+ * batches, within parallelism and queue capacity. */
+void jf_eng_submit_pass(struct jf_engine *e);
+/* The group ends or pauses: what the backend still holds of it goes too. */
+void jf_eng_delegate_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why);
+/* A task that is not running leaves its batch (ctl on one task). */
+void jf_eng_delegate_withdraw(struct jf_engine *e, int64_t task_id);
+/* /cluster's view of machine m. */
+void jf_eng_delegate_use(struct jf_engine *e, size_t m, struct jf_machine_use *u);
+/* The cluster's machines become the backend's (those of priced GPU models). */
+void jf_eng_delegate_machines(struct jf_engine *e);
+/* resume: the batches a pause held may run again. */
+void jf_eng_delegate_resumed(struct jf_engine *e, int64_t group_id);
+/* adopt.c: tasks the store says run with nothing running: judged from
+ * their last attempts, or waiting again. */
+void jf_eng_adopt_orphans(struct jf_engine *e);
 
 /* env.c: the environment of one node's process: NULL-terminated array of
  * "K=V" strings, caller frees with jf_env_free. */

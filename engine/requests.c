@@ -128,10 +128,11 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 	struct jf_queue_spec q;
 	memset(&q, 0, sizeof(q));
 	enum jf_err rc = jf_queue_spec_parse(text, len, &q, err);
-	if (rc == JF_OK && q.partition)
+	if (rc == JF_OK && (q.partition || q.spot_partition) && !e->delegated)
 		rc = jf_error_set(err, JF_ENOTSUP, 0,
-				  "key 'partition': partitions belong to the slurm backend and this "
-				  "daemon runs --backend local");
+				  "key '%s': partitions belong to the slurm backend and this "
+				  "daemon runs --backend %s", q.partition ? "partition" : "spot_partition",
+				  e->be->ops->name);
 	else if (rc == JF_OK && q.private_)
 		rc = private_ok(e, id, err);
 	struct jf_event_scope sc = { .queue_id = id };
@@ -254,8 +255,23 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 	rc = jf_spec_parse(text, len, g.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP,
 			   &sub, &spec, err);
 	struct jf_sched_req req;
-	if (rc == JF_OK && !jf_sched_request(e->cluster, spec, &req, err))
-		rc = JF_EINVAL;
+	if (rc == JF_OK && !jf_sched_request(e->cluster, spec, &req, err)) {
+		/* a scheduling backend not heard from yet: it judges what fits */
+		if (e->delegated && e->cluster->nmachines == 0 &&
+		    (!spec->gpu || jf_cluster_model_index(e->cluster, spec->gpu) >= 0))
+			jf_error_clear(err);
+		else
+			rc = JF_EINVAL;
+	}
+	if (rc == JF_OK && e->delegated && spec->cpu_exclusive)
+		rc = jf_error_set(err, JF_ENOTSUP, 0,
+				  "key 'cpu_exclusive': not honoured on the %s backend (pinning "
+				  "cores is the cluster's task plugin's job there)", e->be->ops->name);
+	if (rc == JF_OK && e->delegated && spec->unit_runtime > 0)
+		rc = jf_error_set(err, JF_ENOTSUP, 0,
+				  "key 'unit_runtime': not honoured on the %s backend yet (it "
+				  "decides when spot work starts; jobfs's forecast does not)",
+				  e->be->ops->name);
 	if (rc == JF_OK && spec->cpu_exclusive && req.gpus == 0)
 		rc = jf_error_set(err, JF_EINVAL, 0,
 				  "key 'cpu_exclusive': cores are pinned per GPU, so it needs 'gpu' "
@@ -367,6 +383,8 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 				      NULL);
 		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Resumed", "resumed");
 		jf_store_commit(e->st);
+		if (e->delegated)
+			jf_eng_delegate_resumed(e, g->id);
 	} else if (strcmp(verb, "restart") == 0) {
 		jf_store_begin(e->st);
 		jf_group_set_state(e->st, g->id, JF_ST_WAITING, "", now);
@@ -443,6 +461,8 @@ static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t
 		break;
 	}
 	jf_store_commit(e->st);
+	if (!tr && e->delegated && ev != JF_EV_RESUME)
+		jf_eng_delegate_withdraw(e, task_id);
 	if (tr)
 		jf_eng_kill_task(e, tr, ev == JF_EV_STOP ? JF_WHY_STOP
 					: ev == JF_EV_PAUSE ? JF_WHY_PAUSE : JF_WHY_RESTART);

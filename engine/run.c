@@ -60,6 +60,9 @@ void jf_trun_free(struct trun *t)
 {
 	if (!t)
 		return;
+	for (int64_t i = 0; t->hosts && i < t->nodes; i++)
+		free(t->hosts[i]);
+	free(t->hosts);
 	free(t->slots);
 	free(t->attempt_ids);
 	free(t->cpusets);
@@ -542,6 +545,8 @@ void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why)
 int jf_eng_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why)
 {
 	int n = 0;
+	if (e->delegated)
+		jf_eng_delegate_kill_group(e, group_id, why);
 	size_t i = 0;
 	int64_t k;
 	void *v;
@@ -834,6 +839,10 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 		}
 		break;
 	}
+	/* a scheduling backend runs a task again only when it queued it again
+	 * itself (a requeue after preemption); otherwise another batch must */
+	if (e->delegated && !t->requeued)
+		jf_task_set_sub(e->st, t->task_id, 0);
 	jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, false);
 	if (in_place && !t->held) {

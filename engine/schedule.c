@@ -561,6 +561,10 @@ out:
 
 void jf_eng_schedule(struct jf_engine *e)
 {
+	if (e->delegated) {
+		jf_eng_submit_pass(e);
+		return;
+	}
 	if (e->scheduling) {
 		e->again = true;
 		return;

@@ -199,6 +199,15 @@ static int render_settings(struct jf_fs *fs, char **out, size_t *len)
 	fprintf(f, "spot_risk_threshold: %g\n", c->spot_risk_max);
 	fprintf(f, "cpu_price: {on-demand: \"%s\", spot: \"%s\"}\n", od, sp);
 	fprintf(f, "models: %zu\nmachines: %zu\n", c->nmodels, c->nmachines);
+	const char *trouble = jf_engine_backend_trouble(fs->e);
+	fprintf(f, "backend: %s\nbackend_state: %s\n", jf_engine_backend_name(fs->e),
+		trouble ? "unreachable" : "reachable");
+	if (trouble) {
+		fputs("backend_message: \"", f);
+		for (const char *p = trouble; *p; p++)
+			fputc(*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 ? '\'' : *p, f);
+		fputs("\"\n", f);
+	}
 	if (fclose(f) != 0) {
 		free(buf);
 		return ENOMEM;

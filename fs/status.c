@@ -119,6 +119,10 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	const char *msg = g.message;
 	if (g.state == JF_ST_DRAFT)
 		msg = "write spec.yaml to submit";
+	const char *trouble = jf_engine_backend_trouble(fs->e);
+	if (trouble && (!msg || !msg[0]) && (g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING ||
+					     g.state == JF_ST_PAUSED))
+		msg = trouble;   /* what it shows may be old: say why */
 	put_str(o, "message", msg);
 	put_str(o, "kind", g.kind == JF_KIND_BATCH ? "batch" : "group");
 	put_common(fs, o, JF_SCOPE_GROUP, id, g.created_ms, g.started_ms, g.finished_ms,
@@ -260,6 +264,12 @@ static json_t *machine_status(struct jf_fs *fs, int64_t id)
 	jf_mem_format(m->mem_bytes - u.mem_bytes, buf, sizeof(buf));
 	put_str(o, "memory_free", buf);
 	put_int(o, "running_nodes", u.nodes);
+	if (u.state) {
+		/* a scheduling backend's own word on the machine (slurm) */
+		put_str(o, "backend", jf_engine_backend_name(fs->e));
+		put_str(o, "backend_state", u.state);
+		put_str(o, "partitions", u.partitions ? u.partitions : "");
+	}
 	return o;
 }
 

@@ -1,7 +1,9 @@
 /*
  * jobfs - mount the batch-job tree (DESIGN 7).
  *
- *   jobfs [--state DIR] [--cluster FILE] [--backend local] [--log-cap SIZE]
+ *   jobfs [--state DIR] [--cluster FILE] [--backend local|slurm] [--log-cap SIZE]
+ *         [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]
+ *         [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]
  *         [--foreground] [--allow-other] [--debug] MOUNTPOINT
  *
  * Without --foreground the command returns once the tree is usable (a
@@ -29,6 +31,8 @@
 #include <unistd.h>
 
 #include "backends/local/local.h"
+#include "backends/slurm/rest.h"
+#include "backends/slurm/slurm.h"
 #include "core/cluster.h"
 #include "core/quantity.h"
 #include "engine/engine.h"
@@ -40,17 +44,32 @@
 #define JF_LOG_CAP_MIN (64 * 1024)   /* a smaller cap rotates for every few lines */
 
 static const char usage_text[] =
-	"usage: jobfs [--state DIR] [--cluster FILE] [--backend local] [--log-cap SIZE]\n"
+	"usage: jobfs [--state DIR] [--cluster FILE] [--backend local|slurm] [--log-cap SIZE]\n"
+	"             [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]\n"
+	"             [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]\n"
 	"             [--foreground] [--allow-other] [--debug] MOUNTPOINT\n"
 	"\n"
 	"  --state DIR     database, logs and scratch (default $XDG_STATE_HOME/jobfs,\n"
 	"                  else ~/.local/state/jobfs)\n"
-	"  --cluster FILE  machines and prices (default: the built-in cluster)\n"
-	"  --backend NAME  where nodes run: local (default)\n"
+	"  --cluster FILE  machines and prices (default: the built-in cluster); with\n"
+	"                  --backend slurm the machines are Slurm's, the models and\n"
+	"                  prices this file's\n"
+	"  --backend NAME  where nodes run: local (default) or slurm\n"
 	"  --log-cap SIZE  most bytes kept per node log file (stdout, stderr, logs):\n"
 	"                  past it the file is rotated and only the last SIZE to\n"
 	"                  2 x SIZE bytes are kept; 256Mi, 1Gi, ... (default 1Gi,\n"
 	"                  at least 64Ki; 0 = no cap)\n"
+	"  --slurm URL     slurmrestd: unix:/path/slurmrestd.socket (local auth) or\n"
+	"                  http://host:port (JWT from $SLURM_JWT)\n"
+	"  --slurm-ondemand PARTITION, --slurm-spot PARTITION\n"
+	"                  where on-demand and spot work goes unless its queue's spec\n"
+	"                  says (partition, spot_partition); default: Slurm's default\n"
+	"                  partition and \"spot\"\n"
+	"  --slurm-poll MS how often Slurm is asked (default 1000)\n"
+	"  --slurm-array-max N  most indexes one job array spans (Slurm's\n"
+	"                  MaxArraySize - 1; default 1000)\n"
+	"  --slurm-jobcomp FILE  Slurm's jobcomp/filetxt file (JobCompLoc), if\n"
+	"                  readable here: exact ends of preempted runs\n"
 	"  --foreground    stay in the foreground; log to stderr\n"
 	"  --allow-other   let other users see the tree (FUSE allow_other)\n"
 	"  --debug         print every FUSE request\n"
@@ -61,6 +80,12 @@ struct opts {
 	const char *cluster;
 	const char *backend;
 	const char *mountpoint;
+	const char *slurm_url;
+	const char *slurm_ondemand;
+	const char *slurm_spot;
+	const char *slurm_jobcomp;
+	int64_t slurm_poll_ms;
+	int64_t slurm_array_max;
 	int64_t log_cap;            /* engine.h: 0 default, JF_LOG_CAP_NONE */
 	bool foreground;
 	bool allow_other;
@@ -148,6 +173,24 @@ static char *shim_path(void)
 	return strdup(buf);
 }
 
+/* This state directory's id (made once, kept in the database): Slurm jobs
+ * carry it, so that two jobfs on one cluster never take each other's. */
+static int state_uuid(struct jf_store *st, char *buf, size_t n)
+{
+	if (jf_meta_get(st, "uuid", buf, n) == JF_OK && buf[0])
+		return 0;
+	unsigned char r[16];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, r, sizeof(r)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)sizeof(r) || n < 33)
+		return -1;
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(buf + 2 * i, n - 2 * i, "%02x", r[i]);
+	return jf_meta_set(st, "uuid", buf) == JF_OK ? 0 : -1;
+}
+
 /* A mount left by a killed daemon answers ENOTCONN: detach it first. */
 static void clear_stale_mount(const char *mnt)
 {
@@ -192,6 +235,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "cluster", required_argument, NULL, 'c' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "log-cap", required_argument, NULL, 'l' },
+		{ "slurm", required_argument, NULL, 'S' },
+		{ "slurm-ondemand", required_argument, NULL, 'O' },
+		{ "slurm-spot", required_argument, NULL, 'P' },
+		{ "slurm-poll", required_argument, NULL, 'Q' },
+		{ "slurm-array-max", required_argument, NULL, 'A' },
+		{ "slurm-jobcomp", required_argument, NULL, 'J' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -208,6 +257,25 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (parse_log_cap(optarg, &o->log_cap) < 0)
 				return -1;
 			break;
+		case 'S': o->slurm_url = optarg; break;
+		case 'O': o->slurm_ondemand = optarg; break;
+		case 'P': o->slurm_spot = optarg; break;
+		case 'J': o->slurm_jobcomp = optarg; break;
+		case 'Q':
+		case 'A': {
+			char *end;
+			long long v = strtoll(optarg, &end, 10);
+			if (*end || v < 1 || v > 100000000) {
+				fprintf(stderr, "jobfs: --%s \"%s\": give a whole number from 1\n",
+					c == 'Q' ? "slurm-poll" : "slurm-array-max", optarg);
+				return -1;
+			}
+			if (c == 'Q')
+				o->slurm_poll_ms = v;
+			else
+				o->slurm_array_max = v;
+			break;
+		}
 		case 'f': o->foreground = true; break;
 		case 'a': o->allow_other = true; break;
 		case 'd': o->debug = true; o->foreground = true; break;
@@ -220,9 +288,25 @@ static int parse(int argc, char **argv, struct opts *o)
 		return -1;
 	}
 	o->mountpoint = argv[optind];
-	if (o->backend && strcmp(o->backend, "local") != 0) {
-		fprintf(stderr, "jobfs: backend \"%s\" is not available in this build; "
-				"use --backend local\n", o->backend);
+	if (o->backend && strcmp(o->backend, "local") != 0 && strcmp(o->backend, "slurm") != 0) {
+		fprintf(stderr, "jobfs: backend \"%s\" is not one of local, slurm\n", o->backend);
+		return -1;
+	}
+	bool slurm = o->backend && strcmp(o->backend, "slurm") == 0;
+	if (slurm && !o->slurm_url) {
+		fprintf(stderr, "jobfs: --backend slurm needs --slurm URL (unix:/path/to/"
+				"slurmrestd.socket or http://host:port)\n");
+		return -1;
+	}
+	if (!slurm && (o->slurm_url || o->slurm_ondemand || o->slurm_spot || o->slurm_poll_ms ||
+		       o->slurm_array_max || o->slurm_jobcomp)) {
+		fprintf(stderr, "jobfs: --slurm options need --backend slurm\n");
+		return -1;
+	}
+	if (slurm && strncmp(o->slurm_url, "unix:", 5) != 0 &&
+	    strncmp(o->slurm_url, "http://", 7) != 0 && strncmp(o->slurm_url, "https://", 8) != 0) {
+		fprintf(stderr, "jobfs: --slurm \"%s\": give unix:/path/to/slurmrestd.socket or "
+				"http://host:port\n", o->slurm_url);
 		return -1;
 	}
 	return 0;
@@ -329,16 +413,39 @@ int main(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	char *shim = shim_path();
-	struct jf_backend *be = shim ? jf_local_new(shim, &err) : NULL;
+	struct jf_backend *be = NULL;
+	bool slurm = o.backend && strcmp(o.backend, "slurm") == 0;
+	if (slurm) {
+		char uuid[64];
+		if (state_uuid(st, uuid, sizeof(uuid)) < 0) {
+			fail("state directory %s: cannot record its id", state);
+			jf_store_close(st);
+			return EXIT_SETUP;
+		}
+		struct jf_slurm_config sc = {
+			.url = o.slurm_url, .token = getenv("SLURM_JWT"), .shim = shim,
+			.uuid = uuid, .poll_ms = o.slurm_poll_ms, .jobcomp = o.slurm_jobcomp,
+		};
+		if (jf_slurm_rest_global_init() == JF_OK)
+			be = jf_slurm_new(&sc, &err);
+		else
+			jf_error_set(&err, JF_EIO, 0, "cannot initialise libcurl");
+	} else if (shim) {
+		be = jf_local_new(shim, &err);
+	}
 	free(shim);
 	if (!be) {
-		fail("local backend: %s", err.msg[0] ? err.msg : "cannot find jobfs-shim");
+		fail("%s backend: %s", slurm ? "slurm" : "local",
+		     err.msg[0] ? err.msg : "cannot find jobfs-shim");
 		jf_store_close(st);
 		return EXIT_SETUP;
 	}
 	struct jf_engine_config cfg = {
 		.state_dir = state, .store = st, .cluster = cluster, .backend = be,
 		.log_cap_bytes = o.log_cap,
+		.partition_ondemand = o.slurm_ondemand,
+		.partition_spot = o.slurm_spot ? o.slurm_spot : (slurm ? "spot" : NULL),
+		.array_max = o.slurm_array_max,
 	};
 	struct jf_engine *e = NULL;
 	if (jf_engine_new(&cfg, &e, &err) != JF_OK) {

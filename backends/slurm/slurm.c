@@ -139,6 +139,12 @@ struct slurm {
 	char down_msg[JF_RUN_MSG_MAX];
 	struct jf_be_machine *seen_machines;
 	size_t nseen_machines;
+	struct jobcomp {             /* Slurm's record of every run segment */
+		char *path;
+		off_t off;           /* read up to here */
+		struct seg { int64_t job_id, start_s, end_s; } *v;
+		size_t n, cap;
+	} jc;
 };
 
 static const struct jf_backend_ops slurm_ops;
@@ -617,6 +623,92 @@ static void read_results(const struct sub *b, const struct elem *el, int64_t run
 	}
 }
 
+/* ---- the thread's side: Slurm's jobcomp/filetxt record ---- */
+
+#define JOBCOMP_READ_MAX (4 << 20)
+#define JOBCOMP_KEEP 100000
+
+static int64_t local_time(const char *v)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	const char *end = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || (*end && *end != ' ' && *end != '\n'))
+		return 0;
+	tm.tm_isdst = -1;
+	time_t t = mktime(&tm);
+	return t < 0 ? 0 : (int64_t)t;
+}
+
+static const char *field(const char *line, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *p = line; (p = strstr(p, key)); p += n)
+		if ((p == line || p[-1] == ' ') && p[n] == '=')
+			return p + n + 1;
+	return NULL;
+}
+
+/* Lines appended since the last look: "JobId=N ... StartTime=T EndTime=T". */
+static void jobcomp_read(struct slurm *s)
+{
+	struct jobcomp *jc = &s->jc;
+	FILE *f = jc->path ? fopen(jc->path, "re") : NULL;
+	if (!f)
+		return;
+	struct stat sb;
+	if (fstat(fileno(f), &sb) == 0 && sb.st_size < jc->off)
+		jc->off = 0;   /* a new file */
+	if (fseeko(f, jc->off, SEEK_SET) != 0) {
+		fclose(f);
+		return;
+	}
+	char line[4096];
+	off_t read_now = 0;
+	while (read_now < JOBCOMP_READ_MAX && fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		if (len == 0 || line[len - 1] != '\n')
+			break;   /* a line still being written: again next time */
+		read_now += (off_t)len;
+		jc->off += (off_t)len;
+		const char *id = field(line, "JobId"), *st = field(line, "StartTime"),
+			   *en = field(line, "EndTime");
+		if (!id || !st || !en)
+			continue;
+		if (jc->n == jc->cap) {
+			if (jc->cap >= JOBCOMP_KEEP) {
+				memmove(jc->v, jc->v + jc->cap / 2, (jc->cap - jc->cap / 2) *
+					sizeof(*jc->v));
+				jc->n = jc->cap - jc->cap / 2;
+			} else {
+				size_t nc = jc->cap ? jc->cap * 2 : 256;
+				struct seg *p = realloc(jc->v, nc * sizeof(*p));
+				if (!p)
+					break;
+				jc->v = p;
+				jc->cap = nc;
+			}
+		}
+		jc->v[jc->n++] = (struct seg){ strtoll(id, NULL, 10), local_time(st), local_time(en) };
+	}
+	fclose(f);
+}
+
+/* Slurm's end of the run of job_id that started at start_s; 0 unknown. */
+static int64_t jobcomp_end(struct slurm *s, int64_t job_id, int64_t start_s)
+{
+	if (!s->jc.path || job_id <= 0)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = s->jc.n; i-- > 0;)
+			if (s->jc.v[i].job_id == job_id && s->jc.v[i].start_s == start_s)
+				return s->jc.v[i].end_s;
+		if (pass == 0)
+			jobcomp_read(s);
+	}
+	return 0;
+}
+
 static void tell_started(struct slurm *s, struct sub *b, struct elem *el, int64_t run,
 			 int64_t job_id, int64_t start_ms, const char *nodes)
 {
@@ -672,9 +764,11 @@ static void tell_ended(struct slurm *s, struct sub *b, struct elem *el, enum jf_
 	int64_t latest = 0;
 	read_results(b, el, el->run, &n, &latest);
 	if (end_ms <= 0) {
-		/* Slurm kept no end (a requeued run): the supervisors' latest,
-		 * to the second above, else now */
-		end_ms = latest > 0 ? (latest + 999) / 1000 * 1000 : wall_ms();
+		/* Slurm's record kept no end (a requeued run): its jobcomp
+		 * line's, else the supervisors' latest, to the second (Slurm's
+		 * times are whole seconds, cut), else now */
+		int64_t jc = jobcomp_end(s, el->job_id, el->start_ms / 1000);
+		end_ms = jc > 0 ? jc * 1000 : latest > 0 ? latest / 1000 * 1000 : wall_ms();
 		if (end_ms < el->start_ms)
 			end_ms = el->start_ms;
 	}
@@ -1263,6 +1357,8 @@ static void slurm_free(struct jf_backend *be)
 		close(s->evfd);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
+	free(s->jc.v);
+	free(s->jc.path);
 	free(s->url);
 	free(s->token);
 	free(s->shim);
@@ -1324,6 +1420,10 @@ struct jf_backend *jf_slurm_new(const struct jf_slurm_config *c, struct jf_error
 	}
 	if (s->cfg.poll_ms <= 0)
 		s->cfg.poll_ms = POLL_MS_DEFAULT;
+	if (c->jobcomp && c->jobcomp[0] && !(s->jc.path = strdup(c->jobcomp))) {
+		jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+		goto fail;
+	}
 	s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->evfd < 0) {
 		jf_error_set(err, JF_EIO, 0, "slurm backend: eventfd: %s", strerror(errno));

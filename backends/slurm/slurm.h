@@ -27,9 +27,11 @@
  *
  * Times are Slurm's (whole seconds): a run starts at its start_time and
  * ends at its end_time.  A run that Slurm requeued (preemption) keeps no
- * end in Slurm's record once it waits again; then the end is the latest
- * end its nodes' supervisors recorded (RUN_DIR/result), rounded up to the
- * second, or when the requeue was seen.
+ * end in Slurm's record once it waits again; then the end is the one
+ * Slurm's jobcomp/filetxt record of that run gives (config.jobcomp: one
+ * line per run segment, times in the controller's local time), else the
+ * latest end its nodes' supervisors recorded (RUN_DIR/result), to the
+ * second below, else when the requeue was seen.
  */
 #ifndef JF_SLURM_H
 #define JF_SLURM_H
@@ -45,6 +47,9 @@ struct jf_slurm_config {
 	const char *uuid;      /* this state directory's id, in every job's comment */
 	int64_t poll_ms;       /* 0 = 1000 */
 	int64_t timeout_ms;    /* per HTTP request, 0 = 10000 */
+	const char *jobcomp;   /* Slurm's jobcomp/filetxt file (JobCompLoc), readable
+				  here, or NULL: where the end of a requeued run is
+				  read (see above) */
 };
 
 /* Starts the backend's thread; reads the node list once (at most a few

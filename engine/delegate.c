@@ -1,0 +1,1115 @@
+/*
+ * delegate.c - the engine over a backend that schedules for itself (slurm).
+ *
+ * The planner does not run: the backend decides when and where a task
+ * runs.  What the engine still decides is how much it hands over, and it
+ * keeps the tree's contract with that:
+ *
+ *   - A group's waiting tasks go to the backend in batches (one Slurm job
+ *     array each), recorded first in the outbox (store: submissions, and
+ *     each task's sub_id), then sent; a batch whose answer was lost is sent
+ *     again marked `resend`, and the backend finds it by its key instead
+ *     of submitting it twice.
+ *   - Parallelism and queue capacity hold exactly, through each batch's
+ *     throttle (most elements running at once).  At most
+ *         sum over a group's batches of min(throttle, unfinished)
+ *     of its tasks can run; a new batch gets a throttle of at most what is
+ *     left of the parallelism, and throttles only grow into room that
+ *     opened, so that sum never exceeds it.  A queue's capacity (nodes)
+ *     bounds the same sums times the nodes per task, over the queue's
+ *     groups in submission order.
+ *   - What the backend tells (notes) becomes the same records the local
+ *     backend leads to: an element that started becomes one attempt per
+ *     node (run directory DIR/<idx>/<run>/<node>, billed from the
+ *     backend's start time), its end becomes each node's result through
+ *     jf_eng_finish() and resolve_task()'s rules.  A run the backend
+ *     requeued is a preemption: no retry used, the task waits, and the
+ *     backend runs it again (attempt = the batch's base + run).  A retry
+ *     takes the task out of its batch (sub_id 0) and a later batch runs it.
+ *   - pause holds what has not started and stops what runs; resume
+ *     releases the hold (the stopped tasks go in a new batch); stop,
+ *     restart and the group's timers cancel the batches.
+ *
+ * Batch directories are STATE/slurm/<key>; checkpoints STATE/ckpt/g<group>/<idx>.
+ */
+#include "engine/engine_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/billing.h"
+
+#define NOTES_AT_ONCE 64
+#define DEFAULT_CPU_MILLI 1000
+
+/* ---- small helpers ---- */
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(tmp, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void give_to(const char *path, uid_t uid, gid_t gid)
+{
+	if (geteuid() == 0 && (uid != 0 || gid != 0) && chown(path, uid, gid) < 0) {
+		/* the job cannot write there: its output says so */
+	}
+}
+
+static void batch_dir(struct jf_engine *e, uint64_t key, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/slurm/%" PRIu64, e->state_dir, key);
+}
+
+static void ckpt_root(struct jf_engine *e, int64_t group_id, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/ckpt/g%lld", e->state_dir, (long long)group_id);
+}
+
+static void user_name(uid_t uid, char *buf, size_t n)
+{
+	struct passwd pw, *res = NULL;
+	char pwbuf[4096];
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		snprintf(buf, n, "%s", pw.pw_name);
+	else
+		snprintf(buf, n, "%u", (unsigned)uid);
+}
+
+static struct grt *group_of_sub(struct jf_engine *e, int64_t sub_id, struct jf_sub_rec *sr)
+{
+	if (jf_sub_get(e->st, sub_id, sr) != JF_OK)
+		return NULL;
+	return jf_eng_group(e, sr->group_id);
+}
+
+static void group_owner(struct jf_engine *e, int64_t group_id, uid_t *uid, gid_t *gid,
+			int *state)
+{
+	struct jf_group_rec rec;
+	*uid = 0;
+	*gid = 0;
+	*state = -1;
+	if (jf_group_get(e->st, group_id, &rec) == JF_OK) {
+		*uid = rec.uid;
+		*gid = rec.gid;
+		*state = rec.state;
+		jf_group_release(&rec);
+	}
+}
+
+/* ---- machines ---- */
+
+void jf_eng_delegate_machines(struct jf_engine *e)
+{
+	size_t n = 0;
+	const struct jf_be_machine *bm = e->be->ops->machines(e->be, &n);
+	struct jf_cluster *c = e->cluster;
+	struct jf_machine *m = calloc(n ? n : 1, sizeof(*m));
+	if (!m)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		int mi = bm[i].model[0] ? jf_cluster_model_index(c, bm[i].model) : -1;
+		if (mi < 0 || bm[i].gpus <= 0)
+			continue;   /* only GPU models jobfs prices are shown */
+		m[k].name = strdup(bm[i].name);
+		if (!m[k].name)
+			break;
+		m[k].model = (size_t)mi;
+		m[k].gpus = bm[i].gpus > 64 ? 64 : bm[i].gpus;
+		m[k].cpu_milli = bm[i].cpu_milli;
+		m[k].mem_bytes = bm[i].mem_bytes;
+		k++;
+	}
+	for (size_t i = 0; i < c->nmachines; i++)
+		free(c->machines[i].name);
+	free(c->machines);
+	c->machines = m;
+	c->nmachines = k;
+}
+
+static const struct jf_be_machine *be_machine(struct jf_engine *e, const char *name)
+{
+	size_t n = 0;
+	const struct jf_be_machine *bm = e->be->ops->machines(e->be, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(bm[i].name, name))
+			return &bm[i];
+	return NULL;
+}
+
+void jf_eng_delegate_use(struct jf_engine *e, size_t m, struct jf_machine_use *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (m >= e->cluster->nmachines)
+		return;
+	const char *name = e->cluster->machines[m].name;
+	const struct jf_be_machine *bm = be_machine(e, name);
+	if (bm) {
+		int used = bm->gpus_used > 64 ? 64 : bm->gpus_used;
+		u->gpu_mask = used >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << used) - 1;
+		u->cpu_milli = bm->cpu_used_milli;
+		u->mem_bytes = bm->mem_used_bytes;
+		u->state = bm->state;
+		u->partitions = bm->partitions;
+	}
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
+		struct trun *t = v;
+		for (int64_t n = 0; t->hosts && n < t->nodes; n++)
+			if (t->hosts[n] && !strcmp(t->hosts[n], name) && t->attempt_ids[n])
+				u->nodes++;
+	}
+}
+
+/* ---- a batch: built from the store, handed to the backend ---- */
+
+struct partitions {
+	char ondemand[64], spot[64];
+};
+
+static void queue_partitions(struct jf_engine *e, int64_t queue_id, struct partitions *p)
+{
+	snprintf(p->ondemand, sizeof(p->ondemand), "%s",
+		 e->partition_ondemand ? e->partition_ondemand : "");
+	snprintf(p->spot, sizeof(p->spot), "%s", e->partition_spot ? e->partition_spot : "");
+	if (!queue_id)
+		return;
+	struct jf_queue_rec q;
+	if (jf_queue_get(e->st, queue_id, &q) != JF_OK)
+		return;
+	struct jf_queue_spec qs;
+	memset(&qs, 0, sizeof(qs));
+	if (q.spec && q.spec[0] && jf_queue_spec_parse(q.spec, strlen(q.spec), &qs, NULL) == JF_OK) {
+		if (qs.partition)
+			snprintf(p->ondemand, sizeof(p->ondemand), "%s", qs.partition);
+		if (qs.spot_partition)
+			snprintf(p->spot, sizeof(p->spot), "%s", qs.spot_partition);
+		jf_queue_spec_release(&qs);
+	}
+	jf_queue_release(&q);
+}
+
+/* Hand sub to the backend: its launch (argv, envp without the per-element
+ * variables), resources and indexes.  Errors are recorded on the batch. */
+static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec *sr)
+{
+	const struct jf_spec *s = g->spec;
+	int64_t *idx = NULL;
+	size_t nidx = 0;
+	if (jf_sub_indexes(e->st, sr->id, &idx, &nidx) != JF_OK || nidx == 0) {
+		free(idx);
+		return;
+	}
+	uid_t uid;
+	gid_t gid;
+	int gstate;
+	group_owner(e, g->id, &uid, &gid, &gstate);
+	char dir[4096], ckpt[4096], user[64];
+	batch_dir(e, (uint64_t)sr->id, dir, sizeof(dir));
+	ckpt_root(e, g->id, ckpt, sizeof(ckpt));
+	mkdir_p(dir, 0755);
+	mkdir_p(ckpt, 0700);
+	give_to(dir, uid, gid);
+	give_to(ckpt, uid, gid);
+	user_name(uid, user, sizeof(user));
+	struct partitions parts;
+	queue_partitions(e, g->queue_id, &parts);
+
+	struct jf_proc procs[JF_RUN_MAX_PROCS];
+	char **envs[JF_RUN_MAX_PROCS] = { 0 };
+	char **argvs[JF_RUN_MAX_PROCS] = { 0 };
+	int slotbuf[JF_RUN_MAX_PROCS][65];
+	const int *slots[JF_RUN_MAX_PROCS];
+	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
+	bool ok = true;
+	/* the GPUs a node gets are split across its containers as locally
+	 * (DESIGN 5.3): positions in the node's list, mapped by the shim */
+	struct jf_alloc *al = NULL;
+	int gpus = g->req.model >= 0 ? g->req.gpus : 0;
+	uint64_t mask = gpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << gpus) - 1;
+	int64_t cpu = 0, mem = 0;
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		cpu += s->containers[i].cpu_milli;
+		mem += s->containers[i].mem_bytes;
+	}
+	if (np > 1 && gpus > 0)
+		jf_alloc_new(cpu > 0 ? cpu : DEFAULT_CPU_MILLI * (int64_t)np,
+			     mem > 0 ? mem : (INT64_C(1) << 30), mask, s->containers, np, &al, NULL);
+	for (size_t i = 0; i < np; i++) {
+		const struct jf_container *c = &s->containers[i];
+		envs[i] = jf_env_build(e, g, c, idx[0], 0, sr->attempt_base, NULL, ckpt, uid);
+		argvs[i] = calloc(c->ncommand + c->nargs + 1, sizeof(char *));
+		if (!envs[i] || !argvs[i]) {
+			ok = false;
+			break;
+		}
+		size_t k = 0;
+		for (size_t j = 0; j < c->ncommand; j++)
+			argvs[i][k++] = c->command[j];
+		for (size_t j = 0; j < c->nargs; j++)
+			argvs[i][k++] = c->args[j];
+		procs[i].name = c->name;
+		procs[i].argv = argvs[i];
+		procs[i].envp = envs[i];
+		size_t q = 0;
+		for (int b = 0; al && b < 64; b++)
+			if (al->c[i].gpu_mask & (UINT64_C(1) << b))
+				slotbuf[i][q++] = b;
+		slotbuf[i][q] = -1;
+		slots[i] = slotbuf[i];
+	}
+	int64_t tasks = g->kind == JF_KIND_BATCH ? s->count : s->completions;
+	struct jf_batch b = {
+		.key = (uint64_t)sr->id,
+		.dir = dir,
+		.name = g->display,
+		.user = user,
+		.uid = uid,
+		.gid = gid,
+		.partition = s->billing == JF_BILL_SPOT ? parts.spot : parts.ondemand,
+		.idx = idx,
+		.nidx = nidx,
+		.throttle = sr->throttle,
+		.nodes = s->nodes,
+		.gpu_model = gpus > 0 ? e->cluster->models[g->req.model].name : NULL,
+		.gpus = gpus,
+		.cpu_milli = cpu,
+		.mem_bytes = mem,
+		.timeout_ms = s->timeout > 0 ? s->timeout * 1000 : 0,
+		.kill_grace_ms = e->kill_grace_ms,
+		.attempt_base = sr->attempt_base,
+		.tasks = tasks,
+		.node_index = s->node_index,
+		.spot = s->billing == JF_BILL_SPOT,
+		.ckpt_root = ckpt,
+		.procs = procs,
+		.nprocs = np,
+		.gpu_slots = al ? slots : NULL,
+		.log_cap_bytes = e->log_cap,
+		.resend = sr->tries > 0,
+	};
+	struct jf_error err;
+	jf_error_clear(&err);
+	enum jf_err rc = ok ? e->be->ops->submit(e->be, &b, &err)
+			    : jf_error_set(&err, JF_ENOMEM, 0, "out of memory");
+	for (size_t i = 0; i < np; i++) {
+		jf_env_free(envs[i]);
+		free(argvs[i]);
+	}
+	jf_alloc_free(al);
+	free(idx);
+	jf_store_begin(e->st);
+	if (rc == JF_OK)
+		jf_sub_set(e->st, sr->id, JF_SUB_OUTBOX, 0, sr->throttle, sr->tries + 1,
+			   e->be_down ? e->be_msg : "");
+	else
+		jf_sub_set(e->st, sr->id, JF_SUB_OUTBOX, 0, sr->throttle, sr->tries, err.msg);
+	jf_store_commit(e->st);
+	if (rc != JF_OK) {
+		jf_store_begin(e->st);
+		jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "FailedSubmission",
+				   "batch %lld not handed to %s: %s", (long long)sr->id,
+				   e->be->ops->name, err.msg);
+		jf_store_commit(e->st);
+	}
+}
+
+/* ---- the submission pass ---- */
+
+struct sub_use {
+	int64_t sub_id, unfinished, throttle;
+	int state;
+};
+
+struct use_list {
+	struct jf_engine *e;
+	struct sub_use *v;
+	size_t n, cap;
+};
+
+static int add_use(void *ctx, int64_t sub_id, int64_t n)
+{
+	struct use_list *l = ctx;
+	struct jf_sub_rec sr;
+	if (jf_sub_get(l->e->st, sub_id, &sr) != JF_OK ||
+	    (sr.state != JF_SUB_OUTBOX && sr.state != JF_SUB_LIVE))
+		return 0;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 8;
+		struct sub_use *p = realloc(l->v, nc * sizeof(*p));
+		if (!p)
+			return 1;
+		l->v = p;
+		l->cap = nc;
+	}
+	l->v[l->n++] = (struct sub_use){ sub_id, n, sr.throttle, sr.state };
+	return 0;
+}
+
+static int64_t held_by(const struct sub_use *u)
+{
+	return u->throttle > 0 && u->throttle < u->unfinished ? u->throttle : u->unfinished;
+}
+
+struct unsub {
+	int64_t *idx;
+	size_t n, cap;
+	int64_t attempt;       /* of the first: a batch shares one attempt base */
+	int64_t first;
+	int64_t span;          /* most indexes from the first */
+	bool more;
+};
+
+static int add_unsub(void *ctx, int64_t id, int64_t idx, int64_t attempt)
+{
+	(void)id;
+	struct unsub *u = ctx;
+	if (u->n == 0) {
+		u->attempt = attempt;
+		u->first = idx;
+	}
+	if (attempt != u->attempt || idx - u->first > u->span) {
+		u->more = true;
+		return 1;
+	}
+	if (u->n == u->cap) {
+		size_t nc = u->cap ? u->cap * 2 : 64;
+		int64_t *p = realloc(u->idx, nc * sizeof(*p));
+		if (!p)
+			return 1;
+		u->idx = p;
+		u->cap = nc;
+	}
+	u->idx[u->n++] = idx;
+	return 0;
+}
+
+struct queue_room {
+	int64_t queue_id;
+	int64_t room;          /* nodes, INT64_MAX unlimited */
+};
+
+struct pass {
+	struct jf_engine *e;
+	struct queue_room *q;
+	size_t nq, capq;
+	int64_t *ids;
+	size_t nids, capids;
+};
+
+static struct queue_room *room_of(struct pass *p, int64_t queue_id)
+{
+	for (size_t i = 0; i < p->nq; i++)
+		if (p->q[i].queue_id == queue_id)
+			return &p->q[i];
+	if (p->nq == p->capq) {
+		size_t nc = p->capq ? p->capq * 2 : 8;
+		struct queue_room *n = realloc(p->q, nc * sizeof(*n));
+		if (!n)
+			return NULL;
+		p->q = n;
+		p->capq = nc;
+	}
+	int64_t cap = 0;
+	struct jf_queue_rec q;
+	if (queue_id && jf_queue_get(p->e->st, queue_id, &q) == JF_OK) {
+		cap = q.capacity;
+		jf_queue_release(&q);
+	}
+	p->q[p->nq] = (struct queue_room){ queue_id, cap > 0 ? cap : INT64_MAX };
+	return &p->q[p->nq++];
+}
+
+static int collect_group(void *ctx, int64_t id)
+{
+	struct pass *p = ctx;
+	if (p->nids == p->capids) {
+		size_t nc = p->capids ? p->capids * 2 : 64;
+		int64_t *n = realloc(p->ids, nc * sizeof(*n));
+		if (!n)
+			return 1;
+		p->ids = n;
+		p->capids = nc;
+	}
+	p->ids[p->nids++] = id;
+	return 0;
+}
+
+static void pass_group(struct pass *p, int64_t gid)
+{
+	struct jf_engine *e = p->e;
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, gid, &rec) != JF_OK)
+		return;
+	int state = rec.state;
+	int64_t parallelism = rec.parallelism, queue_id = rec.queue_id;
+	jf_group_release(&rec);
+	struct grt *g = jf_eng_group(e, gid);
+	if (!g || !g->req_ok)
+		return;
+	struct queue_room *qr = room_of(p, queue_id);
+	if (!qr)
+		return;
+	int64_t nodes = g->spec->nodes > 0 ? g->spec->nodes : 1;
+	struct use_list ul = { e, NULL, 0, 0 };
+	jf_sub_unfinished(e->st, gid, add_use, &ul);
+	int64_t used = 0;
+	for (size_t i = 0; i < ul.n; i++)
+		used += held_by(&ul.v[i]);
+	int64_t room = parallelism > 0 ? parallelism - used : INT64_MAX;
+	/* what the queue's capacity leaves, in tasks of this group */
+	int64_t qtasks = qr->room == INT64_MAX ? INT64_MAX : qr->room / nodes;
+	int64_t used_q = used;
+	if (state == JF_ST_PAUSED)
+		room = 0;
+	if (qtasks != INT64_MAX)
+		qtasks = qtasks > used ? qtasks - used : 0;
+	if (qtasks < room)
+		room = qtasks;
+	/* throttles grow into room that opened */
+	for (size_t i = 0; i < ul.n && room > 0; i++) {
+		struct sub_use *u = &ul.v[i];
+		if (u->throttle <= 0 || u->throttle >= u->unfinished)
+			continue;
+		int64_t want = u->unfinished;
+		if (parallelism > 0 && want > parallelism)
+			want = parallelism;
+		int64_t inc = want - u->throttle;
+		if (inc > room)
+			inc = room;
+		if (inc <= 0)
+			continue;
+		u->throttle += inc;
+		room -= inc;
+		used_q += inc;
+		struct jf_sub_rec sr;
+		if (jf_sub_get(e->st, u->sub_id, &sr) != JF_OK)
+			continue;
+		jf_store_begin(e->st);
+		jf_sub_set(e->st, sr.id, sr.state, sr.job_id, u->throttle, sr.tries, sr.message);
+		jf_store_commit(e->st);
+		if (sr.state == JF_SUB_LIVE)
+			e->be->ops->throttle(e->be, (uint64_t)sr.id, u->throttle);
+	}
+	/* new batches for the waiting tasks that have none */
+	while (room > 0 && state != JF_ST_PAUSED) {
+		struct unsub us = { .span = e->array_max };
+		jf_task_list_unsubmitted(e->st, gid, (int)(e->array_max + 1), add_unsub, &us);
+		if (us.n == 0) {
+			free(us.idx);
+			break;
+		}
+		int64_t throttle = room < (int64_t)us.n ? room : 0;   /* 0: all may run */
+		if (parallelism > 0 && (int64_t)us.n > parallelism && throttle == 0)
+			throttle = parallelism;
+		int64_t take = throttle ? throttle : (int64_t)us.n;
+		int64_t id = 0;
+		jf_store_begin(e->st);
+		jf_sub_create(e->st, gid, us.idx, us.n, throttle, us.attempt + 1, jf_eng_now(e),
+			      &id);
+		jf_eng_group_event(e, 0, gid, g->kind, "Normal", "Submitting",
+				   "%zu task%s (index %lld..%lld) to %s as batch %lld, at most "
+				   "%lld at once", us.n, us.n == 1 ? "" : "s",
+				   (long long)us.idx[0], (long long)us.idx[us.n - 1],
+				   e->be->ops->name, (long long)id, (long long)take);
+		enum jf_err rc = jf_store_commit(e->st);
+		free(us.idx);
+		if (rc != JF_OK || !id)
+			break;
+		room -= take;
+		used_q += take;
+		struct jf_sub_rec sr;
+		if (jf_sub_get(e->st, id, &sr) == JF_OK)
+			send_sub(e, g, &sr);
+	}
+	if (qr->room != INT64_MAX) {
+		int64_t n = used_q * nodes;
+		qr->room = qr->room > n ? qr->room - n : 0;
+	}
+	free(ul.v);
+}
+
+void jf_eng_submit_pass(struct jf_engine *e)
+{
+	if (e->scheduling) {
+		e->again = true;
+		return;
+	}
+	e->scheduling = true;
+	do {
+		e->again = false;
+		struct pass p = { .e = e };
+		jf_group_list_active(e->st, collect_group, &p);
+		for (size_t i = 0; i < p.nids; i++)
+			pass_group(&p, p.ids[i]);
+		free(p.ids);
+		free(p.q);
+	} while (e->again);
+	e->scheduling = false;
+}
+
+/* ---- control ---- */
+
+struct sub_ids {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int add_id(void *ctx, int64_t id)
+{
+	struct sub_ids *l = ctx;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 8;
+		int64_t *p = realloc(l->v, nc * sizeof(*p));
+		if (!p)
+			return 1;
+		l->v = p;
+		l->cap = nc;
+	}
+	l->v[l->n++] = id;
+	return 0;
+}
+
+void jf_eng_delegate_kill_group(struct jf_engine *e, int64_t group_id, enum jf_why why)
+{
+	struct sub_ids l = { NULL, 0, 0 };
+	jf_sub_list(e->st, group_id, (1u << JF_SUB_OUTBOX) | (1u << JF_SUB_LIVE), add_id, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		if (why == JF_WHY_PAUSE)
+			e->be->ops->hold(e->be, (uint64_t)l.v[i], true);
+		else
+			e->be->ops->cancel(e->be, (uint64_t)l.v[i], -1);
+	}
+	if (why != JF_WHY_PAUSE) {
+		/* what waits in them will not run from them */
+		jf_store_begin(e->st);
+		jf_sub_release(e->st, 0, group_id);
+		jf_store_commit(e->st);
+	}
+	free(l.v);
+}
+
+/* After resume: the batches a pause held run again. */
+static void release_holds(struct jf_engine *e, int64_t group_id)
+{
+	struct sub_ids l = { NULL, 0, 0 };
+	jf_sub_list(e->st, group_id, 1u << JF_SUB_LIVE, add_id, &l);
+	for (size_t i = 0; i < l.n; i++)
+		e->be->ops->hold(e->be, (uint64_t)l.v[i], false);
+	free(l.v);
+}
+
+void jf_eng_delegate_withdraw(struct jf_engine *e, int64_t task_id)
+{
+	int64_t sub = 0;
+	if (jf_task_sub(e->st, task_id, &sub) != JF_OK || !sub)
+		return;
+	struct jf_task_rec t;
+	if (jf_task_get(e->st, task_id, &t) != JF_OK)
+		return;
+	int64_t idx = t.idx;
+	jf_task_release(&t);
+	e->be->ops->cancel(e->be, (uint64_t)sub, idx);
+	jf_store_begin(e->st);
+	jf_task_set_sub(e->st, task_id, 0);
+	jf_store_commit(e->st);
+}
+
+/* ---- notes ---- */
+
+static void set_sub(struct jf_engine *e, const struct jf_sub_rec *sr, int state, int64_t job,
+		    const char *msg)
+{
+	jf_sub_set(e->st, sr->id, state, job, sr->throttle, sr->tries, msg);
+}
+
+static void on_accepted(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	uid_t uid;
+	gid_t gid;
+	int state;
+	group_owner(e, g->id, &uid, &gid, &state);
+	jf_store_begin(e->st);
+	set_sub(e, &sr, JF_SUB_LIVE, n->job_id, "");
+	jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Submitted",
+			   "batch %lld is %s job %lld%s%s", (long long)sr.id, e->be->ops->name,
+			   (long long)n->job_id, n->message[0] ? ": " : "", n->message);
+	jf_store_commit(e->st);
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+	/* the group ended or paused while the batch was on its way */
+	if (jf_state_final(state))
+		e->be->ops->cancel(e->be, n->key, -1);
+	else if (state == JF_ST_PAUSED)
+		e->be->ops->hold(e->be, n->key, true);
+}
+
+static void on_refused(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s refused the work: %s", e->be->ops->name, n->message);
+	jf_store_begin(e->st);
+	set_sub(e, &sr, JF_SUB_REFUSED, 0, n->message);
+	jf_sub_release(e->st, sr.id, 0);
+	jf_store_commit(e->st);
+	/* the same batch would be refused again: the group cannot run */
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, g->id, &rec) == JF_OK) {
+		bool active = !jf_state_final(rec.state);
+		jf_group_release(&rec);
+		if (active) {
+			jf_store_begin(e->st);
+			jf_group_set_state(e->st, g->id, JF_ST_FAILED, msg, jf_eng_now(e));
+			jf_task_set_state_all(e->st, g->id,
+					      (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
+					      JF_ST_FAILED, msg, jf_eng_now(e), NULL);
+			jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Unschedulable", "%s",
+					   msg);
+			if (g->queue_id)
+				jf_eng_group_event(e, g->queue_id, 0, g->kind, "Warning",
+						   "Unschedulable", "group %s: %s", g->dirname, msg);
+			jf_store_commit(e->st);
+			jf_eng_kill_group(e, g->id, JF_WHY_STOP);
+		}
+	}
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+}
+
+static int active_event(void *ctx, int64_t gid)
+{
+	struct jf_engine *e = ctx;
+	struct grt *g = jf_eng_group(e, gid);
+	if (!g)
+		return 0;
+	if (e->be_down)
+		jf_eng_group_event(e, 0, gid, g->kind, "Warning", "BackendUnreachable",
+				   "%s cannot be reached: %s; batches wait in the outbox, running "
+				   "tasks are shown as last seen", e->be->ops->name, e->be_msg);
+	else
+		jf_eng_group_event(e, 0, gid, g->kind, "Normal", "BackendReachable",
+				   "%s can be reached again", e->be->ops->name);
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, gid, 0, 0, false);
+	return 0;
+}
+
+static void on_reach(struct jf_engine *e, const struct jf_note *n, bool down)
+{
+	if (e->be_down == down)
+		return;
+	e->be_down = down;
+	e->be_down_ms = down ? jf_eng_now(e) : 0;
+	snprintf(e->be_msg, sizeof(e->be_msg), "%s", down ? n->message : "");
+	jf_store_begin(e->st);
+	jf_group_list_active(e->st, active_event, e);
+	jf_store_commit(e->st);
+}
+
+static bool task_of(struct jf_engine *e, struct grt *g, int64_t idx, struct jf_task_rec *tr)
+{
+	return jf_task_find(e->st, g->id, idx, tr) == JF_OK;
+}
+
+/* An element started: one attempt per node, running, billed from start_ms. */
+static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct jf_sub_rec *sr,
+			      const struct jf_note *n, size_t nodes_known)
+{
+	struct jf_task_rec tr;
+	if (!task_of(e, g, n->idx, &tr))
+		return NULL;
+	int64_t task_id = tr.id, failures = tr.failures, recorded = tr.attempt;
+	int tstate = tr.state;
+	jf_task_release(&tr);
+	struct trun *t = jf_idmap_get(&e->tasks, task_id);
+	if (t)
+		return t->key == n->key && t->run == n->run ? t : NULL;
+	/* a run already recorded (the backend tells again what it still keeps
+	 * after a restart, or of a batch the task has left): nothing new */
+	if (sr->attempt_base + n->run <= recorded)
+		return NULL;
+	int gstate;
+	uid_t uid;
+	gid_t gid;
+	group_owner(e, g->id, &uid, &gid, &gstate);
+	t = jf_trun_new(task_id, g->id, n->idx, g->spec->nodes);
+	if (!t)
+		return NULL;
+	t->key = n->key;
+	t->run = n->run;
+	t->attempt = sr->attempt_base + n->run;
+	t->start_ms = n->start_ms;
+	t->held = false;
+	for (int64_t i = 0; i < t->nodes; i++)
+		t->slots[i].machine = SIZE_MAX;
+	t->hosts = calloc((size_t)t->nodes, sizeof(*t->hosts));
+	for (int64_t i = 0; t->hosts && i < t->nodes && (size_t)i < n->nhosts; i++)
+		t->hosts[i] = strdup(n->hosts[i]);
+	if (!jf_idmap_put(&e->tasks, task_id, t)) {
+		jf_trun_free(t);
+		return NULL;
+	}
+	/* started although the task or its group stopped meanwhile: it is
+	 * recorded and billed like any run, and stopped */
+	if (jf_state_final(gstate) || tstate == JF_ST_STOPPED || jf_state_final(tstate))
+		t->why = JF_WHY_STOP;
+	else if (gstate == JF_ST_PAUSED || tstate == JF_ST_PAUSED)
+		t->why = JF_WHY_PAUSE;
+
+	char dir[4096];
+	batch_dir(e, n->key, dir, sizeof(dir));
+	int64_t now = jf_eng_now(e);
+	jf_store_begin(e->st);
+	jf_task_set_state(e->st, task_id, JF_ST_RUNNING, "", now);
+	jf_task_set_counters(e->st, task_id, t->attempt, failures);
+	for (int64_t i = 0; i < t->nodes; i++) {
+		(void)nodes_known;
+		const char *host = t->hosts && t->hosts[i] ? t->hosts[i] : "";
+		char rd[4300];
+		snprintf(rd, sizeof(rd), "%s/%lld/%lld/%lld", dir, (long long)n->idx,
+			 (long long)n->run, (long long)i);
+		int64_t node_id = 0, attempt_id = 0;
+		if (jf_node_ensure(e->st, task_id, i, &node_id) != JF_OK)
+			continue;
+		if (jf_attempt_create(e->st, node_id, t->attempt, rd, host, "", 0, &attempt_id) !=
+		    JF_OK || !attempt_id)
+			continue;
+		char handle[JF_HANDLE_MAX + 24];
+		snprintf(handle, sizeof(handle), "%.*s:%lld", JF_HANDLE_MAX - 1, n->handle,
+			 (long long)i);
+		jf_attempt_started(e->st, attempt_id, handle, n->job_id, n->start_ms);
+		jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
+		jf_node_set_run(e->st, node_id, host, "", n->job_id, -1, t->attempt, attempt_id);
+		jf_eng_bill_start(e, g, task_id, n->idx, node_id, i, attempt_id, t->attempt,
+				  n->start_ms);
+		if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+			jf_eng_demand(e, g->req.model, g->req.gpus);
+		jf_eng_event(e, g, task_id, n->idx, node_id, i, "Normal", "Scheduled",
+			     "assigned to %s by %s (job %lld, run %lld)", host[0] ? host : "?",
+			     e->be->ops->name, (long long)n->job_id, (long long)n->run);
+		jf_eng_event(e, g, task_id, n->idx, node_id, i, "Normal", "Started",
+			     "started %s on %s (%s job %lld)", g->spec->containers[0].name,
+			     host[0] ? host : "?", e->be->ops->name, (long long)n->job_id);
+		struct run *r = calloc(1, sizeof(*r));
+		if (!r)
+			continue;
+		r->attempt_id = attempt_id;
+		r->node_id = node_id;
+		r->task_id = task_id;
+		r->group_id = g->id;
+		r->node_idx = i;
+		r->attempt = t->attempt;
+		snprintf(r->handle, sizeof(r->handle), "%.*s", JF_HANDLE_MAX - 1, handle);
+		if (!jf_idmap_put(&e->runs, attempt_id, r)) {
+			free(r);
+			continue;
+		}
+		t->attempt_ids[i] = attempt_id;
+		t->live++;
+	}
+	jf_store_commit(e->st);
+	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
+	jf_eng_settle_group(e, g);
+	if (t->why != JF_WHY_NONE)
+		e->be->ops->cancel(e->be, n->key, n->idx);
+	if (t->live == 0) {
+		/* nothing could be recorded: forget it rather than wait forever */
+		jf_idmap_del(&e->tasks, task_id);
+		jf_trun_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void on_started(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	begin_run(e, g, &sr, n, n->nhosts);
+}
+
+static void on_preempting(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = group_of_sub(e, (int64_t)n->key, &sr);
+	struct jf_task_rec tr;
+	if (!g || !task_of(e, g, n->idx, &tr))
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, tr.id);
+	jf_task_release(&tr);
+	if (!t || t->key != n->key || t->run != n->run)
+		return;
+	int64_t now = jf_eng_now(e);
+	jf_store_begin(e->st);
+	for (int64_t i = 0; i < t->nodes; i++) {
+		struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[i]);
+		if (!r)
+			continue;
+		jf_node_set_state(e->st, r->node_id, JF_ST_RUNNING, JF_PREEMPTING_MSG, now);
+		jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx, "Warning",
+			     "Preempting", "%s", n->message);
+		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, r->node_id, false);
+	}
+	jf_store_commit(e->st);
+}
+
+static void on_ended(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	struct jf_task_rec tr;
+	if (!task_of(e, g, n->idx, &tr))
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, tr.id);
+	jf_task_release(&tr);
+	if (!t) {
+		if (n->start_ms <= 0)
+			return;   /* never ran: nothing to record */
+		/* its start was never seen: record it now, then the end */
+		t = begin_run(e, g, &sr, n, n->nresults);
+		if (!t)
+			return;
+	}
+	if (t->key != n->key || t->run != n->run)
+		return;
+	switch (n->end) {
+	case JF_END_REQUEUED:
+		t->requeued = true;
+		/* fall through */
+	case JF_END_PREEMPTED:
+		if (t->why == JF_WHY_NONE)
+			t->why = JF_WHY_PREEMPT;
+		t->preempted_end = n->end == JF_END_PREEMPTED;
+		break;
+	case JF_END_TIMEOUT:
+		t->fail_timeout = true;
+		break;
+	default:
+		break;
+	}
+	/* each node's end, with the backend's times (billing) and the
+	 * supervisor's exit codes */
+	int64_t nodes = t->nodes;
+	uint64_t key = t->key;
+	int64_t run = t->run, task_id = t->task_id;
+	for (int64_t i = 0; i < nodes; i++) {
+		t = jf_idmap_get(&e->tasks, task_id);
+		if (!t || t->key != key || t->run != run)
+			break;
+		int64_t aid = t->attempt_ids[i];
+		if (!aid)
+			continue;
+		struct jf_run_result res;
+		memset(&res, 0, sizeof(res));
+		if ((size_t)i < n->nresults)
+			res = n->results[i];
+		else {
+			res.lost = true;
+			res.exit_code = -1;
+			snprintf(res.message, sizeof(res.message), "no record of this node");
+		}
+		if (res.timed_out)
+			t->fail_timeout = true;
+		res.cookie = (uint64_t)aid;
+		res.start_ms = n->start_ms;
+		res.end_ms = n->end_ms > 0 ? n->end_ms : jf_eng_now(e);
+		if (n->end == JF_END_REQUEUED || n->end == JF_END_PREEMPTED) {
+			/* the node stopped because it was preempted: not a failure */
+			res.lost = false;
+			if (!res.message[0])
+				snprintf(res.message, sizeof(res.message), "%s", n->message);
+		} else if (res.lost && n->end == JF_END_CANCELLED && t->why != JF_WHY_NONE) {
+			res.lost = false;   /* cancelled by jobfs before it wrote a record */
+			res.exit_code = 143;
+			res.term_signal = 15;
+		} else if (res.lost) {
+			size_t len = strlen(res.message);
+			if (len + 3 < sizeof(res.message))
+				snprintf(res.message + len, sizeof(res.message) - len, "; %.*s",
+					 (int)(sizeof(res.message) - len - 3), n->message);
+		}
+		jf_eng_finish(e, &res);
+	}
+}
+
+static void on_done(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	jf_store_begin(e->st);
+	if (sr.state == JF_SUB_OUTBOX || sr.state == JF_SUB_LIVE)
+		set_sub(e, &sr, JF_SUB_DONE, sr.job_id ? sr.job_id : n->job_id, "");
+	jf_sub_release(e->st, sr.id, 0);
+	jf_store_commit(e->st);
+	jf_eng_settle_group(e, g);
+}
+
+void jf_eng_delegate_notes(struct jf_engine *e)
+{
+	struct jf_note notes[NOTES_AT_ONCE];
+	size_t n;
+	while ((n = e->be->ops->notes(e->be, notes, NOTES_AT_ONCE)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			const struct jf_note *no = &notes[i];
+			switch (no->kind) {
+			case JF_NOTE_ACCEPTED: on_accepted(e, no); break;
+			case JF_NOTE_REFUSED: on_refused(e, no); break;
+			case JF_NOTE_UNREACHABLE: on_reach(e, no, true); break;
+			case JF_NOTE_REACHABLE: on_reach(e, no, false); break;
+			case JF_NOTE_STARTED: on_started(e, no); break;
+			case JF_NOTE_PREEMPTING: on_preempting(e, no); break;
+			case JF_NOTE_ENDED: on_ended(e, no); break;
+			case JF_NOTE_DONE: on_done(e, no); break;
+			case JF_NOTE_NODES:
+				jf_eng_delegate_machines(e);
+				jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
+				break;
+			}
+			jf_note_release(&notes[i]);
+		}
+	}
+	jf_eng_delegate_machines(e);
+}
+
+/* ---- start: take everything up again ---- */
+
+static int collect_attempt(void *ctx, const struct jf_attempt_rec *a)
+{
+	if (strncmp(a->handle, "slurm:", 6) == 0)
+		add_id(ctx, a->id);
+	return 0;
+}
+
+/* An attempt the store says runs on the backend: the engine's tables for
+ * it, and the backend told to follow its element. */
+static void adopt_attempt(struct jf_engine *e, const struct jf_attempt_rec *a)
+{
+	unsigned long long key;
+	long long idx, run, node;
+	if (sscanf(a->handle, "slurm:%llu:%lld:%lld:%lld", &key, &idx, &run, &node) != 4)
+		return;
+	struct jf_node_rec nr;
+	struct jf_task_rec tr;
+	if (jf_node_get(e->st, a->node_id, &nr) != JF_OK)
+		return;
+	int64_t task_id = nr.task_id, node_idx = nr.idx;
+	jf_node_release(&nr);
+	if (jf_task_get(e->st, task_id, &tr) != JF_OK)
+		return;
+	struct grt *g = jf_eng_group(e, tr.group_id);
+	int64_t task_attempt = tr.attempt;
+	jf_task_release(&tr);
+	if (!g || node_idx >= g->spec->nodes)
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, task_id);
+	if (!t) {
+		t = jf_trun_new(task_id, g->id, idx, g->spec->nodes);
+		if (!t || !jf_idmap_put(&e->tasks, task_id, t)) {
+			jf_trun_free(t);
+			return;
+		}
+		t->key = key;
+		t->run = run;
+		t->attempt = task_attempt;
+		t->start_ms = a->start_ms;
+		for (int64_t i = 0; i < t->nodes; i++)
+			t->slots[i].machine = SIZE_MAX;
+		t->hosts = calloc((size_t)t->nodes, sizeof(*t->hosts));
+		e->be->ops->running(e->be, key, idx, run, a->pid);
+	}
+	if (t->hosts && !t->hosts[node_idx])
+		t->hosts[node_idx] = strdup(a->machine);
+	struct run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->attempt_id = a->id;
+	r->node_id = a->node_id;
+	r->task_id = task_id;
+	r->group_id = g->id;
+	r->node_idx = node_idx;
+	r->attempt = a->attempt;
+	snprintf(r->handle, sizeof(r->handle), "%s", a->handle);
+	if (!jf_idmap_put(&e->runs, a->id, r)) {
+		free(r);
+		return;
+	}
+	t->attempt_ids[node_idx] = a->id;
+	t->live++;
+	if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+		jf_eng_demand(e, g->req.model, g->req.gpus);
+}
+
+static int resend_or_follow(void *ctx, int64_t id)
+{
+	struct jf_engine *e = ctx;
+	struct jf_sub_rec sr;
+	struct grt *g = group_of_sub(e, id, &sr);
+	if (!g)
+		return 0;
+	if (sr.state == JF_SUB_OUTBOX) {
+		send_sub(e, g, &sr);
+		return 0;
+	}
+	uid_t uid;
+	gid_t gid;
+	int state;
+	group_owner(e, g->id, &uid, &gid, &state);
+	char dir[4096], user[64];
+	batch_dir(e, (uint64_t)id, dir, sizeof(dir));
+	user_name(uid, user, sizeof(user));
+	e->be->ops->follow(e->be, (uint64_t)id, sr.job_id, dir, sr.first_idx, user);
+	return 0;
+}
+
+void jf_eng_delegate_start(struct jf_engine *e)
+{
+	jf_eng_delegate_machines(e);
+	struct sub_ids l = { NULL, 0, 0 };
+	jf_attempt_list_open(e->st, collect_attempt, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		struct jf_attempt_rec a;
+		if (jf_attempt_get(e->st, l.v[i], &a) != JF_OK)
+			continue;
+		adopt_attempt(e, &a);
+		jf_attempt_release(&a);
+	}
+	free(l.v);
+	jf_sub_list(e->st, 0, (1u << JF_SUB_OUTBOX) | (1u << JF_SUB_LIVE), resend_or_follow, e);
+}
+
+void jf_eng_delegate_resumed(struct jf_engine *e, int64_t group_id)
+{
+	release_holds(e, group_id);
+}
