@@ -180,6 +180,7 @@ class Env:
         self.daemon = None
         self.bg = []                              # background processes to reap
         self.daemon_args = []                     # passed to every daemon start()
+        self.slurm = False                        # use_slurm() was called
 
     # -- daemon lifecycle
     def register_daemon(self, d):
@@ -204,6 +205,63 @@ class Env:
         self.daemon_args = ["--cluster", path]
         return self.start()
 
+    def use_slurm(self, *args, url=None):
+        """Remount with --backend slurm on the cluster scripts/slurm-cluster.sh
+        started ($JOBFS_SLURM_URL, $SLURM_CONF), with a fresh state dir; at
+        the end of the test every Slurm job of this state dir is cancelled.
+        Skips when no cluster is up, unless $JOBFS_SLURM_REQUIRED is set (the
+        README's test command sets it: CI must not skip these)."""
+        url = url or os.environ.get("JOBFS_SLURM_URL")
+        if not url or not os.environ.get("SLURM_CONF"):
+            why = ("slurm: no cluster (JOBFS_SLURM_URL, SLURM_CONF unset; "
+                   "scripts/slurm-cluster.sh start DIR starts one)")
+            if os.environ.get("JOBFS_SLURM_REQUIRED"):
+                raise TestFailure(why)
+            raise Skip(why)
+        self.stop()
+        self.state = os.path.join(self.tmp, "state-%d" % (self.ndaemons + 1))
+        os.makedirs(self.state, exist_ok=True)
+        self.daemon_args = ["--backend", "slurm", "--slurm", url,
+                            "--slurm-ondemand", "ondemand", "--slurm-spot", "spot",
+                            "--slurm-poll", "200"]
+        jobcomp = os.path.join(os.path.dirname(os.environ["SLURM_CONF"]), "log", "jobcomp.txt")
+        if os.path.exists(jobcomp):
+            self.daemon_args += ["--slurm-jobcomp", jobcomp]
+        self.daemon_args += list(args)
+        self.slurm = True
+        return self.start()
+
+    def slurm_jobs(self):
+        """This state dir's Slurm jobs: [(job id, state, name, comment)] from
+        squeue (element ids as Slurm prints them, 12_3)."""
+        r = subprocess.run(["squeue", "-h", "-a", "-t", "all", "-o", "%i|%T|%j|%k"],
+                           capture_output=True, text=True)
+        uuid = self.slurm_uuid()
+        out = []
+        for line in r.stdout.splitlines():
+            f = line.split("|", 3)
+            if len(f) == 4 and uuid and f[3].startswith("jobfs:%s:" % uuid):
+                out.append(tuple(f))
+        return out
+
+    def slurm_uuid(self):
+        import sqlite3
+        try:
+            db = sqlite3.connect("file:%s?mode=ro" % os.path.join(self.state, "jobfs.db"),
+                                 uri=True, timeout=5)
+            row = db.execute("SELECT value FROM meta WHERE key = 'uuid'").fetchone()
+            db.close()
+            return row[0] if row else None
+        except Exception:
+            return None
+
+    def slurm_cancel_all(self):
+        ids = sorted({j[0].split("_")[0] for j in self.slurm_jobs()
+                      if j[1] in ("PENDING", "RUNNING", "SUSPENDED", "REQUEUED",
+                                  "COMPLETING")})
+        if ids:
+            subprocess.run(["scancel"] + ids, capture_output=True)
+
     def stop(self):
         if self.daemon and self.daemon.proc.poll() is None:
             self.daemon.unmount()
@@ -217,6 +275,8 @@ class Env:
 
     def finish(self):
         """End of test: kill background helpers, unmount, check daemons."""
+        if self.slurm:
+            self.slurm_cancel_all()
         for p in self.bg:
             if p.poll() is None:
                 try:

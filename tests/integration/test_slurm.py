@@ -1,0 +1,428 @@
+"""The same tree on a real Slurm cluster (--backend slurm).
+
+The cluster is the one scripts/slurm-cluster.sh starts (the README's test
+command starts it and exports SLURM_CONF and JOBFS_SLURM_URL): munged,
+slurmctld, four slurmd nodes n1..n4 on this host (8 CPUs, 8 fake 4090 GPUs
+each) and slurmrestd on a unix socket; partitions ondemand and spot (spot
+is preempted by on-demand work and requeued).  Every test mounts jobfs with
+`--backend slurm` on a fresh state dir, drives the tree with sh and cat as
+usual, and checks it against what Slurm itself says: squeue, and the
+jobcomp/filetxt record Slurm writes for every run segment (DIR/log/jobcomp.txt).
+Without a cluster the tests skip; with JOBFS_SLURM_REQUIRED set they fail.
+"""
+import os
+import re
+import subprocess
+import time
+
+from jfit import TestFailure, case, check, money
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLUSTER_SH = os.path.join(ROOT, "scripts", "slurm-cluster.sh")
+
+
+def cluster_dir():
+    return os.path.dirname(os.environ.get("SLURM_CONF", "/nonexistent/x"))
+
+
+def jobcomp():
+    """Slurm's own record of every run segment: [{JobId, JobState, StartTime,
+    EndTime, ArrayJobId, ArrayTaskId, ...}] (jobcomp/filetxt)."""
+    path = os.path.join(cluster_dir(), "log", "jobcomp.txt")
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                rec = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+                out.append(rec)
+    except OSError:
+        pass
+    return out
+
+
+def epoch(t):
+    return int(time.mktime(time.strptime(t, "%Y-%m-%dT%H:%M:%S")))
+
+
+def rfc(t):
+    """2026-12-01T18:14:18Z -> epoch seconds."""
+    return int(time.mktime(time.strptime(t, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone)
+
+
+def job_ids(env):
+    """The array job ids of this state dir's batches, from the store."""
+    import sqlite3
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(env.state, "jobfs.db"), uri=True)
+    ids = [r[0] for r in db.execute("SELECT job_id FROM submissions WHERE job_id != 0")]
+    db.close()
+    return ids
+
+
+def segments(env):
+    """jobcomp records of this state dir's arrays."""
+    ids = {str(i) for i in job_ids(env)}
+    return [r for r in jobcomp() if r.get("ArrayJobId") in ids]
+
+
+def check_costs(env, group, want_rows=None):
+    """Every cost is the sum of its ledger rows, and every ledger row's
+    seconds are its Slurm segment's, to the second."""
+    rows = [r for r in env.ledger() if r["group"] == os.path.basename(group)]
+    if want_rows is not None:
+        check(len(rows) == want_rows, "%s: %d ledger rows, want %d" % (group, len(rows), want_rows))
+    gsum = sum(money(r["amount"] + " CNY")[0] for r in rows)
+    gcost, _ = money(env.read(os.path.join(group, "cost")))
+    check(gcost == gsum, "%s: cost %d != ledger sum %d" % (group, gcost, gsum))
+    for r in rows:
+        check(int(r["seconds"]) == rfc(r["end"]) - rfc(r["start"]),
+              "ledger row %s: %s s between %s and %s" % (r["segment_id"], r["seconds"],
+                                                      r["start"], r["end"]))
+    # each row matches one Slurm segment (start and end to the second)
+    segs = {(epoch(s["StartTime"]), epoch(s["EndTime"])) for s in segments(env)
+            if s.get("StartTime") and s["StartTime"] != "Unknown"}
+    for r in rows:
+        check((rfc(r["start"]), rfc(r["end"])) in segs,
+              "ledger row %s (%s .. %s) is no Slurm run segment; Slurm's: %s"
+              % (r["segment_id"], r["start"], r["end"], sorted(segs)[:20]))
+    return rows
+
+
+def wait_slurm_idle(env, timeout=30):
+    """Nothing of this state dir pending or running in Slurm."""
+    def idle():
+        return not [j for j in env.slurm_jobs() if j[1] in ("PENDING", "RUNNING",
+                                                           "COMPLETING", "REQUEUED")]
+    env.poll_until(idle, timeout=timeout, what="Slurm to run nothing of ours",
+                   interval=0.2)
+
+
+DEMO = """\
+gpu: "4090"
+count: 3
+command: ["/bin/sh", "-c"]
+args: ["echo hello from $JOB_NAME index $JOB_COMPLETION_INDEX on $(hostname) gpus $CUDA_VISIBLE_DEVICES; sleep $RUN_SECONDS; exit $EXIT_CODE"]
+env:
+  RUN_SECONDS: "2"
+  EXIT_CODE: "0"
+"""
+
+
+@case(timeout=90)
+def test_slurm_demo(env):
+    env.use_slurm()
+    check(sorted(os.listdir(env.p("cluster/machines"))) == ["n1", "n2", "n3", "n4"],
+          "machines: %s" % os.listdir(env.p("cluster/machines")))
+    m = env.status_yaml("cluster/machines/n1")
+    check(m["gpus"] == "8" and m["backend"] == "slurm" and "spot" in m["partitions"],
+          "n1: %s" % m)
+    b = "tasks/demo"
+    env.mkdir(b)
+    env.submit(b, DEMO)
+    env.wait(b, "Succeeded", timeout=60)
+    for i in (1, 2, 3):
+        t = "%s/%d-demo" % (b, i)
+        logs = env.read(t + "/nodes/0/logs")
+        check("hello from demo index %d" % (i - 1) in logs, "%s logs: %r" % (t, logs))
+        n = env.status(t + "/nodes/0")
+        check(n["state"] == "Succeeded" and n["machine"] in ("n1", "n2", "n3", "n4"),
+              "%s node: %s" % (t, n))
+    ev = env.read(b + "/events")
+    check(re.search(r"Submitted batch batch \d+ is slurm job \d+", ev), "events: %s" % ev)
+    rows = check_costs(env, b, want_rows=3)
+    check(all(int(r["seconds"]) >= 2 for r in rows), "rows: %s" % rows)
+    total, _ = money(env.read("billing/cost"))
+    check(total == sum(money(r["amount"] + " CNY")[0] for r in env.ledger()),
+          "root cost != ledger")
+    # Slurm ran it as one array of three elements, each COMPLETED
+    segs = segments(env)
+    check(len(segs) == 3 and all(s["JobState"] == "COMPLETED" for s in segs),
+          "Slurm's records: %s" % segs)
+    check(len({s["ArrayJobId"] for s in segs}) == 1, "more than one array: %s" % segs)
+
+
+@case(timeout=120)
+def test_slurm_parallelism(env):
+    env.use_slurm()
+    rec = os.path.join(env.work, "rec")
+    os.makedirs(rec)
+    g = env.group("completions: 12\nparallelism: 3\n"
+                  "command: [\"/bin/sh\", \"-c\"]\n"
+                  "args: ['echo \"$(date +%%s.%%N) start $JOB_TASK_INDEX\" >> %s/$JOB_TASK_INDEX;"
+                  " sleep 2; echo \"$(date +%%s.%%N) end\" >> %s/$JOB_TASK_INDEX']\n" % (rec, rec))
+    seen_throttle = []
+
+    def look():
+        for j in env.slurm_jobs():
+            if "%3]" in j[0]:
+                seen_throttle.append(j[0])
+        return env.status(g)["state"] == "Succeeded"
+    env.poll_until(look, timeout=100, what="the group to succeed", interval=0.2)
+    ev = []
+    for i in range(12):
+        lines = open(os.path.join(rec, str(i))).read().split()
+        ev.append((float(lines[0]), 1))
+        ev.append((float(lines[3]), -1))
+    ev.sort()
+    cur = peak = 0
+    for _, d in ev:
+        cur += d
+        peak = max(peak, cur)
+    check(peak == 3, "peak concurrency %d, want exactly 3" % peak)
+    check(seen_throttle, "Slurm never showed the array with %3")
+    st = env.status(g)
+    check(st["progress"] == "12/12" and st["parallelism"] == 3, "status: %s" % st)
+    check_costs(env, g, want_rows=12)
+
+
+@case(timeout=120)
+def test_slurm_retries(env):
+    env.use_slurm()
+    g = env.group("completions: 4\nretries: 2\n"
+                  "command: [\"/bin/sh\", \"-c\"]\n"
+                  "args: ['echo attempt $JOB_ATTEMPT; [ $JOB_ATTEMPT -ge 2 ]']\n")
+    bad = env.group("retries: 1\ncommand: [\"/bin/sh\", \"-c\", \"echo no; exit 3\"]\n",
+                    name="bad")
+    env.wait(g, "Succeeded", timeout=90)
+    env.wait(bad, "Failed", timeout=60)
+    for i in range(4):
+        t = "%s/tasks/%d" % (g, i)
+        st = env.status(t)
+        check(int(st["attempt"]) == 2 and int(st["retries_left"]) == 1, "%s: %s" % (t, st))
+        check("attempt 2" in env.read(t + "/nodes/0/logs"), "%s logs" % t)
+        check("attempt 1" in env.read(t + "/nodes/0/logs.prev"), "%s logs.prev" % t)
+        check("BackOff" in env.read(t + "/events"), "%s events" % t)
+    st = env.status(bad + "/tasks/0")
+    check(int(st["attempt"]) == 2 and st["state"] == "Failed", "bad task: %s" % st)
+    check("exit code 3" in st["message"], "bad task: %s" % st)
+    # jobfs resubmitted the failed indexes: Slurm saw 4 + 4 + 2 runs, each once
+    segs = segments(env)
+    check(len(segs) == 10, "Slurm ran %d segments, want 10: %s" % (len(segs), segs))
+    check_costs(env, g, want_rows=8)
+
+
+@case(timeout=90)
+def test_slurm_gang(env):
+    env.use_slurm()
+    rec = os.path.join(env.work, "gang")
+    os.makedirs(rec)
+    g = env.group("nodes: 4\ngpu: \"4090\"\ngpus: 2\n"
+                  "command: [\"/bin/sh\", \"-c\"]\n"
+                  "args: ['echo $(date +%%s.%%N) $JOB_NODE_INDEX $JOB_COMPLETION_INDEX "
+                  "$JOB_NODE_COUNT $JOB_MASTER_ADDR $JOB_MASTER_PORT > %s/$JOB_NODE_INDEX; sleep 1']\n"
+                  % rec)
+    env.wait(g, "Succeeded", timeout=60)
+    lines = [open(os.path.join(rec, str(i))).read().split() for i in range(4)]
+    starts = [float(l[0]) for l in lines]
+    check(max(starts) - min(starts) < 2.0, "nodes started %.2f s apart" % (max(starts) - min(starts)))
+    for i, l in enumerate(lines):
+        check(l[1] == str(i) and l[2] == str(i) and l[3] == "4", "node %d: %s" % (i, l))
+    check(len({(l[4], l[5]) for l in lines}) == 1, "master differs: %s" % lines)
+    hosts = sorted(env.status("%s/tasks/0/nodes/%d" % (g, i))["machine"] for i in range(4))
+    check(hosts == ["n1", "n2", "n3", "n4"], "hosts: %s" % hosts)
+    rows = check_costs(env, g, want_rows=4)
+    check(len({(r["start"], r["end"]) for r in rows}) == 1, "nodes billed apart: %s" % rows)
+    check(all(r["gpus"] == "2" for r in rows), "rows: %s" % rows)
+
+
+SPOT = """\
+billing: spot
+completions: 4
+gpu: "4090"
+gpus: 8
+command: ["/bin/sh", "-c"]
+args: ["n=$(cat $JOB_CHECKPOINT_DIR/n 2>/dev/null || echo 0); echo start attempt $JOB_ATTEMPT from $n; trap 'echo $n > $JOB_CHECKPOINT_DIR/n; echo saved $n; exit 143' TERM; while [ $n -lt 12 ]; do sleep 1 & wait $!; n=$((n+1)); done; echo done $n"]
+"""
+
+
+@case(timeout=180)
+def test_slurm_spot_preempted(env):
+    env.use_slurm()
+    spot = env.group(SPOT, name="spot")
+    env.wait(spot, pred=lambda s: s["running"] == 4, timeout=60, what="4 spot tasks running")
+    time.sleep(2)
+    od = env.group("gpu: \"4090\"\ngpus: 8\ncommand: [\"/bin/sh\", \"-c\", \"echo od; sleep 2\"]\n",
+                   name="od")
+    env.wait(od, "Succeeded", timeout=60)
+    env.wait(spot, "Succeeded", timeout=120)
+    pre = []
+    for i in range(4):
+        t = "%s/tasks/%d" % (spot, i)
+        st = env.status(t)
+        if int(st["attempt"]) > 1:
+            pre.append(i)
+            check(int(st["retries_left"]) == 3, "%s used a retry: %s" % (t, st))
+            ev = env.read(t + "/events")
+            check("Preempted" in ev, "%s events: %s" % (t, ev))
+            logs = env.read(t + "/nodes/0/logs")
+            m = re.search(r"start attempt 2 from (\d+)", logs)
+            check(m and int(m.group(1)) > 0, "%s did not resume from its checkpoint: %r"
+                  % (t, logs))
+            check("saved" in env.read(t + "/nodes/0/logs.prev"), "%s logs.prev" % t)
+    check(len(pre) == 1, "preempted tasks: %s, want exactly one" % pre)
+    # Slurm requeued it (same job, second run) rather than jobfs submitting it again
+    segs = [s for s in segments(env) if s.get("Partition") == "spot"]
+    check(len(segs) == 5, "spot segments in Slurm: %d, want 5: %s" % (len(segs), segs))
+    check(len({s["ArrayJobId"] for s in segs}) == 1, "spot work in several arrays: %s" % segs)
+    rows = check_costs(env, spot, want_rows=5)
+    spot_rate = {r["rate_per_hour"] for r in rows}
+    od_rate = {r["rate_per_hour"] for r in env.ledger() if r["group"] == "od"}
+    check(len(spot_rate) == 1 and len(od_rate) == 1 and float(spot_rate.pop()) < float(od_rate.pop()),
+          "spot must be cheaper: %s" % env.ledger())
+    check_costs(env, od, want_rows=1)
+    qcost, _ = money(env.read("queues/q/cost"))
+    check(qcost == sum(money(r["amount"] + " CNY")[0] for r in env.ledger()), "queue cost")
+
+
+@case(timeout=120)
+def test_slurm_stop_and_timeout(env):
+    env.use_slurm()
+    g = env.group("completions: 6\nparallelism: 2\ncommand: [\"sleep\", \"60\"]\n")
+    env.wait(g, pred=lambda s: s["running"] == 2, timeout=40, what="2 running")
+    time.sleep(1)
+    check(env.ctl(g, "stop") == 0, "ctl stop refused")
+    env.wait(g, "Stopped", timeout=30)
+    wait_slurm_idle(env)
+    env.wait(g + "/tasks/0", "Stopped", timeout=30)
+    st = env.status(g)
+    check(st["stopped"] == 6, "status: %s" % st)
+    rows = check_costs(env, g, want_rows=2)
+    check(all(int(r["seconds"]) < 30 for r in rows), "billed past the stop: %s" % rows)
+    # a timeout is enforced to the second by jobfs's supervisor, not Slurm's minutes
+    t = env.group("timeout: 3s\nretries: 0\ncommand: [\"sleep\", \"60\"]\n", name="slow")
+    env.wait(t, "Failed", timeout=60)
+    st = env.status(t + "/tasks/0")
+    check("DeadlineExceeded" in env.read(t + "/tasks/0/nodes/0/events") or
+          "timed out" in st["message"], "task: %s" % st)
+    rows = check_costs(env, t, want_rows=1)
+    check(3 <= int(rows[0]["seconds"]) <= 6, "billed %s s for a 3 s timeout" % rows[0]["seconds"])
+
+
+@case(timeout=120)
+def test_slurm_pause_resume(env):
+    env.use_slurm()
+    g = env.group("completions: 6\nparallelism: 2\n"
+                  "command: [\"/bin/sh\", \"-c\", \"echo a $JOB_ATTEMPT; sleep 3\"]\n")
+    env.wait(g, pred=lambda s: s["running"] == 2, timeout=40, what="2 running")
+    check(env.ctl(g, "pause") == 0, "pause refused")
+    env.wait(g, pred=lambda s: s["state"] == "Paused" and s["running"] == 0, timeout=30,
+             what="paused with nothing running")
+    held = env.poll_until(lambda: [j for j in env.slurm_jobs() if j[1] == "PENDING"],
+                          timeout=10, what="the pending part in Slurm")
+    r = subprocess.run(["squeue", "-h", "-o", "%i %r", "-j", held[0][0].split("_")[0]],
+                       capture_output=True, text=True)
+    check("JobHeld" in r.stdout, "not held in Slurm: %r" % r.stdout)
+    time.sleep(2)
+    check(env.status(g)["running"] == 0, "something runs while paused")
+    check(env.ctl(g, "resume") == 0, "resume refused")
+    env.wait(g, "Succeeded", timeout=90)
+    attempts = sorted(int(env.status("%s/tasks/%d" % (g, i))["attempt"]) for i in range(6))
+    check(attempts == [1, 1, 1, 1, 2, 2], "attempts: %s" % attempts)
+
+
+@case(timeout=150)
+def test_slurm_restd_down(env):
+    env.use_slurm()
+    d = cluster_dir()
+    subprocess.run([CLUSTER_SH, "kill", d, "slurmrestd"], check=True, capture_output=True)
+    try:
+        g = env.group("completions: 3\ncommand: [\"/bin/sh\", \"-c\", \"echo once >> %s/ran\"]\n"
+                      % env.work)
+        st = env.wait(g, pred=lambda s: "cannot be reached" in s["message"], timeout=20,
+                      what="the status to say slurm cannot be reached")
+        check(st["state"] == "Waiting", "status: %s" % st)
+        check("BackendUnreachable" in env.read(g + "/events"), "events")
+        check("backend_state: unreachable" in env.read("cluster/settings"), "settings")
+        # the tree keeps serving, quickly
+        t0 = time.monotonic()
+        for _ in range(20):
+            env.read(g + "/status")
+            os.listdir(env.p("queues/q/groups"))
+        check(time.monotonic() - t0 < 2.0, "20 reads took %.1f s" % (time.monotonic() - t0))
+        time.sleep(2)
+    finally:
+        subprocess.run([CLUSTER_SH, "revive", d, "slurmrestd"], check=True, capture_output=True)
+    env.wait(g, "Succeeded", timeout=90)
+    check(open(os.path.join(env.work, "ran")).read() == "once\n" * 3, "ran: %r"
+          % open(os.path.join(env.work, "ran")).read())
+    check("BackendReachable" in env.read(g + "/events"), "no BackendReachable")
+    check(len(job_ids(env)) == 1 and len({s["ArrayJobId"] for s in segments(env)}) == 1,
+          "submitted more than once: %s" % segments(env))
+
+
+@case(timeout=180)
+def test_slurm_ctld_down(env):
+    env.use_slurm()
+    d = cluster_dir()
+    g = env.group("completions: 2\ncommand: [\"/bin/sh\", \"-c\", \"sleep 6; echo $JOB_TASK_INDEX >> %s/ran\"]\n"
+                  % env.work)
+    env.wait(g, pred=lambda s: s["running"] == 2, timeout=40, what="2 running")
+    subprocess.run([CLUSTER_SH, "kill", d, "slurmctld"], check=True, capture_output=True)
+    try:
+        env.wait(g, pred=lambda s: "cannot be reached" in s["message"], timeout=40,
+                 what="the status to say slurm cannot be reached")
+        g2 = env.group("command: [\"/bin/sh\", \"-c\", \"echo second >> %s/ran2\"]\n" % env.work,
+                       name="g2")
+        t0 = time.monotonic()
+        env.read(g2 + "/status")
+        check(time.monotonic() - t0 < 1.0, "a read took %.1f s" % (time.monotonic() - t0))
+        time.sleep(8)   # the tasks end while slurmctld is away
+    finally:
+        subprocess.run([CLUSTER_SH, "revive", d, "slurmctld"], check=True, capture_output=True)
+    env.wait(g, "Succeeded", timeout=120)
+    env.wait(g2, "Succeeded", timeout=120)
+    ran = sorted(open(os.path.join(env.work, "ran")).read().split())
+    check(ran == ["0", "1"], "ran: %s" % ran)
+    check(open(os.path.join(env.work, "ran2")).read() == "second\n", "g2 ran more than once")
+    check_costs(env, g, want_rows=2)
+
+
+@case(timeout=120)
+def test_slurm_lost_reply(env):
+    """The daemon dies after Slurm accepted a batch and before it recorded
+    that: the next daemon finds the job by the key it carries, and does not
+    submit it again."""
+    env.use_slurm()
+    env.daemon_args_saved = list(env.daemon_args)
+    env.stop()
+    os.environ["JOBFS_FAULT"] = "slurm-accepted:1"
+    try:
+        env.start()
+        g = "queues/q/groups/g"
+        env.mkdir("queues/q")
+        env.mkdir(g)
+        env.write(g + "/spec.yaml", "completions: 2\ncommand: [\"/bin/sh\", \"-c\", "
+                  "\"echo $JOB_TASK_INDEX >> %s/ran; sleep 1\"]\n" % env.work)
+        env.poll_until(lambda: env.daemon.proc.poll() is not None, timeout=20,
+                       what="the daemon to die at the fault")
+        env.daemon.killed = True
+        subprocess.run(["fusermount3", "-u", "-z", env.mnt], capture_output=True)
+    finally:
+        del os.environ["JOBFS_FAULT"]
+    env.daemon = None
+    env.start()
+    env.wait(g, "Succeeded", timeout=60)
+    check("found in Slurm by its comment" in env.read(g + "/events"), "events: %s"
+          % env.read(g + "/events"))
+    ran = sorted(open(os.path.join(env.work, "ran")).read().split())
+    check(ran == ["0", "1"], "ran: %s" % ran)
+    check(len({s["ArrayJobId"] for s in segments(env)}) == 1, "two arrays: %s" % segments(env))
+
+
+@case(timeout=120)
+def test_slurm_daemon_killed(env):
+    env.use_slurm()
+    g = env.group("completions: 3\ncommand: [\"/bin/sh\", \"-c\", \"sleep 4; echo $JOB_TASK_INDEX >> %s/ran\"]\n"
+                  % env.work)
+    env.wait(g, pred=lambda s: s["running"] == 3, timeout=40, what="3 running")
+    env.daemon.kill9()
+    time.sleep(6)   # they end while no daemon watches
+    env.daemon = None
+    env.start()
+    env.wait(g, "Succeeded", timeout=60)
+    ran = sorted(open(os.path.join(env.work, "ran")).read().split())
+    check(ran == ["0", "1", "2"], "ran: %s" % ran)
+    for i in range(3):
+        st = env.status("%s/tasks/%d" % (g, i))
+        check(int(st["attempt"]) == 1, "task %d ran again: %s" % (i, st))
+    # one row per node segment, from Slurm's times, not split at the crash
+    check_costs(env, g, want_rows=3)
