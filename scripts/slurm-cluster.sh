@@ -58,6 +58,8 @@ install() {
 
 write_config() {
 	mkdir -p "$dir/state" "$dir/log" "$dir/run" "$dir/dev" "$dir/munge"
+	# other users reach the munge socket in run/ (jobs run as them); the key stays private
+	chmod 0755 "$dir" "$dir/run"
 	for n in 1 2 3 4; do mkdir -p "$dir/spool/n$n"; done
 	for g in 0 1 2 3 4 5 6 7; do ln -sf /dev/null "$dir/dev/gpu$g"; done
 	[ -f "$dir/munge/munge.key" ] ||
@@ -75,7 +77,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket,cred_expire=5
+AuthInfo=socket=$dir/run/munge.socket,cred_expire=5
 AuthAltTypes=auth/jwt
 AuthAltParameters=jwt_key=$dir/jwt.key
 CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
@@ -105,6 +107,7 @@ MinJobAge=600
 MaxArraySize=1000001
 MaxJobCount=200000
 KillWait=5
+MessageTimeout=5
 InactiveLimit=0
 PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
@@ -153,10 +156,10 @@ start() {
 	install
 	write_config
 	export SLURM_CONF="$dir/slurm.conf"
-	spawn munged munged -F -f -S "$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+	spawn munged munged -F -f -S "$dir/run/munge.socket" --key-file="$dir/munge/munge.key" \
 		--pid-file="$dir/run/munged.pid.own" --seed-file="$dir/munge/seed" \
 		--log-file="$dir/log/munged.log"
-	wait_for munged 10 test -S "$dir/munge/munge.socket"
+	wait_for munged 10 test -S "$dir/run/munge.socket"
 	spawn slurmctld slurmctld -D -i -f "$dir/slurm.conf"
 	wait_for slurmctld 20 scontrol ping
 	for n in 1 2 3 4; do

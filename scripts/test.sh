@@ -6,6 +6,9 @@
 #   scripts/test.sh            everything
 #   JOBFS_TEST_SUITES=unit scripts/test.sh   only the unit suite
 #   JOBFS_FUZZ_SECONDS=N scripts/test.sh      fuzz each parser N s (default 60, 0 = off)
+#   JOBFS_SLURM_PORT=N scripts/test.sh        the test Slurm cluster's first port
+#                                             (default 16817; see scripts/slurm-cluster.sh)
+# A Slurm cluster (scripts/slurm-cluster.sh) runs while the suites do.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -19,6 +22,21 @@ run() {
 			--logbase "testlog-$s" || status=1
 	done
 }
+# a real Slurm cluster on this machine for the slurm backend's tests: they
+# must run, not skip (JOBFS_SLURM_REQUIRED); stopped by PID at the end
+slurm_dir=$(mktemp -d /tmp/jobfs-slurm.XXXXXX)
+trap 'scripts/slurm-cluster.sh stop "$slurm_dir" >/dev/null 2>&1 || true' EXIT
+if JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$slurm_dir" > "$slurm_dir/env"; then
+	SLURM_CONF=$(sed -n 's/^SLURM_CONF=//p' "$slurm_dir/env")
+	JOBFS_SLURM_URL=$(sed -n 's/^JOBFS_SLURM_URL=//p' "$slurm_dir/env")
+	JOBFS_SLURM_JWT_URL=$(sed -n 's/^JOBFS_SLURM_JWT_URL=//p' "$slurm_dir/env")
+	export SLURM_CONF JOBFS_SLURM_URL JOBFS_SLURM_JWT_URL
+	echo "== slurm: a cluster of 4 nodes is up ($SLURM_CONF)"
+else
+	echo "== slurm: the test cluster did not start; its tests will fail" >&2
+	status=1
+fi
+export JOBFS_SLURM_REQUIRED=1
 scripts/build.sh build
 run build
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}

@@ -426,3 +426,54 @@ def test_slurm_daemon_killed(env):
         check(int(st["attempt"]) == 1, "task %d ran again: %s" % (i, st))
     # one row per node segment, from Slurm's times, not split at the crash
     check_costs(env, g, want_rows=3)
+
+
+def user_tasks(env, url_var, want_slurm_user):
+    """A group written by an ordinary user runs as that user; Slurm's record
+    names want_slurm_user(the user) as the job's owner."""
+    from test_users import Users, ok
+    url = os.environ.get(url_var)
+    if not url:
+        env.use_slurm()      # skips or fails as the other slurm tests do
+        raise TestFailure("%s is not set" % url_var)
+    u = Users().make()
+    try:
+        env.use_slurm("--allow-other", url=url)
+        env.mkdir("queues/q")
+        os.chmod(env.work, 0o777)
+        ok(u.a, "mkdir", env.p("queues/q/groups/mine"))
+        ok(u.a, "write", env.p("queues/q/groups/mine/spec.yaml"),
+           "command: [\"/bin/sh\", \"-c\", \"id -u; id -g; touch %s/by-$(id -un)\"]\n" % env.work)
+        g = "queues/q/groups/mine"
+        env.wait(g, "Succeeded", timeout=60)
+        logs = env.read(g + "/tasks/0/nodes/0/logs").split()
+        check(logs[:2] == [str(u.pa.pw_uid), str(u.pa.pw_gid)], "ran as %s, want uid %d"
+              % (logs, u.pa.pw_uid))
+        check(os.stat(os.path.join(env.work, "by-" + u.a)).st_uid == u.pa.pw_uid, "file owner")
+        segs = segments(env)
+        check(len(segs) == 1, "segments: %s" % segs)
+        owner = want_slurm_user(u)
+        check(segs[0]["UserId"].startswith(owner + "("), "Slurm's job is %s's, want %s's"
+              % (segs[0]["UserId"], owner))
+    finally:
+        env.stop()
+        u.remove()
+
+
+@case(timeout=120)
+def test_slurm_user_local_auth(env):
+    """Over the unix socket (local auth) the job is the daemon's in Slurm, and
+    jobfs-shim drops to the spec's writer before it runs anything."""
+    user_tasks(env, "JOBFS_SLURM_URL", lambda u: "root")
+
+
+@case(timeout=120)
+def test_slurm_user_jwt(env):
+    """Over http with an admin's JWT the job is submitted as the spec's writer
+    (X-SLURM-USER-NAME): Slurm runs it as them, accounts it to them."""
+    r = subprocess.run(["scontrol", "token", "username=root", "lifespan=900"],
+                       capture_output=True, text=True)
+    tok = r.stdout.strip().split("=", 1)[-1]
+    check(r.returncode == 0 and tok, "scontrol token: %s" % r.stderr)
+    os.environ["SLURM_JWT"] = tok
+    user_tasks(env, "JOBFS_SLURM_JWT_URL", lambda u: u.a)
