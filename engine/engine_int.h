@@ -211,6 +211,11 @@ void jf_eng_delegate_use(struct jf_engine *e, size_t m, struct jf_machine_use *u
 void jf_eng_delegate_machines(struct jf_engine *e);
 /* resume: the batches a pause held may run again. */
 void jf_eng_delegate_resumed(struct jf_engine *e, int64_t group_id);
+/* delegate.c, for delegate_notes.c: a batch's directory, the group of a
+ * submission (with its record), a group's owner and state */
+void jf_dlg_batch_dir(struct jf_engine *e, uint64_t key, char *buf, size_t n);
+struct grt *jf_dlg_group_of_sub(struct jf_engine *e, int64_t sub_id, struct jf_sub_rec *sr);
+void jf_dlg_owner(struct jf_engine *e, int64_t group_id, uid_t *uid, gid_t *gid, int *state);
 /* adopt.c: tasks the store says run with nothing running: judged from
  * their last attempts, or waiting again. */
 void jf_eng_adopt_orphans(struct jf_engine *e);

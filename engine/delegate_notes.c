@@ -1,0 +1,385 @@
+/*
+ * delegate_notes.c - what a scheduling backend tells the engine (notes),
+ * turned into the store's records; the design is in delegate.c.
+ *
+ * Each note is handled on its own, store first: a batch accepted or
+ * refused, the backend reachable or not, an element started (one attempt
+ * per node, billed from the backend's start), preempting, ended (each
+ * node's end through jf_eng_finish(), so the spec's rules decide what
+ * follows), a batch done (its tasks that did not run leave it).
+ */
+#include "engine/engine_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOTES_AT_ONCE 64
+
+/* ---- notes ---- */
+
+static void set_sub(struct jf_engine *e, const struct jf_sub_rec *sr, int state, int64_t job,
+		    const char *msg)
+{
+	jf_sub_set(e->st, sr->id, state, job, sr->throttle, sr->tries, msg);
+}
+
+static void on_accepted(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	uid_t uid;
+	gid_t gid;
+	int state;
+	jf_dlg_owner(e, g->id, &uid, &gid, &state);
+	jf_store_begin(e->st);
+	set_sub(e, &sr, JF_SUB_LIVE, n->job_id, "");
+	jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Submitted",
+			   "batch %lld is %s job %lld%s%s", (long long)sr.id, e->be->ops->name,
+			   (long long)n->job_id, n->message[0] ? ": " : "", n->message);
+	jf_store_commit(e->st);
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+	/* the group ended or paused while the batch was on its way */
+	if (jf_state_final(state))
+		e->be->ops->cancel(e->be, n->key, -1);
+	else if (state == JF_ST_PAUSED)
+		e->be->ops->hold(e->be, n->key, true);
+}
+
+static void on_refused(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s refused the work: %s", e->be->ops->name, n->message);
+	jf_store_begin(e->st);
+	set_sub(e, &sr, JF_SUB_REFUSED, 0, n->message);
+	jf_sub_release(e->st, sr.id, 0);
+	jf_store_commit(e->st);
+	/* the same batch would be refused again: the group cannot run */
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, g->id, &rec) == JF_OK) {
+		bool active = !jf_state_final(rec.state);
+		jf_group_release(&rec);
+		if (active) {
+			jf_store_begin(e->st);
+			jf_group_set_state(e->st, g->id, JF_ST_FAILED, msg, jf_eng_now(e));
+			jf_task_set_state_all(e->st, g->id,
+					      (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
+					      JF_ST_FAILED, msg, jf_eng_now(e), NULL);
+			jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Unschedulable", "%s",
+					   msg);
+			if (g->queue_id)
+				jf_eng_group_event(e, g->queue_id, 0, g->kind, "Warning",
+						   "Unschedulable", "group %s: %s", g->dirname, msg);
+			jf_store_commit(e->st);
+			jf_eng_kill_group(e, g->id, JF_WHY_STOP);
+		}
+	}
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+}
+
+static int active_event(void *ctx, int64_t gid)
+{
+	struct jf_engine *e = ctx;
+	struct grt *g = jf_eng_group(e, gid);
+	if (!g)
+		return 0;
+	if (e->be_down)
+		jf_eng_group_event(e, 0, gid, g->kind, "Warning", "BackendUnreachable",
+				   "%s cannot be reached: %s; batches wait in the outbox, running "
+				   "tasks are shown as last seen", e->be->ops->name, e->be_msg);
+	else
+		jf_eng_group_event(e, 0, gid, g->kind, "Normal", "BackendReachable",
+				   "%s can be reached again", e->be->ops->name);
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, gid, 0, 0, false);
+	return 0;
+}
+
+static void on_reach(struct jf_engine *e, const struct jf_note *n, bool down)
+{
+	if (e->be_down == down)
+		return;
+	e->be_down = down;
+	e->be_down_ms = down ? jf_eng_now(e) : 0;
+	snprintf(e->be_msg, sizeof(e->be_msg), "%s", down ? n->message : "");
+	jf_store_begin(e->st);
+	jf_group_list_active(e->st, active_event, e);
+	jf_store_commit(e->st);
+}
+
+static bool task_of(struct jf_engine *e, struct grt *g, int64_t idx, struct jf_task_rec *tr)
+{
+	return jf_task_find(e->st, g->id, idx, tr) == JF_OK;
+}
+
+/* An element started: one attempt per node, running, billed from start_ms. */
+static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct jf_sub_rec *sr,
+			      const struct jf_note *n, size_t nodes_known)
+{
+	struct jf_task_rec tr;
+	if (!task_of(e, g, n->idx, &tr))
+		return NULL;
+	int64_t task_id = tr.id, failures = tr.failures, recorded = tr.attempt;
+	int tstate = tr.state;
+	jf_task_release(&tr);
+	struct trun *t = jf_idmap_get(&e->tasks, task_id);
+	if (t)
+		return t->key == n->key && t->run == n->run ? t : NULL;
+	/* a run already recorded (the backend tells again what it still keeps
+	 * after a restart, or of a batch the task has left): nothing new */
+	if (sr->attempt_base + n->run <= recorded)
+		return NULL;
+	int gstate;
+	uid_t uid;
+	gid_t gid;
+	jf_dlg_owner(e, g->id, &uid, &gid, &gstate);
+	t = jf_trun_new(task_id, g->id, n->idx, g->spec->nodes);
+	if (!t)
+		return NULL;
+	t->key = n->key;
+	t->run = n->run;
+	t->attempt = sr->attempt_base + n->run;
+	t->start_ms = n->start_ms;
+	t->held = false;
+	for (int64_t i = 0; i < t->nodes; i++)
+		t->slots[i].machine = SIZE_MAX;
+	t->hosts = calloc((size_t)t->nodes, sizeof(*t->hosts));
+	for (int64_t i = 0; t->hosts && i < t->nodes && (size_t)i < n->nhosts; i++)
+		t->hosts[i] = strdup(n->hosts[i]);
+	if (!jf_idmap_put(&e->tasks, task_id, t)) {
+		jf_trun_free(t);
+		return NULL;
+	}
+	/* started although the task or its group stopped meanwhile: it is
+	 * recorded and billed like any run, and stopped */
+	if (jf_state_final(gstate) || tstate == JF_ST_STOPPED || jf_state_final(tstate))
+		t->why = JF_WHY_STOP;
+	else if (gstate == JF_ST_PAUSED || tstate == JF_ST_PAUSED)
+		t->why = JF_WHY_PAUSE;
+
+	char dir[4096];
+	jf_dlg_batch_dir(e, n->key, dir, sizeof(dir));
+	int64_t now = jf_eng_now(e);
+	jf_store_begin(e->st);
+	jf_task_set_state(e->st, task_id, JF_ST_RUNNING, "", now);
+	jf_task_set_counters(e->st, task_id, t->attempt, failures);
+	for (int64_t i = 0; i < t->nodes; i++) {
+		(void)nodes_known;
+		const char *host = t->hosts && t->hosts[i] ? t->hosts[i] : "";
+		char rd[4300];
+		snprintf(rd, sizeof(rd), "%s/%lld/%lld/%lld", dir, (long long)n->idx,
+			 (long long)n->run, (long long)i);
+		int64_t node_id = 0, attempt_id = 0;
+		if (jf_node_ensure(e->st, task_id, i, &node_id) != JF_OK)
+			continue;
+		if (jf_attempt_create(e->st, node_id, t->attempt, rd, host, "", 0, &attempt_id) !=
+		    JF_OK || !attempt_id)
+			continue;
+		char handle[JF_HANDLE_MAX + 24];
+		snprintf(handle, sizeof(handle), "%.*s:%lld", JF_HANDLE_MAX - 1, n->handle,
+			 (long long)i);
+		jf_attempt_started(e->st, attempt_id, handle, n->job_id, n->start_ms);
+		jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
+		jf_node_set_run(e->st, node_id, host, "", n->job_id, -1, t->attempt, attempt_id);
+		jf_eng_bill_start(e, g, task_id, n->idx, node_id, i, attempt_id, t->attempt,
+				  n->start_ms);
+		if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+			jf_eng_demand(e, g->req.model, g->req.gpus);
+		jf_eng_event(e, g, task_id, n->idx, node_id, i, "Normal", "Scheduled",
+			     "assigned to %s by %s (job %lld, run %lld)", host[0] ? host : "?",
+			     e->be->ops->name, (long long)n->job_id, (long long)n->run);
+		jf_eng_event(e, g, task_id, n->idx, node_id, i, "Normal", "Started",
+			     "started %s on %s (%s job %lld)", g->spec->containers[0].name,
+			     host[0] ? host : "?", e->be->ops->name, (long long)n->job_id);
+		struct run *r = calloc(1, sizeof(*r));
+		if (!r)
+			continue;
+		r->attempt_id = attempt_id;
+		r->node_id = node_id;
+		r->task_id = task_id;
+		r->group_id = g->id;
+		r->node_idx = i;
+		r->attempt = t->attempt;
+		snprintf(r->handle, sizeof(r->handle), "%.*s", JF_HANDLE_MAX - 1, handle);
+		if (!jf_idmap_put(&e->runs, attempt_id, r)) {
+			free(r);
+			continue;
+		}
+		t->attempt_ids[i] = attempt_id;
+		t->live++;
+	}
+	jf_store_commit(e->st);
+	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
+	jf_eng_settle_group(e, g);
+	if (t->why != JF_WHY_NONE)
+		e->be->ops->cancel(e->be, n->key, n->idx);
+	if (t->live == 0) {
+		/* nothing could be recorded: forget it rather than wait forever */
+		jf_idmap_del(&e->tasks, task_id);
+		jf_trun_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void on_started(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	begin_run(e, g, &sr, n, n->nhosts);
+}
+
+static void on_preempting(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
+	struct jf_task_rec tr;
+	if (!g || !task_of(e, g, n->idx, &tr))
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, tr.id);
+	jf_task_release(&tr);
+	if (!t || t->key != n->key || t->run != n->run)
+		return;
+	int64_t now = jf_eng_now(e);
+	jf_store_begin(e->st);
+	for (int64_t i = 0; i < t->nodes; i++) {
+		struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[i]);
+		if (!r)
+			continue;
+		jf_node_set_state(e->st, r->node_id, JF_ST_RUNNING, JF_PREEMPTING_MSG, now);
+		jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx, "Warning",
+			     "Preempting", "%s", n->message);
+		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, r->node_id, false);
+	}
+	jf_store_commit(e->st);
+}
+
+static void on_ended(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	struct jf_task_rec tr;
+	if (!task_of(e, g, n->idx, &tr))
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, tr.id);
+	jf_task_release(&tr);
+	if (!t) {
+		if (n->start_ms <= 0)
+			return;   /* never ran: nothing to record */
+		/* its start was never seen: record it now, then the end */
+		t = begin_run(e, g, &sr, n, n->nresults);
+		if (!t)
+			return;
+	}
+	if (t->key != n->key || t->run != n->run)
+		return;
+	switch (n->end) {
+	case JF_END_REQUEUED:
+		t->requeued = true;
+		/* fall through */
+	case JF_END_PREEMPTED:
+		if (t->why == JF_WHY_NONE)
+			t->why = JF_WHY_PREEMPT;
+		t->preempted_end = n->end == JF_END_PREEMPTED;
+		break;
+	case JF_END_TIMEOUT:
+		t->fail_timeout = true;
+		break;
+	default:
+		break;
+	}
+	/* each node's end, with the backend's times (billing) and the
+	 * supervisor's exit codes */
+	int64_t nodes = t->nodes;
+	uint64_t key = t->key;
+	int64_t run = t->run, task_id = t->task_id;
+	for (int64_t i = 0; i < nodes; i++) {
+		t = jf_idmap_get(&e->tasks, task_id);
+		if (!t || t->key != key || t->run != run)
+			break;
+		int64_t aid = t->attempt_ids[i];
+		if (!aid)
+			continue;
+		struct jf_run_result res;
+		memset(&res, 0, sizeof(res));
+		if ((size_t)i < n->nresults)
+			res = n->results[i];
+		else {
+			res.lost = true;
+			res.exit_code = -1;
+			snprintf(res.message, sizeof(res.message), "no record of this node");
+		}
+		if (res.timed_out)
+			t->fail_timeout = true;
+		res.cookie = (uint64_t)aid;
+		res.start_ms = n->start_ms;
+		res.end_ms = n->end_ms > 0 ? n->end_ms : jf_eng_now(e);
+		if (n->end == JF_END_REQUEUED || n->end == JF_END_PREEMPTED) {
+			/* the node stopped because it was preempted: not a failure */
+			res.lost = false;
+			if (!res.message[0])
+				snprintf(res.message, sizeof(res.message), "%s", n->message);
+		} else if (res.lost && n->end == JF_END_CANCELLED && t->why != JF_WHY_NONE) {
+			res.lost = false;   /* cancelled by jobfs before it wrote a record */
+			res.exit_code = 143;
+			res.term_signal = 15;
+		} else if (res.lost) {
+			size_t len = strlen(res.message);
+			if (len + 3 < sizeof(res.message))
+				snprintf(res.message + len, sizeof(res.message) - len, "; %.*s",
+					 (int)(sizeof(res.message) - len - 3), n->message);
+		}
+		jf_eng_finish(e, &res);
+	}
+}
+
+static void on_done(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g)
+		return;
+	jf_store_begin(e->st);
+	if (sr.state == JF_SUB_OUTBOX || sr.state == JF_SUB_LIVE)
+		set_sub(e, &sr, JF_SUB_DONE, sr.job_id ? sr.job_id : n->job_id, "");
+	jf_sub_release(e->st, sr.id, 0);
+	jf_store_commit(e->st);
+	jf_eng_settle_group(e, g);
+}
+
+void jf_eng_delegate_notes(struct jf_engine *e)
+{
+	struct jf_note notes[NOTES_AT_ONCE];
+	size_t n;
+	while ((n = e->be->ops->notes(e->be, notes, NOTES_AT_ONCE)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			const struct jf_note *no = &notes[i];
+			switch (no->kind) {
+			case JF_NOTE_ACCEPTED: on_accepted(e, no); break;
+			case JF_NOTE_REFUSED: on_refused(e, no); break;
+			case JF_NOTE_UNREACHABLE: on_reach(e, no, true); break;
+			case JF_NOTE_REACHABLE: on_reach(e, no, false); break;
+			case JF_NOTE_STARTED: on_started(e, no); break;
+			case JF_NOTE_PREEMPTING: on_preempting(e, no); break;
+			case JF_NOTE_ENDED: on_ended(e, no); break;
+			case JF_NOTE_DONE: on_done(e, no); break;
+			case JF_NOTE_NODES:
+				jf_eng_delegate_machines(e);
+				jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
+				break;
+			}
+			jf_note_release(&notes[i]);
+		}
+	}
+	jf_eng_delegate_machines(e);
+}
+
