@@ -65,12 +65,21 @@ static void set_down(struct slurm *s, const char *msg)
 	s->backoff_ms = s->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->backoff_ms * 2;
 }
 
-/* An answer that did not come marks the backend down; true if it did. */
+/* An answer that did not come marks the backend down, and so does one
+ * that refuses who we are (an expired JWT): nothing is refused for good
+ * because of it, batches wait until it is mended.  True if it answered. */
 static bool answered(struct slurm *s, enum jf_err rc, const struct jf_error *err)
 {
-	if (rc != JF_EIO)
+	if (rc != JF_EIO && rc != JF_EACCES)
 		return true;
-	set_down(s, err->msg);
+	if (rc == JF_EACCES) {
+		char msg[JF_ERRMSG_MAX + 64];
+		snprintf(msg, sizeof(msg), "authentication refused (a new SLURM_JWT?): %s",
+			 err->msg);
+		set_down(s, msg);
+	} else {
+		set_down(s, err->msg);
+	}
 	return false;
 }
 

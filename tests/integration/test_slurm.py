@@ -138,6 +138,12 @@ def test_slurm_demo(env):
     check(len(segs) == 3 and all(s["JobState"] == "COMPLETED" for s in segs),
           "Slurm's records: %s" % segs)
     check(len({s["ArrayJobId"] for s in segs}) == 1, "more than one array: %s" % segs)
+    # what Slurm cannot run is refused with Slurm's words, not left waiting
+    g = env.group("nodes: 5\ncommand: [\"true\"]\n", name="five")
+    st = env.wait(g, "Failed", timeout=30)
+    check("slurm refused the work" in st["message"], "status: %s" % st)
+    check("Unschedulable" in env.read(g + "/events"), "events: %s" % env.read(g + "/events"))
+    wait_slurm_idle(env)
 
 
 @case(timeout=120)
