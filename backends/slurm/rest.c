@@ -66,6 +66,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,7 @@ struct jf_slurm_rest {
 	char *token_user;   /* the JWT's "sun" claim, NULL */
 	int64_t token_exp;  /* the JWT's "exp", 0 if unknown */
 	long timeout_ms;
+	const atomic_bool *quit;   /* set: the request in progress is given up */
 	struct buf ans;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -385,6 +387,23 @@ static bool add_header(struct curl_slist **h, const char *name, const char *valu
 /* Send method path (below /slurm/<API>) with payload (POST, NULL
  * otherwise) and read the answer into *rep.  JF_OK means an HTTP answer
  * came, whatever it says. */
+/* libcurl calls it during a transfer: non-zero gives the transfer up. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	const struct jf_slurm_rest *r = ctx;
+	return r->quit && atomic_load(r->quit) ? 1 : 0;
+}
+
+void jf_slurm_rest_quit_on(struct jf_slurm_rest *r, const atomic_bool *quit)
+{
+	r->quit = quit;
+}
+
 static enum jf_err fetch(struct jf_slurm_rest *r, const char *method, const char *path,
 			 const char *user, const char *payload, struct reply *rep,
 			 struct jf_error *err)
@@ -441,6 +460,11 @@ static enum jf_err fetch(struct jf_slurm_rest *r, const char *method, const char
 
 	curl_easy_reset(r->curl);
 	SETOPT(CURLOPT_URL, url);
+	if (r->quit) {
+		SETOPT(CURLOPT_NOPROGRESS, 0L);
+		SETOPT(CURLOPT_XFERINFOFUNCTION, on_progress);
+		SETOPT(CURLOPT_XFERINFODATA, r);
+	}
 	if (r->unix_path)
 		SETOPT(CURLOPT_UNIX_SOCKET_PATH, r->unix_path);
 	SETOPT(CURLOPT_NOSIGNAL, 1L);

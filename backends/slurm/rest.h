@@ -56,6 +56,7 @@
 #define JF_SLURM_REST_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -146,6 +147,11 @@ enum jf_err jf_slurm_rest_global_init(void);
 enum jf_err jf_slurm_rest_new(const struct jf_slurm_rest_opts *o, struct jf_slurm_rest **out,
 			      struct jf_error *err);
 void jf_slurm_rest_free(struct jf_slurm_rest *r);   /* NULL ok */
+
+/* From now on, a request in progress on r is given up (JF_EIO) soon
+ * after *quit becomes true, instead of waiting out its timeout: for a
+ * thread that must stop now.  quit is borrowed; NULL turns it off. */
+void jf_slurm_rest_quit_on(struct jf_slurm_rest *r, const atomic_bool *quit);
 
 /* slurmctld reachable through slurmrestd (GET /ping says "UP"). */
 enum jf_err jf_slurm_ping(struct jf_slurm_rest *r, struct jf_error *err);

@@ -42,6 +42,8 @@
 #include "backends/slurm/hostlist.h"
 #include "backends/slurm/script.h"
 
+#define START_NODES_MS 1500
+
 static const struct jf_backend_ops slurm_ops;
 
 /* ---- the loop's side ---- */
@@ -291,6 +293,7 @@ static void slurm_free(struct jf_backend *be)
 {
 	struct slurm *s = (struct slurm *)be;
 	if (s->thread_up) {
+		atomic_store(&s->quit, true);
 		pthread_mutex_lock(&s->mu);
 		s->stop = true;
 		pthread_cond_signal(&s->cv);
@@ -395,11 +398,22 @@ struct jf_backend *jf_slurm_new(const struct jf_slurm_config *c, struct jf_error
 	};
 	if (jf_slurm_rest_new(&o, &s->rest, err) != JF_OK)
 		goto fail;
-	/* the machines before the tree: one try, bounded by the timeout */
-	jf_sl_poll_nodes(s);
-	pthread_mutex_lock(&s->mu);
-	jf_sl_take_machines(s);
-	pthread_mutex_unlock(&s->mu);
+	atomic_init(&s->quit, false);
+	jf_slurm_rest_quit_on(s->rest, &s->quit);
+	/* the machines before the tree: one try on a handle of its own that
+	 * waits at most START_NODES_MS (a slurmctld that is away does not hold
+	 * the mount up for long; the thread asks again) */
+	struct jf_slurm_rest *main_rest = s->rest;
+	struct jf_error ierr;
+	o.timeout_ms = START_NODES_MS;
+	if (jf_slurm_rest_new(&o, &s->rest, &ierr) == JF_OK) {
+		jf_sl_poll_nodes(s);
+		jf_slurm_rest_free(s->rest);
+		pthread_mutex_lock(&s->mu);
+		jf_sl_take_machines(s);
+		pthread_mutex_unlock(&s->mu);
+	}
+	s->rest = main_rest;
 	if (pthread_create(&s->thread, NULL, jf_sl_thread_main, s) != 0) {
 		jf_error_set(err, JF_EIO, 0, "slurm backend: cannot start its thread");
 		goto fail;

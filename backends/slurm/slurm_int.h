@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -94,6 +95,7 @@ struct slurm {
 	size_t nnext_machines;
 	bool have_next_machines;
 	bool stop;
+	atomic_bool quit;            /* the backend is being freed: give HTTP up */
 	/* the loop's */
 	struct jf_be_machine *machines;
 	size_t nmachines;
