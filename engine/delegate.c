@@ -46,6 +46,7 @@
 
 #include "core/alloc.h"
 #include "core/billing.h"
+#include "core/room.h"
 
 #define DEFAULT_CPU_MILLI 1000
 
@@ -338,13 +339,14 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 /* ---- the submission pass ---- */
 
 struct sub_use {
-	int64_t sub_id, unfinished, throttle;
+	int64_t sub_id;
 	int state;
 };
 
 struct use_list {
 	struct jf_engine *e;
 	struct sub_use *v;
+	struct jf_room_batch *b;   /* b[i] for v[i]: throttle and unfinished */
 	size_t n, cap;
 };
 
@@ -361,15 +363,16 @@ static int add_use(void *ctx, int64_t sub_id, int64_t n)
 		if (!p)
 			return 1;
 		l->v = p;
+		struct jf_room_batch *q = realloc(l->b, nc * sizeof(*q));
+		if (!q)
+			return 1;
+		l->b = q;
 		l->cap = nc;
 	}
-	l->v[l->n++] = (struct sub_use){ sub_id, n, sr.throttle, sr.state };
+	l->v[l->n] = (struct sub_use){ sub_id, sr.state };
+	l->b[l->n] = (struct jf_room_batch){ sr.throttle, n };
+	l->n++;
 	return 0;
-}
-
-static int64_t held_by(const struct sub_use *u)
-{
-	return u->throttle > 0 && u->throttle < u->unfinished ? u->throttle : u->unfinished;
 }
 
 struct unsub {
@@ -472,57 +475,47 @@ static void pass_group(struct pass *p, int64_t gid)
 	if (!qr)
 		return;
 	int64_t nodes = g->spec->nodes > 0 ? g->spec->nodes : 1;
-	struct use_list ul = { e, NULL, 0, 0 };
+	struct use_list ul = { e, NULL, NULL, 0, 0 };
 	jf_sub_unfinished(e->st, gid, add_use, &ul);
-	int64_t used = 0;
-	for (size_t i = 0; i < ul.n; i++)
-		used += held_by(&ul.v[i]);
-	int64_t room = parallelism > 0 ? parallelism - used : INT64_MAX;
-	/* what the queue's capacity leaves, in tasks of this group */
-	int64_t qtasks = qr->room == INT64_MAX ? INT64_MAX : qr->room / nodes;
-	int64_t used_q = used;
+	/* the room: what parallelism and the queue's capacity leave (core/room.h) */
+	int64_t room = jf_room_left(ul.b, ul.n, parallelism > 0 ? parallelism : INT64_MAX);
+	int64_t qroom = jf_room_left(ul.b, ul.n, qr->room == INT64_MAX ? INT64_MAX
+									: qr->room / nodes);
+	if (qroom < room)
+		room = qroom;
 	if (state == JF_ST_PAUSED)
 		room = 0;
-	if (qtasks != INT64_MAX)
-		qtasks = qtasks > used ? qtasks - used : 0;
-	if (qtasks < room)
-		room = qtasks;
 	/* throttles grow into room that opened */
-	for (size_t i = 0; i < ul.n && room > 0; i++) {
-		struct sub_use *u = &ul.v[i];
-		if (u->throttle <= 0 || u->throttle >= u->unfinished)
+	int64_t *was = ul.n ? malloc(ul.n * sizeof(*was)) : NULL;
+	for (size_t i = 0; was && i < ul.n; i++)
+		was[i] = ul.b[i].throttle;
+	if (was)
+		room = jf_room_grow(ul.b, ul.n, parallelism, room);
+	for (size_t i = 0; was && i < ul.n; i++) {
+		if (ul.b[i].throttle == was[i])
 			continue;
-		int64_t want = u->unfinished;
-		if (parallelism > 0 && want > parallelism)
-			want = parallelism;
-		int64_t inc = want - u->throttle;
-		if (inc > room)
-			inc = room;
-		if (inc <= 0)
-			continue;
-		u->throttle += inc;
-		room -= inc;
-		used_q += inc;
 		struct jf_sub_rec sr;
-		if (jf_sub_get(e->st, u->sub_id, &sr) != JF_OK)
+		if (jf_sub_get(e->st, ul.v[i].sub_id, &sr) != JF_OK)
 			continue;
 		jf_store_begin(e->st);
-		jf_sub_set(e->st, sr.id, sr.state, sr.job_id, u->throttle, sr.tries, sr.message);
+		jf_sub_set(e->st, sr.id, sr.state, sr.job_id, ul.b[i].throttle, sr.tries, sr.message);
 		jf_store_commit(e->st);
 		if (sr.state == JF_SUB_LIVE)
-			e->be->ops->throttle(e->be, (uint64_t)sr.id, u->throttle);
+			e->be->ops->throttle(e->be, (uint64_t)sr.id, ul.b[i].throttle);
 	}
+	free(was);
+	int64_t held = 0;
+	for (size_t i = 0; i < ul.n; i++)
+		held += jf_room_held(&ul.b[i]);
 	/* new batches for the waiting tasks that have none */
-	while (room > 0 && state != JF_ST_PAUSED) {
+	while (room > 0) {
 		struct unsub us = { .span = e->array_max };
 		jf_task_list_unsubmitted(e->st, gid, (int)(e->array_max + 1), add_unsub, &us);
 		if (us.n == 0) {
 			free(us.idx);
 			break;
 		}
-		int64_t throttle = room < (int64_t)us.n ? room : 0;   /* 0: all may run */
-		if (parallelism > 0 && (int64_t)us.n > parallelism && throttle == 0)
-			throttle = parallelism;
+		int64_t throttle = jf_room_new_throttle((int64_t)us.n, room);
 		int64_t take = throttle ? throttle : (int64_t)us.n;
 		int64_t id = 0;
 		jf_store_begin(e->st);
@@ -538,16 +531,15 @@ static void pass_group(struct pass *p, int64_t gid)
 		if (rc != JF_OK || !id)
 			break;
 		room -= take;
-		used_q += take;
+		held += take;
 		struct jf_sub_rec sr;
 		if (jf_sub_get(e->st, id, &sr) == JF_OK)
 			send_sub(e, g, &sr);
 	}
-	if (qr->room != INT64_MAX) {
-		int64_t n = used_q * nodes;
-		qr->room = qr->room > n ? qr->room - n : 0;
-	}
+	if (qr->room != INT64_MAX)
+		qr->room = qr->room > held * nodes ? qr->room - held * nodes : 0;
 	free(ul.v);
+	free(ul.b);
 }
 
 void jf_eng_submit_pass(struct jf_engine *e)
