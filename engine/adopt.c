@@ -127,6 +127,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		/* the daemon died inside start(), after the run got going: record
 		 * the start it never did, and adopt the run (not a second one) */
 		snprintf(r->handle, sizeof(r->handle), "%s", handle);
+		r->started = true;
+		t->nstarted++;
 		int64_t now = jf_eng_now(e);
 		jf_store_begin(e->st);
 		jf_attempt_started(e->st, a->id, handle, 0, start_ms);
@@ -164,6 +166,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 	}
 	/* a clean stop closed its segment; the process ran on meanwhile: bill
 	 * on from where that segment ended, so no second is lost or billed twice */
+	r->started = true;
+	t->nstarted++;
 	jf_ledger_reopen(e->st, a->id, 0);
 	if (!t->start_ms || a->start_ms > t->start_ms)
 		t->start_ms = a->start_ms;

@@ -459,8 +459,12 @@ void jf_engine_on_backend(struct jf_engine *e)
 	struct jf_run_result res[32];
 	size_t n;
 	while ((n = jf_backend_reap(e->be, res, 32)) > 0)
-		for (size_t i = 0; i < n; i++)
-			jf_eng_finish(e, &res[i]);
+		for (size_t i = 0; i < n; i++) {
+			if (res[i].started)
+				jf_eng_started(e, &res[i]);
+			else
+				jf_eng_finish(e, &res[i]);
+		}
 	jf_eng_schedule(e);
 }
 

@@ -60,6 +60,7 @@ struct trun {                    /* a task with nodes placed */
 	int64_t task_id, group_id, idx;
 	int64_t nodes;
 	int64_t live;                /* attempts not reaped yet */
+	int64_t nstarted;            /* of those, whose start is recorded */
 	int64_t attempt;             /* the task's attempt number */
 	int64_t start_ms;            /* when this attempt was started (youngest preempted first) */
 	enum jf_why why;             /* set when the engine kills it */
@@ -76,7 +77,8 @@ struct trun {                    /* a task with nodes placed */
 struct run {                     /* one node attempt with a process */
 	int64_t attempt_id, node_id, task_id, group_id;
 	int64_t node_idx, attempt;
-	char handle[JF_HANDLE_MAX];
+	char handle[JF_HANDLE_MAX];  /* from start() on, for signals */
+	bool started;                /* its start is recorded: Running, billed from then */
 	int64_t deadline_ms;         /* 0 = none */
 	int64_t kill_at_ms;          /* TERM sent; KILL at this time; 0 = not killing */
 	bool killed;                 /* KILL sent */
@@ -153,6 +155,8 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
 void jf_trun_free(struct trun *t);
 void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
+/* A pending start confirmed (r->started, backend.h): record it. */
+void jf_eng_started(struct jf_engine *e, const struct jf_run_result *r);
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
 /* Preempt a spot task: SIGTERM now, SIGKILL after grace_ms (the cluster's
  * preempt_grace; less when a restarted daemon resumes a preemption). */

@@ -259,12 +259,14 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 	r->no_dirs = !dirs_ok;
 }
 
+static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, struct run *r,
+			 pid_t pid, int64_t start_ms);
+
 void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
 			uid_t uid, gid_t gid)
 {
 	const struct jf_spec *s = g->spec;
 	const struct jf_sched_slot *slot = &t->slots[ni];
-	const char *machine = e->cluster->machines[slot->machine].name;
 	char gpu_ids[JF_GPU_IDS_MAX], run_dir[4096], ckpt[4096], work[4200];
 	struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[ni]);
 	if (!r)
@@ -317,6 +319,7 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 		procs[i].envp = envs[i];
 	}
 	struct jf_run_started started;
+	memset(&started, 0, sizeof(started));
 	struct jf_error err;
 	jf_error_clear(&err);
 	enum jf_err rc = JF_ENOMEM;
@@ -351,19 +354,48 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 		start_failed(e, attempt_id, err.msg[0] ? err.msg : "cannot start the node");
 		return;
 	}
-	fault("start");
+	/* signals reach it from now on; the start is recorded once confirmed */
 	snprintf(r->handle, sizeof(r->handle), "%s", started.handle);
+	if (!started.pending)
+		record_start(e, g, t, r, started.pid, started.start_ms);
+}
+
+/*
+ * The node's processes run since start_ms (the backend's word: for the
+ * local backend the shim's ready line): the node is Running and billed
+ * from then, its timeout counts from now; the task is Running once all its
+ * nodes are.  A crash before this is recorded leaves an attempt without a
+ * handle, which recover() settles (adopt.c).
+ */
+static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, struct run *r,
+			 pid_t pid, int64_t start_ms)
+{
+	const struct jf_spec *s = g->spec;
+	int64_t ni = r->node_idx;
+	const struct jf_sched_slot *slot = &t->slots[ni];
+	const char *machine = slot->machine < e->cluster->nmachines
+			      ? e->cluster->machines[slot->machine].name : "";
+	char gpu_ids[JF_GPU_IDS_MAX];
+	jf_gpu_ids_format(slot->gpu_mask, gpu_ids, sizeof(gpu_ids));
+	int64_t node_id = r->node_id, attempt_id = r->attempt_id, attempt = r->attempt;
+
+	fault("start");
 	int64_t now = jf_eng_now(e);
+	if (start_ms <= 0)
+		start_ms = now;
 	r->deadline_ms = s->timeout > 0 ? now + s->timeout * 1000 : 0;
+	r->started = true;
+	t->nstarted++;
 
 	jf_store_begin(e->st);
-	jf_attempt_started(e->st, attempt_id, started.handle, started.pid, started.start_ms);
-	jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
-	jf_node_set_run(e->st, node_id, machine, gpu_ids, started.pid, -1, attempt, attempt_id);
-	jf_eng_bill_start(e, g, t->task_id, t->idx, node_id, ni, attempt_id, attempt,
-			  started.start_ms);
+	jf_attempt_started(e->st, attempt_id, r->handle, pid, start_ms);
+	/* a node already being stopped or preempted keeps its message */
+	jf_node_set_state(e->st, node_id, JF_ST_RUNNING, r->kill_at_ms ? NULL : "", now);
+	jf_node_set_run(e->st, node_id, machine, gpu_ids, pid, -1, attempt, attempt_id);
+	jf_eng_bill_start(e, g, t->task_id, t->idx, node_id, ni, attempt_id, attempt, start_ms);
 	if (s->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, g->req.gpus);
+	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
 	for (size_t i = 0; i < np; i++) {
 		const struct jf_container *c = &s->containers[i];
 		if (c->image)
@@ -374,17 +406,28 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
 				     "created %s", c->name);
 	}
-	if (started.pid > 0)
+	if (pid > 0)
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
-			     "started %s (pid %lld)", s->containers[0].name,
-			     (long long)started.pid);
-	else if (started.handle[0] && strncmp(started.handle, "local:", 6) != 0)
+			     "started %s (pid %lld)", s->containers[0].name, (long long)pid);
+	else if (r->handle[0] && strncmp(r->handle, "local:", 6) != 0)
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
-			     "started %s (%s)", s->containers[0].name, started.handle);
-	if (t->live == t->nodes && ni == t->nodes - 1)
+			     "started %s (%s)", s->containers[0].name, r->handle);
+	if (t->nstarted == t->nodes)
 		jf_task_set_state(e->st, t->task_id, JF_ST_RUNNING, "", now);
 	jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, node_id, false);
+}
+
+void jf_eng_started(struct jf_engine *e, const struct jf_run_result *res)
+{
+	struct run *r = jf_idmap_get(&e->runs, (int64_t)res->cookie);
+	if (!r || r->started)
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, r->task_id);
+	struct grt *g = jf_eng_group(e, r->group_id);
+	if (!t || !g || r->node_idx >= t->nodes)
+		return;
+	record_start(e, g, t, r, res->pid, res->start_ms);
 }
 
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes)
@@ -417,6 +460,7 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	jf_task_release(&tr);
 	t->held = true;
 	t->live = 0;
+	t->nstarted = 0;
 	t->start_ms = jf_eng_now(e);
 	t->failed = false;
 	t->why = JF_WHY_NONE;
@@ -964,7 +1008,7 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	jf_store_begin(e->st);
 	/* a short task that rotated its logs is told of it before it ends */
 	jf_eng_check_rotation(e, r, true);
-	if (g && r->handle[0] && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+	if (g && r->started && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, -g->req.gpus);
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
 	jf_ledger_close(e->st, attempt_id, end_ms);
