@@ -93,8 +93,10 @@ struct jf_fs {
 	gid_t gid;
 	struct jf_perm_daemon perm; /* the daemon, as the permission rules see it */
 	struct jf_idmap cache;      /* ino -> struct cached: what getattr measured */
-	struct jf_idmap looked;     /* log-file ino -> (void *)(kernel lookups) */
-	struct jf_idmap logsize;    /* log-file ino -> (void *)(last size + 1) */
+	struct jf_idmap looked;     /* ino -> (void *)(kernel lookups): what the kernel
+				     * holds, all it can cache or watch (notify.c) */
+	struct jf_idmap logsize;    /* log-file ino -> (void *)(last size + 1), with
+				     * JF_LOG_IDLE while its node does not run */
 	struct scratch scratch[JF_SCRATCH_MAX];
 	int64_t scratch_next;
 	struct watcher *watchers;
@@ -195,6 +197,11 @@ void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		struct fuse_pollhandle *ph);
 
 /* notify.c */
+#define JF_LOG_IDLE ((uintptr_t)1 << 62)   /* in logsize: nothing writes the log now */
+/* Does the kernel hold ino (looked up and not forgotten)? */
+bool jf_ino_known(struct jf_fs *fs, uint64_t ino);
+/* The kernel was handed ino (an entry reply): count it. */
+void jf_ino_looked(struct jf_fs *fs, uint64_t ino);
 struct notifier *jf_notifier_new(struct jf_fs *fs);
 void jf_notifier_free(struct notifier *nt);
 /* Ask the notifier to end; it may still be waiting on a request of ours. */

@@ -59,11 +59,7 @@ void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 		e.attr_timeout = 0;
 		e.entry_timeout = 0;
 	}
-	if (c->obj == JF_O_NODE && (c->file == JF_F_LOGS || c->file == JF_F_STDOUT ||
-				    c->file == JF_F_STDERR)) {
-		uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)e.ino);
-		jf_idmap_put(&fs->looked, (int64_t)e.ino, (void *)(n + 1));
-	}
+	jf_ino_looked(fs, e.ino);
 	fuse_reply_entry(req, &e);
 }
 

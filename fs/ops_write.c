@@ -296,10 +296,12 @@ void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	e.entry_timeout = 0;
 	fi->fh = (uintptr_t)h;
 	fi->direct_io = 1;
-	if (fuse_reply_create(req, &e, fi) != 0)
+	if (fuse_reply_create(req, &e, fi) != 0) {
 		free(h);
-	else
+	} else {
+		jf_ino_looked(fs, e.ino);
 		jf_fh_track(fs, h);
+	}
 }
 
 void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
