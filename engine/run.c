@@ -354,8 +354,12 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 		start_failed(e, attempt_id, err.msg[0] ? err.msg : "cannot start the node");
 		return;
 	}
-	/* signals reach it from now on; the start is recorded once confirmed */
+	/* signals reach it from now on; the start is recorded once confirmed.
+	 * Meanwhile its timeout counts from now: the planner needs a bound of
+	 * its end (a reservation behind it), and a shim slower to start than
+	 * the timeout is past it anyway */
 	snprintf(r->handle, sizeof(r->handle), "%s", started.handle);
+	r->deadline_ms = s->timeout > 0 ? jf_eng_now(e) + s->timeout * 1000 : 0;
 	if (!started.pending)
 		record_start(e, g, t, r, started.pid, started.start_ms);
 }
