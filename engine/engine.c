@@ -456,16 +456,40 @@ void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
 
 void jf_engine_on_backend(struct jf_engine *e)
 {
-	struct jf_run_result res[32];
+	struct jf_run_result res[JF_ENGINE_BATCH];
 	size_t n;
-	while ((n = jf_backend_reap(e->be, res, 32)) > 0)
+	while ((n = jf_backend_reap(e->be, res, JF_ENGINE_BATCH)) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			if (res[i].started)
 				jf_eng_started(e, &res[i]);
 			else
 				jf_eng_finish(e, &res[i]);
 		}
+		if (e->yielding)
+			break;   /* the loop comes back: the fd is still readable */
+	}
 	jf_eng_schedule(e);
+}
+
+void jf_engine_set_yielding(struct jf_engine *e, bool on)
+{
+	e->yielding = on;
+	if (!on && e->sched_pending)
+		jf_engine_schedule_run(e);
+}
+
+bool jf_engine_schedule_pending(struct jf_engine *e)
+{
+	return e->sched_pending;
+}
+
+void jf_engine_schedule_run(struct jf_engine *e)
+{
+	e->sched_pending = false;
+	bool y = e->yielding;
+	e->yielding = false;
+	jf_eng_schedule(e);
+	e->yielding = y;
 }
 
 int64_t jf_engine_tick(struct jf_engine *e)

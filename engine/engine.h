@@ -76,7 +76,24 @@ const char *jf_engine_state_dir(struct jf_engine *e);
 
 /* Event sources for the daemon's loop. */
 int jf_engine_backend_fd(struct jf_engine *e);
+/* Take the ended (and started) runs the backend has, then schedule.
+ * Yielding (below): one batch of at most JF_ENGINE_BATCH; the backend's fd
+ * stays readable while there are more. */
 void jf_engine_on_backend(struct jf_engine *e);
+#define JF_ENGINE_BATCH 16
+
+/*
+ * Yielding: the daemon's loop serves requests first.  A change that needs
+ * a scheduling pass (a submission, an ended run, a ctl verb) only asks for
+ * one: jf_engine_schedule_pending() is true until the loop runs it with
+ * jf_engine_schedule_run(), when no request waits or the pass has waited
+ * long enough, so one pass covers a burst of submissions and ends.  Off
+ * (the default, and what tests and jobfs-sim use): every change schedules
+ * before its call returns, and on_backend takes every run there is.
+ */
+void jf_engine_set_yielding(struct jf_engine *e, bool on);
+bool jf_engine_schedule_pending(struct jf_engine *e);
+void jf_engine_schedule_run(struct jf_engine *e);
 /* Deadlines and kill grace; returns ms until it wants to run again (-1 none). */
 int64_t jf_engine_tick(struct jf_engine *e);
 

@@ -114,6 +114,8 @@ struct jf_engine {
 	int64_t window_check_ms;     /* spot tasks wait for a low-risk window: look again then */
 	bool scheduling;             /* guards re-entry */
 	bool again;                  /* schedule once more after this pass */
+	bool yielding;               /* passes wait for jf_engine_schedule_run (engine.h) */
+	bool sched_pending;          /* yielding: a pass was asked for */
 };
 
 /* engine.c */

@@ -561,6 +561,10 @@ out:
 
 void jf_eng_schedule(struct jf_engine *e)
 {
+	if (e->yielding && !e->scheduling) {
+		e->sched_pending = true;
+		return;
+	}
 	if (e->scheduling) {
 		e->again = true;
 		return;

@@ -5,6 +5,13 @@
  * backend, a 250 ms timer (deadlines, kill grace, log growth) and signals
  * (SIGINT, SIGTERM, SIGHUP: unmount and return).  The notifier thread
  * (notify.c) only talks to the kernel.
+ *
+ * Requests come first.  The engine yields (engine.h): a submission or an
+ * ended run only asks for a scheduling pass, and the loop runs it when no
+ * event waits, or once it has waited SCHED_MAX_DELAY_MS under a steady
+ * stream of them; ended runs are taken a batch at a time between
+ * requests.  A request then waits for the requests ahead of it, not for
+ * the passes and starts that a burst of submissions causes.
  */
 #include "fs/fs_int.h"
 
@@ -17,9 +24,18 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TICK_MS 250
+#define SCHED_MAX_DELAY_MS 50
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 enum { SRC_FUSE = 1, SRC_BACKEND, SRC_TIMER, SRC_SIGNAL };
 
@@ -68,6 +84,7 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	}
 	fs->mounted = true;
 	jf_engine_set_notify(e, jf_fs_on_change, fs);
+	jf_engine_set_yielding(e, true);
 	fs->nt = jf_notifier_new(fs);
 	if (!fs->nt) {
 		jf_error_set(err, JF_ENOMEM, 0, "cannot start the notifier thread");
@@ -117,14 +134,23 @@ int jf_fs_run(struct jf_fs *fs)
 {
 	struct fuse_buf buf = { .mem = NULL };
 	int rc = 0;
+	int64_t sched_asked = 0;   /* when the pending pass was first seen, 0 none */
 	while (!fs->stop && !fuse_session_exited(fs->se)) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(fs->epfd, evs, 8, -1);
+		bool pending = jf_engine_schedule_pending(fs->e);
+		if (pending && !sched_asked)
+			sched_asked = mono_ms();
+		/* with a pass to run, only look: run it if nothing waits */
+		int n = epoll_wait(fs->epfd, evs, 8, pending ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = -1;
 			break;
+		}
+		if (pending && (n == 0 || mono_ms() - sched_asked >= SCHED_MAX_DELAY_MS)) {
+			jf_engine_schedule_run(fs->e);
+			sched_asked = 0;
 		}
 		for (int i = 0; i < n && !fs->stop; i++) {
 			switch (evs[i].data.u32) {
