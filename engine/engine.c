@@ -459,23 +459,45 @@ void jf_engine_on_backend(struct jf_engine *e)
 	struct jf_run_result res[JF_ENGINE_BATCH];
 	size_t n;
 	while ((n = jf_backend_reap(e->be, res, JF_ENGINE_BATCH)) > 0) {
+		/* starts touch nothing but the store and the tree: the starts
+		 * in a row share one transaction (ends signal and start
+		 * processes, after committing what led to it: each has its own) */
+		bool open = false;
 		for (size_t i = 0; i < n; i++) {
+			if (res[i].started && !open) {
+				jf_store_begin(e->st);
+				open = true;
+			} else if (!res[i].started && open) {
+				jf_store_commit(e->st);
+				open = false;
+			}
 			if (res[i].started)
 				jf_eng_started(e, &res[i]);
 			else
 				jf_eng_finish(e, &res[i]);
 		}
-		if (e->yielding)
+		if (open)
+			jf_store_commit(e->st);
+		if (jf_eng_should_yield(e))
 			break;   /* the loop comes back: the fd is still readable */
 	}
 	jf_eng_schedule(e);
 }
 
-void jf_engine_set_yielding(struct jf_engine *e, bool on)
+bool jf_eng_should_yield(struct jf_engine *e)
+{
+	return (e->yielding || (e->in_run && !e->urgent)) && e->waiting &&
+	       e->waiting(e->waiting_ctx);
+}
+
+void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx),
+			    void *ctx)
 {
 	e->yielding = on;
+	e->waiting = on ? waiting : NULL;
+	e->waiting_ctx = ctx;
 	if (!on && e->sched_pending)
-		jf_engine_schedule_run(e);
+		jf_engine_schedule_run(e, true);
 }
 
 bool jf_engine_schedule_pending(struct jf_engine *e)
@@ -483,12 +505,15 @@ bool jf_engine_schedule_pending(struct jf_engine *e)
 	return e->sched_pending;
 }
 
-void jf_engine_schedule_run(struct jf_engine *e)
+void jf_engine_schedule_run(struct jf_engine *e, bool urgent)
 {
 	e->sched_pending = false;
 	bool y = e->yielding;
 	e->yielding = false;
+	e->in_run = true;
+	e->urgent = urgent;
 	jf_eng_schedule(e);
+	e->in_run = e->urgent = false;
 	e->yielding = y;
 }
 

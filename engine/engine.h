@@ -77,23 +77,29 @@ const char *jf_engine_state_dir(struct jf_engine *e);
 /* Event sources for the daemon's loop. */
 int jf_engine_backend_fd(struct jf_engine *e);
 /* Take the ended (and started) runs the backend has, then schedule.
- * Yielding (below): one batch of at most JF_ENGINE_BATCH; the backend's fd
- * stays readable while there are more. */
+ * Yielding (below): a few at a time, until the loop has a request waiting;
+ * the backend's fd stays readable while there are more. */
 void jf_engine_on_backend(struct jf_engine *e);
-#define JF_ENGINE_BATCH 16
+#define JF_ENGINE_BATCH 4
 
 /*
  * Yielding: the daemon's loop serves requests first.  A change that needs
  * a scheduling pass (a submission, an ended run, a ctl verb) only asks for
  * one: jf_engine_schedule_pending() is true until the loop runs it with
  * jf_engine_schedule_run(), when no request waits or the pass has waited
- * long enough, so one pass covers a burst of submissions and ends.  Off
- * (the default, and what tests and jobfs-sim use): every change schedules
- * before its call returns, and on_backend takes every run there is.
+ * long enough, so one pass covers a burst of submissions and ends.  Between
+ * small steps (JF_ENGINE_BATCH ended runs, a few starts) the engine asks
+ * waiting(ctx) whether a request waits, and if so stops there: the rest
+ * comes in the next call.  Off (the default, and what tests and jobfs-sim
+ * use): every change schedules before its call returns, and on_backend
+ * takes every run there is.
  */
-void jf_engine_set_yielding(struct jf_engine *e, bool on);
+void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx),
+			    void *ctx);
 bool jf_engine_schedule_pending(struct jf_engine *e);
-void jf_engine_schedule_run(struct jf_engine *e);
+/* Run the pending pass; urgent (it has waited long enough): without
+ * stopping for waiting requests before JF_PASS_STARTS starts. */
+void jf_engine_schedule_run(struct jf_engine *e, bool urgent);
 /* Deadlines and kill grace; returns ms until it wants to run again (-1 none). */
 int64_t jf_engine_tick(struct jf_engine *e);
 

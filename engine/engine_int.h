@@ -42,6 +42,11 @@ enum jf_why {
 #define JF_PREEMPTED_MSG "preempted by on-demand work; waiting to run again"
 #define JF_WINDOW_MSG "waiting for a low-risk window"
 
+/* Tasks one pass starts when the daemon's loop runs it (schedule.c), at
+ * most; JF_PASS_STEP at a time, stopping early for a waiting request. */
+#define JF_PASS_STARTS 16
+#define JF_PASS_STEP 4
+
 
 struct grt {                     /* an accepted group's runtime */
 	int64_t id;
@@ -116,10 +121,16 @@ struct jf_engine {
 	bool again;                  /* schedule once more after this pass */
 	bool yielding;               /* passes wait for jf_engine_schedule_run (engine.h) */
 	bool sched_pending;          /* yielding: a pass was asked for */
+	bool in_run;                 /* inside jf_engine_schedule_run: JF_PASS_STARTS a pass */
+	bool urgent;                 /* ... and no stopping for requests before that */
+	bool (*waiting)(void *ctx);  /* yielding: does the loop have a request waiting? */
+	void *waiting_ctx;
 };
 
 /* engine.c */
 int64_t jf_eng_now(struct jf_engine *e);
+/* Yielding and the loop has a request waiting: stop after this step. */
+bool jf_eng_should_yield(struct jf_engine *e);
 /* Read r's RUN_DIR/rotation if it changed and write a Warning LogRotated
  * on the node for each file rotated since the last one said so: at most
  * one per file every JF_ROTATION_EVENT_MS, unless final (the node ended:
@@ -154,6 +165,14 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			uid_t uid, gid_t gid);
 /* Start all nodes of a placed task; takes t (its slots already taken). */
 void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
+/* The same in two steps, so that one transaction can hold the attempts of
+ * many tasks: prepare records t's attempts (inside the caller's
+ * transaction; false: t is gone, freed), launch - once that transaction is
+ * committed - starts their supervisors. */
+bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+			  gid_t gid);
+void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+			 gid_t gid);
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
 void jf_trun_free(struct trun *t);
 void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);

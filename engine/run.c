@@ -366,9 +366,8 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 
 /*
  * The node's processes run since start_ms (the backend's word: for the
- * local backend the shim's ready line): the node is Running and billed
- * from then, its timeout counts from now; the task is Running once all its
- * nodes are.  A crash before this is recorded leaves an attempt without a
+ * local backend the shim's ready line): the node is Running, billed and
+ * timed from then; the task is Running once all its nodes are.  A crash before this is recorded leaves an attempt without a
  * handle, which recover() settles (adopt.c).
  */
 static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, struct run *r,
@@ -387,7 +386,8 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 	int64_t now = jf_eng_now(e);
 	if (start_ms <= 0)
 		start_ms = now;
-	r->deadline_ms = s->timeout > 0 ? now + s->timeout * 1000 : 0;
+	/* the timeout counts from the real start, as after an adoption */
+	r->deadline_ms = s->timeout > 0 ? start_ms + s->timeout * 1000 : 0;
 	r->started = true;
 	t->nstarted++;
 
@@ -452,13 +452,15 @@ struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t
 	return t;
 }
 
-/* Start all nodes of a placed task.  Takes the slots (already subtracted). */
-void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
-		       gid_t gid)
+bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+			  gid_t gid)
 {
 	struct jf_task_rec tr;
-	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK)
-		return;
+	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK) {
+		release_slots(e, t);
+		jf_trun_free(t);
+		return false;
+	}
 	t->attempt = tr.attempt + 1;
 	int64_t failures = tr.failures;
 	jf_task_release(&tr);
@@ -471,22 +473,25 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	if (!jf_idmap_put(&e->tasks, t->task_id, t)) {
 		release_slots(e, t);
 		jf_trun_free(t);
-		return;
+		return false;
 	}
 	if (g->spec->cpu_exclusive && g->req.gpus > 0 && !t->cpusets)
 		for (int64_t n = 0; n < t->nodes; n++)
 			jf_eng_take_cores(e, t, n, NULL);
 	int64_t now = jf_eng_now(e);
-	/* one transaction for the gang's attempts, one for its starts: two
-	 * syncs per gang, not per node; the attempts are durable before any
-	 * supervisor starts */
-	int64_t task_id = t->task_id, nodes = t->nodes;
 	jf_store_begin(e->st);
 	jf_task_set_state(e->st, t->task_id, JF_ST_INITIALIZING, "", now);
 	jf_task_set_counters(e->st, t->task_id, t->attempt, failures);
-	for (int64_t i = 0; i < nodes; i++)
+	for (int64_t i = 0; i < t->nodes; i++)
 		prepare_node(e, g, t, i, uid, gid);
 	jf_store_commit(e->st);
+	return true;
+}
+
+void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+			 gid_t gid)
+{
+	int64_t task_id = t->task_id, nodes = t->nodes;
 	jf_store_begin(e->st);
 	for (int64_t i = 0; i < nodes; i++) {
 		/* a start failure may have ended the task (its last node) */
@@ -496,6 +501,19 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	}
 	jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
+}
+
+/* Start all nodes of a placed task.  Takes the slots (already subtracted). */
+void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+		       gid_t gid)
+{
+	/* one transaction for the gang's attempts, one for its starts: the
+	 * attempts are durable before any supervisor starts */
+	jf_store_begin(e->st);
+	bool ok = jf_eng_start_prepare(e, g, t, uid, gid);
+	jf_store_commit(e->st);
+	if (ok)
+		jf_eng_start_launch(e, g, t, uid, gid);
 }
 
 /* ---- killing ---- */
@@ -776,16 +794,25 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 	}
 }
 
-/* The task's last node has ended: apply the rules. */
-static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
+/*
+ * The task's last node has ended: apply the rules.  carried: the caller's
+ * transaction (the node's end) is open and is committed with this one's,
+ * before anything is signalled or started - one sync for both.
+ */
+static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, bool carried)
 {
 	int64_t now = jf_eng_now(e);
 	struct jf_task_rec tr;
-	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK)
+	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK) {
+		if (carried)
+			jf_store_commit(e->st);
 		return;
+	}
 	struct jf_group_rec gr;
 	if (jf_group_get(e->st, g->id, &gr) != JF_OK) {
 		jf_task_release(&tr);
+		if (carried)
+			jf_store_commit(e->st);
 		return;
 	}
 	int64_t failures = tr.failures, gfailures = gr.failures;
@@ -871,6 +898,8 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 			g->failed_tasks++;
 			if (v == JF_V_FAIL_GROUP) {
 				jf_store_commit(e->st);
+				if (carried)
+					jf_store_commit(e->st);
 				release_slots(e, t);
 				jf_idmap_del(&e->tasks, t->task_id);
 				jf_trun_free(t);
@@ -883,6 +912,8 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 		break;
 	}
 	jf_store_commit(e->st);
+	if (carried)
+		jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, false);
 	if (in_place && !t->held) {
 		/* resolved after a restart (jf_eng_resolve_ended): no slots to
@@ -961,7 +992,7 @@ bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id,
 		jf_trun_free(t);
 		return false;
 	}
-	resolve_task(e, g, t);
+	resolve_task(e, g, t, false);
 	return true;
 }
 
@@ -1009,6 +1040,9 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		break;
 	}
 
+	/* the task's last node: its end and the task's verdict share one
+	 * transaction (resolve_task commits it); nothing is signalled between */
+	bool last = t && g && t->live <= 1;
 	jf_store_begin(e->st);
 	/* a short task that rotated its logs is told of it before it ends */
 	jf_eng_check_rotation(e, r, true);
@@ -1042,7 +1076,8 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
 				     reason, "%s %s", cname, how);
 	}
-	jf_store_commit(e->st);
+	if (!last)
+		jf_store_commit(e->st);
 
 	if (t) {
 		for (int64_t i = 0; i < t->nodes; i++)
@@ -1072,7 +1107,9 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, r->task_id, r->node_id, false);
 	free(r);
 	if (t && t->live <= 0 && g)
-		resolve_task(e, g, t);
+		resolve_task(e, g, t, last);
+	else if (last)
+		jf_store_commit(e->st);   /* cannot happen (last: no node left); never left open */
 	jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
 }
 

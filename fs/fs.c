@@ -16,6 +16,7 @@
 #include "fs/fs_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 
 #define TICK_MS 250
 #define SCHED_MAX_DELAY_MS 50
+#define REQUEST_BURST 64        /* requests served before anything else is looked at */
 
 static int64_t mono_ms(void)
 {
@@ -38,6 +40,14 @@ static int64_t mono_ms(void)
 }
 
 enum { SRC_FUSE = 1, SRC_BACKEND, SRC_TIMER, SRC_SIGNAL };
+
+/* The engine's question while it works through ended runs and starts. */
+static bool request_waiting(void *ctx)
+{
+	struct jf_fs *fs = ctx;
+	struct pollfd p = { .fd = fuse_session_fd(fs->se), .events = POLLIN };
+	return poll(&p, 1, 0) == 1;
+}
 
 enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, struct jf_fs **out,
 		      struct jf_error *err)
@@ -84,7 +94,7 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	}
 	fs->mounted = true;
 	jf_engine_set_notify(e, jf_fs_on_change, fs);
-	jf_engine_set_yielding(e, true);
+	jf_engine_set_yielding(e, true, request_waiting, fs);
 	fs->nt = jf_notifier_new(fs);
 	if (!fs->nt) {
 		jf_error_set(err, JF_ENOMEM, 0, "cannot start the notifier thread");
@@ -110,6 +120,12 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 		.it_value = { 0, TICK_MS * 1000000L },
 	};
 	timerfd_settime(fs->tfd, 0, &its, NULL);
+	/* the loop reads every request that waits, then goes on */
+	int ffl = fcntl(fuse_session_fd(fs->se), F_GETFL);
+	if (ffl < 0 || fcntl(fuse_session_fd(fs->se), F_SETFL, ffl | O_NONBLOCK) < 0) {
+		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
+		goto fail;
+	}
 	struct { int fd; int src; } srcs[] = {
 		{ fuse_session_fd(fs->se), SRC_FUSE },
 		{ jf_engine_backend_fd(e), SRC_BACKEND },
@@ -130,6 +146,23 @@ fail:
 	return err ? err->code : JF_EIO;
 }
 
+/* Every request that waits (the device is non-blocking), REQUEST_BURST at most. */
+static void serve_requests(struct jf_fs *fs, struct fuse_buf *buf)
+{
+	for (int k = 0; k < REQUEST_BURST && !fs->stop; k++) {
+		int r = fuse_session_receive_buf(fs->se, buf);
+		if (r == -EINTR || r == -EAGAIN)
+			return;
+		if (r <= 0) {
+			/* unmounted (ENODEV) or the channel failed */
+			fs->stop = true;
+			fs->mounted = r != 0 && r != -ENODEV;
+			return;
+		}
+		fuse_session_process_buf(fs->se, buf);
+	}
+}
+
 int jf_fs_run(struct jf_fs *fs)
 {
 	struct fuse_buf buf = { .mem = NULL };
@@ -148,25 +181,14 @@ int jf_fs_run(struct jf_fs *fs)
 			rc = -1;
 			break;
 		}
-		if (pending && (n == 0 || mono_ms() - sched_asked >= SCHED_MAX_DELAY_MS)) {
-			jf_engine_schedule_run(fs->e);
-			sched_asked = 0;
-		}
+		/* requests first, then ended runs and timers, then the pass */
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.u32 == SRC_FUSE)
+				serve_requests(fs, &buf);
 		for (int i = 0; i < n && !fs->stop; i++) {
 			switch (evs[i].data.u32) {
-			case SRC_FUSE: {
-				int r = fuse_session_receive_buf(fs->se, &buf);
-				if (r == -EINTR || r == -EAGAIN)
-					break;
-				if (r <= 0) {
-					/* unmounted (ENODEV) or the channel failed */
-					fs->stop = true;
-					fs->mounted = r != 0 && r != -ENODEV;
-					break;
-				}
-				fuse_session_process_buf(fs->se, &buf);
+			case SRC_FUSE:
 				break;
-			}
 			case SRC_BACKEND:
 				jf_engine_on_backend(fs->e);
 				break;
@@ -186,6 +208,11 @@ int jf_fs_run(struct jf_fs *fs)
 				break;
 			}
 			}
+		}
+		bool overdue = pending && mono_ms() - sched_asked >= SCHED_MAX_DELAY_MS;
+		if (pending && !fs->stop && (n == 0 || overdue)) {
+			jf_engine_schedule_run(fs->e, overdue);
+			sched_asked = 0;
 		}
 	}
 	free(buf.mem);
