@@ -69,6 +69,7 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	fs->perm.root = fs->uid == 0;
 	fs->epfd = fs->tfd = fs->sfd = -1;
 	jf_idmap_init(&fs->cache);
+	jf_idmap_init(&fs->gcache);
 	jf_idmap_init(&fs->looked);
 	jf_idmap_init(&fs->logsize);
 	if (!fs->mountpoint) {
@@ -267,14 +268,17 @@ void jf_fs_free(struct jf_fs *fs)
 	fs->watchers = NULL;
 	for (int i = 0; i < JF_SCRATCH_MAX; i++)
 		free(fs->scratch[i].data);
-	size_t i = 0;
-	int64_t k;
-	void *v;
-	while (jf_idmap_next(&fs->cache, &i, &k, &v)) {
-		free(((struct cached *)v)->data);
-		free(v);
+	struct jf_idmap *caches[] = { &fs->cache, &fs->gcache };
+	for (size_t c = 0; c < 2; c++) {
+		size_t i = 0;
+		int64_t k;
+		void *v;
+		while (jf_idmap_next(caches[c], &i, &k, &v)) {
+			free(((struct cached *)v)->data);
+			free(v);
+		}
+		jf_idmap_release(caches[c]);
 	}
-	jf_idmap_release(&fs->cache);
 	jf_idmap_release(&fs->looked);
 	jf_idmap_release(&fs->logsize);
 	if (fs->epfd >= 0)

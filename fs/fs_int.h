@@ -92,7 +92,9 @@ struct jf_fs {
 	uid_t uid;                  /* the daemon's user: owner of the fixed tree */
 	gid_t gid;
 	struct jf_perm_daemon perm; /* the daemon, as the permission rules see it */
-	struct jf_idmap cache;      /* ino -> struct cached: what getattr measured */
+	struct jf_idmap cache;      /* ino -> struct cached: what getattr measured, for
+				     * the files of queues, groups, tasks and nodes */
+	struct jf_idmap gcache;     /* the same for every other file (cluster, billing) */
 	struct jf_idmap looked;     /* ino -> (void *)(kernel lookups): what the kernel
 				     * holds, all it can cache or watch (notify.c) */
 	struct jf_idmap logsize;    /* log-file ino -> (void *)(last size + 1), with

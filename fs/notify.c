@@ -261,32 +261,74 @@ static const enum jf_file node_changed_files[] = {
 };
 static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_DIR };
 
-static void cache_clear(struct jf_fs *fs)
+/*
+ * The render cache (jf_cached_render) forgets what a change may have
+ * changed: a node's or a task's change, the files of that node, task and
+ * their group and queue, and every file outside the queues (cluster
+ * figures, billing); a group's or a queue's change (a state set on all of
+ * its tasks at once, a new name), everything.
+ */
+static void cache_clear_map(struct jf_idmap *map)
 {
 	size_t i = 0;
 	int64_t k;
 	void *v;
-	while (jf_idmap_next(&fs->cache, &i, &k, &v)) {
+	while (jf_idmap_next(map, &i, &k, &v)) {
 		struct cached *c = v;
 		free(c->data);
 		free(c);
 	}
-	jf_idmap_release(&fs->cache);
+	jf_idmap_release(map);
+}
+
+static void cache_drop(struct jf_fs *fs, enum jf_obj obj, int64_t id)
+{
+	for (const enum jf_file *f = jf_obj_files(obj); *f != JF_F_DIR; f++) {
+		if (!jf_file_rendered(*f))
+			continue;
+		struct cached *c = jf_idmap_del(&fs->cache, (int64_t)jf_ino_make(obj, id, *f));
+		if (c) {
+			free(c->data);
+			free(c);
+		}
+	}
+}
+
+static void cache_forget(struct jf_fs *fs, const struct jf_change *ch, int64_t nid)
+{
+	cache_clear_map(&fs->gcache);
+	if (ch->kind != JF_CH_NODE && ch->kind != JF_CH_TASK && ch->kind != JF_CH_BILLING) {
+		cache_clear_map(&fs->cache);
+		return;
+	}
+	if (nid)
+		cache_drop(fs, JF_O_NODE, nid);
+	if (ch->task_id)
+		cache_drop(fs, JF_O_TASK, ch->task_id);
+	if (ch->group_id)
+		cache_drop(fs, JF_O_GROUP, ch->group_id);
+	if (ch->queue_id)
+		cache_drop(fs, JF_O_QUEUE, ch->queue_id);
 }
 
 void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 {
 	struct jf_fs *fs = ctx;
 	char path[1024];
-	cache_clear(fs);
+	if (ch->kind != JF_CH_NODE || !ch->node_id)
+		cache_forget(fs, ch, 0);
 	if (ch->kind == JF_CH_BILLING) {
 		touch_files(fs, JF_O_BILLING, 0, "billing", billing_files);
 		return;
 	}
 	if (ch->kind == JF_CH_NODE && ch->node_id) {
 		struct jf_node_rec n;
-		if (jf_node_get(fs->st, ch->node_id, &n) == JF_OK) {
+		if (jf_node_get(fs->st, ch->node_id, &n) != JF_OK) {
+			cache_clear_map(&fs->gcache);
+			cache_clear_map(&fs->cache);
+		} else {
 			int64_t nid = (n.task_id << JF_NODE_BITS) | n.idx;
+			cache_forget(fs, ch, nid);
 			logs_idle(fs, nid, n.state != JF_ST_INITIALIZING && n.state != JF_ST_RUNNING);
 			if (any_known(fs, JF_O_NODE, nid, node_changed_files) &&
 			    jf_obj_path(fs, JF_O_NODE, nid, path, sizeof(path)))

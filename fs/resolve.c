@@ -356,8 +356,8 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino)
 }
 
 /*
- * A rendered file, measured and kept for attr_timeout (or until the next
- * change, which clears the cache): stat and the open right after it see
+ * A rendered file, measured and kept for attr_timeout (or until a change
+ * that may touch it: notify.c): stat and the open right after it see
  * the same bytes, and repeated reads within the same second cost no
  * rendering.  Content that moves with time alone (duration, running cost)
  * moves in whole seconds anyway.
@@ -365,7 +365,10 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino)
 const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, int *err)
 {
 	uint64_t key = jf_ino_make(ino->obj, ino->id, ino->file);
-	struct cached *c = jf_idmap_get(&fs->cache, (int64_t)key);
+	bool own = ino->obj == JF_O_QUEUE || ino->obj == JF_O_GROUP || ino->obj == JF_O_TASK ||
+		   ino->obj == JF_O_NODE;
+	struct jf_idmap *map = own ? &fs->cache : &fs->gcache;
+	struct cached *c = jf_idmap_get(map, (int64_t)key);
 	int64_t now = jf_engine_now(fs->e);
 	if (c && now - c->at_ms < (int64_t)(fs->attr_timeout * 1000))
 		return c;
@@ -379,7 +382,7 @@ const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino
 	}
 	if (!c) {
 		c = calloc(1, sizeof(*c));
-		if (!c || !jf_idmap_put(&fs->cache, (int64_t)key, c)) {
+		if (!c || !jf_idmap_put(map, (int64_t)key, c)) {
 			free(c);
 			free(data);
 			if (err)
