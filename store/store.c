@@ -161,10 +161,12 @@ enum jf_err jf_store_commit(struct jf_store *st)
 		return JF_OK;
 	if (st->failed) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		jf_ledger_forget(st);
 		return JF_EIO;
 	}
 	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		jf_ledger_forget(st);
 		return JF_EIO;
 	}
 	return JF_OK;
@@ -181,6 +183,7 @@ void jf_store_rollback(struct jf_store *st)
 		return;
 	}
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	jf_ledger_forget(st);
 }
 
 enum jf_err jf_store_check(struct jf_store *st, struct jf_error *err)

@@ -17,11 +17,29 @@ enum jf_q {
 	Q__COUNT
 };
 
+/*
+ * The closed-ledger totals of the whole ledger and of a few queues, the
+ * sums over thousands of rows that every status of a queue shows: kept in
+ * step with every close on this connection (rows never change once
+ * closed), forgotten at a rollback and when another connection changed
+ * the database (PRAGMA data_version).  store_ledger.c.
+ */
+#define JF_LEDGER_MEMOS 16
+struct ledger_memo {
+	bool valid;
+	int64_t queue_id;      /* the whole ledger: memo_all, 0 here */
+	int64_t amount, seconds;
+};
+
 struct jf_store {
 	sqlite3 *db;
 	sqlite3_stmt *stmts[Q__COUNT];
 	int depth;             /* nesting of jf_store_begin */
 	bool failed;           /* a statement failed inside the open transaction */
+	struct ledger_memo memo_all;
+	struct ledger_memo memo_queue[JF_LEDGER_MEMOS];
+	unsigned memo_next;    /* the queue memo to replace next */
+	int64_t memo_dv;       /* data_version the memos were made under */
 };
 
 /* The cached statement for q, reset and with bindings cleared. NULL on error. */
@@ -42,5 +60,7 @@ enum jf_err jf_store_migrate(struct jf_store *st, struct jf_error *err);
 /* Register the ledger's SQL functions (jf_satsum) on st->db: before any
  * statement of queries.def is prepared. */
 enum jf_err jf_ledger_register(struct jf_store *st);
+/* What this connection wrote may be undone: forget the ledger memos. */
+void jf_ledger_forget(struct jf_store *st);
 
 #endif

@@ -18,6 +18,13 @@
  * Totals add with jf_bill_add, in C and in SQL (the aggregate jf_satsum()
  * registered on the connection), so a total past INT64_MAX shows as
  * INT64_MAX instead of failing with "integer overflow".
+ *
+ * The closed totals of the whole ledger and of a queue (every queue's
+ * status shows its cost) are sums over all their rows; the memos
+ * (store_int.h) keep the last ones asked for, and each close adds its
+ * amount to them, so a status no longer costs a scan of the queue's
+ * ledger.  Saturating addition of amounts that are never negative gives
+ * the same total in any order.  A rollback forgets them.
  */
 #include "store/store_int.h"
 
@@ -87,22 +94,58 @@ enum jf_err jf_ledger_open(struct jf_store *st, const struct jf_ledger_rec *r, i
 	return rc;
 }
 
-/* Close the open row id at end_ms: the billing rule and the next place in
- * ledger.csv.  An end before the start bills nothing and still closes. */
-static enum jf_err close_row(struct jf_store *st, int64_t id, int64_t start_ms, int64_t rate,
-			     int64_t end_ms)
+void jf_ledger_forget(struct jf_store *st)
+{
+	st->memo_all.valid = false;
+	for (int i = 0; i < JF_LEDGER_MEMOS; i++)
+		st->memo_queue[i].valid = false;
+}
+
+static struct ledger_memo *memo_find(struct jf_store *st, enum jf_scope scope, int64_t id)
+{
+	if (scope == JF_SCOPE_ALL)
+		return &st->memo_all;
+	if (scope != JF_SCOPE_QUEUE)
+		return NULL;
+	for (int i = 0; i < JF_LEDGER_MEMOS; i++)
+		if (st->memo_queue[i].valid && st->memo_queue[i].queue_id == id)
+			return &st->memo_queue[i];
+	return NULL;
+}
+
+static void memo_add(struct ledger_memo *m, int64_t amount, int64_t seconds)
+{
+	if (!m || !m->valid)
+		return;
+	m->amount = jf_bill_add(m->amount, amount);
+	m->seconds = jf_bill_add(m->seconds, seconds);
+}
+
+/* Close the open row id (of queue_id) at end_ms: the billing rule and the
+ * next place in ledger.csv.  An end before the start bills nothing and
+ * still closes. */
+static enum jf_err close_row(struct jf_store *st, int64_t id, int64_t queue_id, int64_t start_ms,
+			     int64_t rate, int64_t end_ms)
 {
 	if (end_ms < start_ms)
 		end_ms = start_ms;
 	int64_t seconds = jf_bill_seconds(start_ms, end_ms);
+	int64_t amount = jf_bill_amount(seconds, rate);
 	sqlite3_stmt *s = jf_q(st, Q_LEDGER_CLOSE);
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int64(s, 2, end_ms > 0 ? end_ms : 1);   /* end_ms 0 means open */
 	sqlite3_bind_int64(s, 3, seconds);
-	sqlite3_bind_int64(s, 4, jf_bill_amount(seconds, rate));
-	return jf_q_exec(st, s);
+	sqlite3_bind_int64(s, 4, amount);
+	enum jf_err rc = jf_q_exec(st, s);
+	if (rc == JF_OK) {
+		memo_add(&st->memo_all, amount, seconds);
+		memo_add(memo_find(st, JF_SCOPE_QUEUE, queue_id), amount, seconds);
+	} else {
+		jf_ledger_forget(st);
+	}
+	return rc;
 }
 
 enum jf_err jf_ledger_close(struct jf_store *st, int64_t attempt_id, int64_t end_ms)
@@ -120,8 +163,9 @@ enum jf_err jf_ledger_close(struct jf_store *st, int64_t attempt_id, int64_t end
 	int64_t id = sqlite3_column_int64(s, 0);
 	int64_t start_ms = sqlite3_column_int64(s, 1);
 	int64_t rate = sqlite3_column_int64(s, 2);
+	int64_t queue_id = sqlite3_column_int64(s, 3);
 	sqlite3_reset(s);
-	return close_row(st, id, start_ms, rate, end_ms);
+	return close_row(st, id, queue_id, start_ms, rate, end_ms);
 }
 
 enum jf_err jf_ledger_close_all(struct jf_store *st, int64_t end_ms, int64_t *closed)
@@ -148,8 +192,9 @@ enum jf_err jf_ledger_close_all(struct jf_store *st, int64_t end_ms, int64_t *cl
 		int64_t id = sqlite3_column_int64(s, 0);
 		int64_t start_ms = sqlite3_column_int64(s, 1);
 		int64_t rate = sqlite3_column_int64(s, 2);
+		int64_t queue_id = sqlite3_column_int64(s, 3);
 		sqlite3_reset(s);
-		err = close_row(st, id, start_ms, rate, end_ms);
+		err = close_row(st, id, queue_id, start_ms, rate, end_ms);
 		if (err)
 			break;
 		n++;
@@ -234,19 +279,49 @@ enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, 
 		[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,
 	};
 	*amount = *seconds = 0;
-	sqlite3_stmt *s = jf_q(st, closed[scope]);
+	int rc;
+	sqlite3_stmt *s = jf_q(st, Q_DATA_VERSION);
 	if (!s)
 		return JF_EIO;
-	if (scope != JF_SCOPE_ALL)
-		sqlite3_bind_int64(s, 1, id);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*amount = sqlite3_column_int64(s, 0);
-		*seconds = sqlite3_column_int64(s, 1);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		int64_t dv = sqlite3_column_int64(s, 0);
+		if (dv != st->memo_dv) {
+			/* another connection wrote (a person with sqlite3, a test) */
+			jf_ledger_forget(st);
+			st->memo_dv = dv;
+		}
+	} else {
+		jf_ledger_forget(st);
 	}
 	sqlite3_reset(s);
-	if (rc != SQLITE_ROW)
-		return JF_EIO;
+	struct ledger_memo *m = memo_find(st, scope, id);
+	if (m && m->valid) {
+		*amount = m->amount;
+		*seconds = m->seconds;
+	} else {
+		s = jf_q(st, closed[scope]);
+		if (!s)
+			return JF_EIO;
+		if (scope != JF_SCOPE_ALL)
+			sqlite3_bind_int64(s, 1, id);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			*amount = sqlite3_column_int64(s, 0);
+			*seconds = sqlite3_column_int64(s, 1);
+		}
+		sqlite3_reset(s);
+		if (rc != SQLITE_ROW)
+			return JF_EIO;
+		if (scope == JF_SCOPE_QUEUE) {
+			m = &st->memo_queue[st->memo_next++ % JF_LEDGER_MEMOS];
+			m->queue_id = id;
+		}
+		if (m) {
+			m->valid = true;
+			m->amount = *amount;
+			m->seconds = *seconds;
+		}
+	}
 	s = jf_q(st, open[scope]);
 	if (!s)
 		return JF_EIO;

@@ -1807,6 +1807,67 @@ static void test_ledger_segments(void **state)
 
 /* Totals past INT64_MAX show as INT64_MAX at every scope, without error;
  * past INT64_MIN (only rows written by hand can be negative) as INT64_MIN. */
+/*
+ * The whole ledger's and the queues' closed totals are kept in memory and
+ * moved with every close: after closes, after a rollback, with more queues
+ * than the memo holds, they equal the sums SQL makes from the rows.
+ */
+static void sums_match(struct fix *f, int nq)
+{
+	char sql[160];
+	for (int q = 0; q <= nq; q++) {
+		if (q)
+			snprintf(sql, sizeof(sql), "SELECT ifnull(sum(amount), 0) FROM ledger WHERE "
+				 "queue_id = %d AND end_ms != 0", q);
+		else
+			snprintf(sql, sizeof(sql), "SELECT ifnull(sum(amount), 0) FROM ledger WHERE "
+				 "end_ms != 0");
+		int64_t want = sql_int(f->db, sql);
+		int64_t a = -1, secs = -1;
+		/* now = 0: open rows add nothing */
+		assert_int_equal(jf_ledger_sum(f->st, q ? JF_SCOPE_QUEUE : JF_SCOPE_ALL, q, 0, &a,
+					       &secs), JF_OK);
+		if (a != want)
+			fail_msg("queue %d: amount %lld, the rows say %lld", q, (long long)a,
+				 (long long)want);
+	}
+}
+
+static void test_ledger_memo(void **state)
+{
+	struct fix *f = *state;
+	enum { NQ = 20, PER = 5 };   /* more queues than JF_LEDGER_MEMOS */
+	for (int q = 1; q <= NQ; q++)
+		for (int i = 0; i < PER; i++) {
+			struct jf_ledger_rec r = row(q, "q", q, "g", q * 100 + i, q * 1000 + i,
+						     q * 10 + i, "on-demand", "4090", 1,
+						     T0 + i * 700, 3600000 + q * 1000);
+			assert_int_equal(jf_ledger_open(f->st, &r, NULL), JF_OK);
+		}
+	sums_match(f, NQ);   /* every memo filled (and some replaced) */
+	for (int q = 1; q <= NQ; q++)
+		for (int i = 0; i < PER; i += 2)
+			assert_int_equal(jf_ledger_close(f->st, q * 10 + i, T0 + 5000 + q * 333),
+					 JF_OK);
+	sums_match(f, NQ);
+	/* closes that are rolled back count nowhere */
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	for (int q = 1; q <= NQ; q++)
+		assert_int_equal(jf_ledger_close(f->st, q * 10 + 1, T0 + 90000), JF_OK);
+	int64_t a = 0, secs = 0, before = 0;
+	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_QUEUE, 3, 0, &a, &secs), JF_OK);
+	before = a;
+	jf_store_rollback(f->st);
+	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_QUEUE, 3, 0, &a, &secs), JF_OK);
+	assert_true(a < before);   /* inside, the transaction's closes counted */
+	sums_match(f, NQ);
+	/* and a clean stop's close of everything */
+	int64_t closed = 0;
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 100000, &closed), JF_OK);
+	assert_int_equal(closed, NQ * PER - NQ * ((PER + 1) / 2));
+	sums_match(f, NQ);
+}
+
 static void test_ledger_saturate(void **state)
 {
 	struct fix *f = *state;
@@ -2005,6 +2066,7 @@ int main(void)
 		T(test_ledger),
 		T(test_ledger_segments),
 		T(test_ledger_saturate),
+		T(test_ledger_memo),
 		T(test_txn_failed_statement),
 		T(test_txn_commit_rollback),
 		T(test_txn_accept_nested),
