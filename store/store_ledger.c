@@ -143,7 +143,7 @@ static enum jf_err close_row(struct jf_store *st, int64_t id, int64_t queue_id, 
 		memo_add(&st->memo_all, amount, seconds);
 		memo_add(memo_find(st, JF_SCOPE_QUEUE, queue_id), amount, seconds);
 	} else {
-		jf_ledger_forget(st);
+		jf_memos_forget(st);
 	}
 	return rc;
 }
@@ -280,20 +280,8 @@ enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, 
 	};
 	*amount = *seconds = 0;
 	int rc;
-	sqlite3_stmt *s = jf_q(st, Q_DATA_VERSION);
-	if (!s)
-		return JF_EIO;
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		int64_t dv = sqlite3_column_int64(s, 0);
-		if (dv != st->memo_dv) {
-			/* another connection wrote (a person with sqlite3, a test) */
-			jf_ledger_forget(st);
-			st->memo_dv = dv;
-		}
-	} else {
-		jf_ledger_forget(st);
-	}
-	sqlite3_reset(s);
+	jf_memos_check(st);
+	sqlite3_stmt *s;
 	struct ledger_memo *m = memo_find(st, scope, id);
 	if (m && m->valid) {
 		*amount = m->amount;

@@ -1868,6 +1868,87 @@ static void test_ledger_memo(void **state)
 	sums_match(f, NQ);
 }
 
+/*
+ * Task counts of groups and queues are kept in memory and moved with every
+ * task state written: they equal what the rows say after single moves,
+ * after writes of many tasks, a reset, a rolled-back transaction, a
+ * delete, and a write by another connection.
+ */
+static void counts_match(struct fix *f, int64_t q, const int64_t *groups, int ng)
+{
+	char sql[200];
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, c), JF_OK);
+	for (int st = 0; st < 10; st++) {
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks t JOIN groups g ON "
+			 "g.id = t.group_id WHERE g.queue_id = %lld AND t.state = %d",
+			 (long long)q, st);
+		if (c[st] != sql_int(f->db, sql))
+			fail_msg("queue %lld state %d: %lld, the rows say %lld", (long long)q, st,
+				 (long long)c[st], (long long)sql_int(f->db, sql));
+	}
+	for (int i = 0; i < ng; i++) {
+		assert_int_equal(jf_group_count_tasks(f->st, groups[i], c), JF_OK);
+		for (int st = 0; st < 10; st++) {
+			snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks WHERE group_id = %lld"
+				 " AND state = %d", (long long)groups[i], st);
+			if (c[st] != sql_int(f->db, sql))
+				fail_msg("group %lld state %d: %lld, the rows say %lld",
+					 (long long)groups[i], st, (long long)c[st],
+					 (long long)sql_int(f->db, sql));
+		}
+	}
+}
+
+static void test_count_memo(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "cq"), other = mkqueue(f->st, "co");
+	int64_t g[3] = { mkgroup(f->st, q, JF_KIND_GROUP, "a"), mkgroup(f->st, q, JF_KIND_GROUP, "b"),
+			 mkgroup(f->st, other, JF_KIND_GROUP, "c") };
+	counts_match(f, q, g, 3);   /* drafts: no tasks, memos made */
+	accept(f->st, g[0], 5, 5);
+	accept(f->st, g[1], 3, 3);
+	accept(f->st, g[2], 4, 4);
+	counts_match(f, q, g, 3);
+	counts_match(f, other, &g[2], 1);
+	/* single moves, and a write that changes nothing */
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[0], 0), JF_ST_RUNNING, "", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[0], 1), JF_ST_RUNNING, "", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[0], 1), JF_ST_RUNNING, "x", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[1], 2), JF_ST_SUCCEEDED, "", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[2], 0), JF_ST_FAILED, "", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, 999999, JF_ST_FAILED, "", T0), JF_OK);
+	counts_match(f, q, g, 3);
+	counts_match(f, other, &g[2], 1);
+	/* many at once; a reset */
+	assert_int_equal(jf_task_set_state_all(f->st, g[0], 1u << JF_ST_WAITING, JF_ST_STOPPED,
+					       "ended", T0, NULL), JF_OK);
+	counts_match(f, q, g, 3);
+	assert_int_equal(jf_group_reset(f->st, g[1], 0), JF_OK);
+	counts_match(f, q, g, 3);
+	/* inside a transaction the moves count; rolled back, they do not */
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[1], 0), JF_ST_RUNNING, "", T0),
+			 JF_OK);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(c[JF_ST_RUNNING], 3);
+	jf_store_rollback(f->st);
+	counts_match(f, q, g, 3);
+	/* another connection writes */
+	sql_exec(f->db, "UPDATE tasks SET state = 6");
+	counts_match(f, q, g, 3);
+	/* a group goes, with its tasks */
+	assert_int_equal(jf_group_delete(f->st, g[1]), JF_OK);
+	counts_match(f, q, g, 1);
+}
+
 static void test_ledger_saturate(void **state)
 {
 	struct fix *f = *state;
@@ -2067,6 +2148,7 @@ int main(void)
 		T(test_ledger_segments),
 		T(test_ledger_saturate),
 		T(test_ledger_memo),
+		T(test_count_memo),
 		T(test_txn_failed_statement),
 		T(test_txn_commit_rollback),
 		T(test_txn_accept_nested),
