@@ -239,6 +239,9 @@ struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)
 			  &g->spec, &perr) != JF_OK)
 		goto fail;
 	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &perr);
+	g->ended = jf_state_final(rec.state);
+	if (g->ended)
+		e->trim = true;
 	int64_t counts[JF_ST__COUNT];
 	if (jf_group_count_tasks(e->st, group_id, counts) == JF_OK)
 		g->failed_tasks = counts[JF_ST_FAILED];
@@ -255,6 +258,77 @@ fail:
 void jf_eng_group_drop(struct jf_engine *e, int64_t group_id)
 {
 	grt_free(jf_idmap_del(&e->groups, group_id));
+}
+
+void jf_eng_group_ended(struct jf_engine *e, struct grt *g, bool ended)
+{
+	g->ended = ended;
+	if (ended)
+		e->trim = true;
+}
+
+/* Has group_id a task holding resources or an attempt running? */
+static bool group_busy(struct jf_engine *e, int64_t group_id)
+{
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v))
+		if (((struct trun *)v)->group_id == group_id)
+			return true;
+	return false;
+}
+
+/*
+ * The cache is a cache: a group it lets go is parsed again from the store
+ * when it is needed (a status read of a finished group, a restart).  So
+ * nothing here has to be exact but the one rule that makes it safe: it
+ * only runs where no caller holds a grt.
+ */
+void jf_eng_trim(struct jf_engine *e)
+{
+	if (!e->trim)
+		return;
+	e->trim = false;
+	int64_t ids[JF_DONE_KEEP];
+	size_t n = 0, i = 0;
+	int64_t k;
+	void *v;
+	/* collect first: the map must not change under jf_idmap_next */
+	while (jf_idmap_next(&e->groups, &i, &k, &v)) {
+		struct grt *g = v;
+		if (!g->ended || g->kept)
+			continue;
+		if (n == JF_DONE_KEEP || group_busy(e, g->id)) {
+			e->trim = true;   /* again at the next entry point's end */
+			continue;
+		}
+		ids[n++] = g->id;
+	}
+	for (size_t j = 0; j < n; j++) {
+		if (e->nkept == JF_DONE_KEEP) {
+			/* the oldest kept goes, unless it runs again (a restart) */
+			int64_t old = e->kept[e->kept_head];
+			struct grt *og = jf_idmap_get(&e->groups, old);
+			if (og && og->ended && !group_busy(e, old))
+				grt_free(jf_idmap_del(&e->groups, old));
+			else if (og)
+				og->kept = false;
+			e->kept[e->kept_head] = ids[j];
+			e->kept_head = (e->kept_head + 1) % JF_DONE_KEEP;
+		} else {
+			e->kept[(e->kept_head + e->nkept) % JF_DONE_KEEP] = ids[j];
+			e->nkept++;
+		}
+		struct grt *g = jf_idmap_get(&e->groups, ids[j]);
+		if (g)
+			g->kept = true;
+	}
+}
+
+size_t jf_engine_cached_groups(struct jf_engine *e)
+{
+	return e->groups.live;
 }
 
 const struct jf_spec *jf_engine_spec(struct jf_engine *e, int64_t group_id)
@@ -482,6 +556,7 @@ void jf_engine_on_backend(struct jf_engine *e)
 			break;   /* the loop comes back: the fd is still readable */
 	}
 	jf_eng_schedule(e);
+	jf_eng_trim(e);
 }
 
 bool jf_eng_should_yield(struct jf_engine *e)
@@ -515,6 +590,7 @@ void jf_engine_schedule_run(struct jf_engine *e, bool urgent)
 	jf_eng_schedule(e);
 	e->in_run = e->urgent = false;
 	e->yielding = y;
+	jf_eng_trim(e);
 }
 
 int64_t jf_engine_tick(struct jf_engine *e)
@@ -561,5 +637,6 @@ int64_t jf_engine_tick(struct jf_engine *e)
 			}
 		}
 	}
+	jf_eng_trim(e);
 	return next;
 }

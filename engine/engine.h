@@ -142,8 +142,11 @@ struct jf_forecast;
 /* The spot forecast of GPU model m (borrowed), NULL if out of range. */
 const struct jf_forecast *jf_engine_forecast(struct jf_engine *e, size_t m);
 
-/* The parsed spec of an accepted group (borrowed, valid until the group
- * changes state), or NULL. Parses and caches on first use. */
+/* The parsed spec of an accepted group (borrowed, valid until the next
+ * call into the engine), or NULL.  Parses and caches on first use; the
+ * cache keeps active groups and the last 64 ended ones. */
 const struct jf_spec *jf_engine_spec(struct jf_engine *e, int64_t group_id);
+/* How many groups' parsed specs the engine holds now (tests, figures). */
+size_t jf_engine_cached_groups(struct jf_engine *e);
 
 #endif

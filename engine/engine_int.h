@@ -7,7 +7,12 @@
  * - every task with at least one such attempt, or placed and being
  *   started, is in `tasks`, keyed by task id, with `live` counting its
  *   attempts still running;
- * - `groups` caches the parsed spec of accepted groups, keyed by group id.
+ * - `groups` caches the parsed spec of accepted groups, keyed by group id:
+ *   every group with a task in `tasks`, every active group the engine has
+ *   looked at, and at most JF_DONE_KEEP ended ones besides (engine.c:
+ *   jf_eng_trim).  Entries leave it only in jf_eng_trim, which the
+ *   engine's entry points call last, so a grt pointer is good until the
+ *   engine returns to its caller.
  * The store is the truth; these tables are rebuilt from it at start.
  */
 #ifndef JF_ENGINE_INT_H
@@ -59,7 +64,12 @@ struct grt {                     /* an accepted group's runtime */
 	struct jf_sched_req req;
 	bool req_ok;
 	int64_t failed_tasks;        /* indexes failed for good (counted at load) */
+	bool ended;                  /* in a final state (as far as the engine saw) */
+	bool kept;                   /* ended, idle, among the JF_DONE_KEEP kept */
 };
+
+/* Ended groups with nothing running whose parsed spec stays cached. */
+#define JF_DONE_KEEP 64
 
 struct trun {                    /* a task with nodes placed */
 	int64_t task_id, group_id, idx;
@@ -122,6 +132,9 @@ struct jf_engine {
 	bool yielding;               /* passes wait for jf_engine_schedule_run (engine.h) */
 	bool sched_pending;          /* yielding: a pass was asked for */
 	bool in_run;                 /* inside jf_engine_schedule_run: JF_PASS_STARTS a pass */
+	bool trim;                   /* a group ended: jf_eng_trim has work */
+	int64_t kept[JF_DONE_KEEP];  /* ended groups kept in `groups`, oldest at kept_head */
+	size_t nkept, kept_head;
 	bool urgent;                 /* ... and no stopping for requests before that */
 	bool (*waiting)(void *ctx);  /* yielding: does the loop have a request waiting? */
 	void *waiting_ctx;
@@ -139,6 +152,11 @@ bool jf_eng_should_yield(struct jf_engine *e);
 void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final);
 struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id);
 void jf_eng_group_drop(struct jf_engine *e, int64_t group_id);
+/* g reached a final state (or left one: false): the cache may let it go. */
+void jf_eng_group_ended(struct jf_engine *e, struct grt *g, bool ended);
+/* Let ended groups with nothing running go from the cache, but the last
+ * JF_DONE_KEEP: only where no grt pointer is held (an entry point's end). */
+void jf_eng_trim(struct jf_engine *e);
 void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue_id,
 		    int64_t group_id, int64_t task_id, int64_t node_id, bool structure);
 void jf_eng_event(struct jf_engine *e, const struct grt *g, int64_t task_id, int64_t task_idx,

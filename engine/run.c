@@ -653,6 +653,7 @@ static void end_group(struct jf_engine *e, struct grt *g, int state, const char 
 		      const char *msg)
 {
 	int64_t now = jf_eng_now(e);
+	jf_eng_group_ended(e, g, true);
 	jf_store_begin(e->st);
 	jf_group_set_state(e->st, g->id, state, msg, now);
 	jf_task_set_state_all(e->st, g->id,

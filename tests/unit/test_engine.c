@@ -45,6 +45,7 @@ struct fix {
 	int changes;                /* notifications seen */
 	int64_t queue;
 	int64_t grace_s;            /* the cluster's preempt_grace for the next start; 0 = 30 */
+	int64_t first;              /* test_group_cache_trim: its first group's id */
 };
 
 static int64_t real_ms(void)
@@ -357,6 +358,42 @@ static void test_group_succeeds(void **state)
 		assert_int_equal(u.cpu_milli, 0);
 		assert_int_equal(u.nodes, 0);
 	}
+}
+
+static bool all_settled(struct fix *f, int64_t n)
+{
+	for (int64_t g = 1; g <= n; g++)
+		if (!jf_state_final(group_state(f, f->first + g - 1)))
+			return false;
+	return true;
+}
+
+/*
+ * Finished groups leave the engine's cache of parsed specs but the last
+ * 64: after 100 groups ran, it holds at most that many, and a finished
+ * group's spec is still there on demand (parsed again).
+ */
+static void test_group_cache_trim(void **state)
+{
+	struct fix *f = *state;
+	enum { N = 100 };
+	char name[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		int64_t g = submit(f, name, "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+		if (i == 0)
+			f->first = g;
+	}
+	assert_true(run_until(f, all_settled, N, 30000, NULL, NULL));
+	for (int64_t g = f->first; g < f->first + N; g++)
+		assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	turn(f, 10);   /* an entry point's end: the cache trims */
+	assert_true(jf_engine_cached_groups(f->e) <= 64);
+	const struct jf_spec *s = jf_engine_spec(f->e, f->first);
+	assert_non_null(s);
+	assert_int_equal(s->completions, 1);
+	turn(f, 10);
+	assert_true(jf_engine_cached_groups(f->e) <= 64);
 }
 
 static void test_retry_then_fail(void **state)
@@ -809,6 +846,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_group_succeeds),
+		T(test_group_cache_trim),
 		T(test_retry_then_fail),
 		T(test_parallelism),
 		T(test_timeout),
