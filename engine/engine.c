@@ -42,6 +42,7 @@ int64_t jf_engine_now(struct jf_engine *e)
 }
 
 static enum jf_err forecasts_load(struct jf_engine *e);
+static void fail_unparsable(struct jf_engine *e);
 
 enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine **out,
 			  struct jf_error *err)
@@ -76,6 +77,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
+	fail_unparsable(e);
 	jf_eng_adopt_all(e);
 	*out = e;
 	jf_eng_schedule(e);
@@ -205,12 +207,15 @@ void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use 
 
 /* ---- the group cache ---- */
 
-struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)
+/* Parse group_id's accepted spec into the cache.  NULL if there is none, or
+ * on ENOMEM, or (*refused set, the reason in *perr) if it does not parse. */
+static struct grt *group_load(struct jf_engine *e, int64_t group_id, bool *refused,
+			      struct jf_error *perr)
 {
-	struct grt *g = jf_idmap_get(&e->groups, group_id);
-	if (g)
-		return g;
+	struct grt *g = NULL;
 	struct jf_group_rec rec;
+	*refused = false;
+	jf_error_clear(perr);
 	if (jf_group_get(e->st, group_id, &rec) != JF_OK)
 		return NULL;
 	if (!rec.spec) {
@@ -232,13 +237,16 @@ struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)
 		jf_queue_release(&q);
 	}
 	struct jf_subst sub = { rec.jobname, g->queue, rec.dirname };
-	struct jf_error perr;
-	jf_error_clear(&perr);
-	if (jf_spec_parse(rec.spec, strlen(rec.spec),
-			  rec.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP, &sub,
-			  &g->spec, &perr) != JF_OK)
+	enum jf_err prc = jf_spec_parse(rec.spec, strlen(rec.spec),
+					rec.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP,
+					&sub, &g->spec, perr);
+	if (prc != JF_OK) {
+		*refused = prc != JF_ENOMEM;
 		goto fail;
-	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &perr);
+	}
+	struct jf_error rerr;
+	jf_error_clear(&rerr);
+	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &rerr);
 	g->ended = jf_state_final(rec.state);
 	if (g->ended)
 		e->trim = true;
@@ -253,6 +261,75 @@ fail:
 	jf_group_release(&rec);
 	grt_free(g);
 	return NULL;
+}
+
+struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)
+{
+	struct grt *g = jf_idmap_get(&e->groups, group_id);
+	if (g)
+		return g;
+	bool refused;
+	struct jf_error perr;
+	return group_load(e, group_id, &refused, &perr);
+}
+
+static int collect_id(void *ctx, int64_t id)
+{
+	int64_t **v = ctx;
+	size_t n = (size_t)(*v)[0];
+	int64_t *p = realloc(*v, (n + 2) * sizeof(**v));
+	if (!p)
+		return 1;
+	p[n + 1] = id;
+	p[0] = (int64_t)n + 1;
+	*v = p;
+	return 0;
+}
+
+/*
+ * A spec that an earlier version accepted and this one refuses (a limit
+ * added since: parallelism over 1,000,000 was once accepted) cannot be
+ * parsed, and its group would vanish from the engine: never scheduled,
+ * its running nodes never reaped.  At start-up such a group ends Failed,
+ * with the reason (which names the limit) as its message and a Warning
+ * event; its tasks not ended are Stopped; nodes of it still running are
+ * stopped and their ends recorded by the adoption (adopt.c).
+ */
+static void fail_unparsable(struct jf_engine *e)
+{
+	int64_t *ids = calloc(1, sizeof(*ids));
+	if (!ids || jf_group_list_active(e->st, collect_id, &ids) != JF_OK) {
+		free(ids);
+		return;
+	}
+	for (int64_t i = 1; i <= ids[0]; i++) {
+		bool refused;
+		struct jf_error perr;
+		if (jf_idmap_get(&e->groups, ids[i]) || group_load(e, ids[i], &refused, &perr) ||
+		    !refused)
+			continue;
+		struct jf_group_rec rec;
+		if (jf_group_get(e->st, ids[i], &rec) != JF_OK)
+			continue;
+		char msg[700];
+		snprintf(msg, sizeof(msg), "its spec, accepted by an earlier version of jobfs, is "
+			 "refused by this one: %s", perr.msg);
+		int64_t now = jf_eng_now(e);
+		unsigned live = (1u << JF_ST_WAITING) | (1u << JF_ST_INITIALIZING) |
+				(1u << JF_ST_RUNNING) | (1u << JF_ST_PAUSED);
+		jf_store_begin(e->st);
+		jf_group_set_state(e->st, rec.id, JF_ST_FAILED, msg, now);
+		jf_task_set_state_all(e->st, rec.id, live, JF_ST_STOPPED,
+				      "the group ended: its spec is refused", now, NULL);
+		jf_eng_group_event(e, 0, rec.id, rec.kind, "Warning", "Invalid", "%s", msg);
+		if (rec.queue_id)
+			jf_eng_group_event(e, rec.queue_id, 0, rec.kind, "Warning", "Invalid",
+					   "group %s: %s", rec.dirname, msg);
+		jf_store_commit(e->st);
+		fprintf(stderr, "jobfs: group %lld (%s): %s\n", (long long)rec.id, rec.dirname, msg);
+		jf_group_release(&rec);
+	}
+	free(ids);
 }
 
 void jf_eng_group_drop(struct jf_engine *e, int64_t group_id)

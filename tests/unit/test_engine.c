@@ -631,6 +631,56 @@ static void test_restart_adopts(void **state)
 			 1);
 }
 
+/*
+ * A spec stored by an earlier version that this one refuses (written here
+ * straight into the store: parallelism 2,000,000, over today's limit of
+ * 1,000,000) while its group runs: after a restart the group is not lost
+ * but ended Failed, its message naming the key and the limit; its waiting
+ * tasks are Stopped, its running node is stopped and its end and bill
+ * recorded; nothing crashes and other groups go on.
+ */
+static void test_spec_over_limit_after_restart(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "old", "completions: 3\nparallelism: 1\n"
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	jf_engine_free(f->e);
+	f->e = NULL;
+	f->be = NULL;
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	char sql[256];
+	snprintf(sql, sizeof(sql), "UPDATE groups SET spec = 'completions: 3\nparallelism: 2000000\n"
+		 "command: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n' WHERE id = %lld", (long long)g);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	engine_start(f);
+	assert_int_equal(group_state(f, g), JF_ST_FAILED);
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
+	assert_non_null(strstr(r.message, "parallelism"));
+	assert_non_null(strstr(r.message, "1000000"));
+	assert_non_null(strstr(r.message, "earlier version"));
+	jf_group_release(&r);
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, "Warning Invalid"));
+	free(ev);
+	for (int64_t i = 0; i < 3; i++)
+		assert_int_equal(task_state(f, g, i), JF_ST_STOPPED);
+	assert_null(jf_engine_spec(f->e, g));
+	/* the node that ran is stopped and reaped, its segment closed */
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1 AND "
+				      "end_ms = 0", g), 0);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1", g), 1);
+	/* and the engine goes on */
+	int64_t g2 = submit(f, "new", "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	assert_true(run_until(f, settled, g2, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g2), JF_ST_SUCCEEDED);
+}
+
 /* The queue's group_timeout stops a group that never started a task, with
  * the injected clock; the group holding the queue keeps running. */
 static void test_group_timeout(void **state)
@@ -854,6 +904,7 @@ int main(void)
 		T(test_resume_running),
 		T(test_refused_spec),
 		T(test_restart_adopts),
+		T(test_spec_over_limit_after_restart),
 		T(test_group_timeout),
 		T(test_active_deadline),
 		T(test_unit_runtime_refused),
