@@ -111,8 +111,16 @@ struct jf_fs {
 /* errno.c */
 int jf_errno(enum jf_err e);
 
-/* render.c: a snapshot of a rendered file; *out is malloc'd. Returns 0 or an errno. */
-int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len);
+/* render.c: a snapshot of a rendered file as reader sees it (the billing
+ * files leave out what reader may not see); *out is malloc'd.  Returns 0
+ * or an errno. */
+int jf_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, char **out, size_t *len);
+/* May ino's content differ from reader to reader (the billing files)?  Its
+ * attributes are then never cached by the kernel, which keeps one copy for
+ * every user. */
+bool jf_file_per_reader(const struct jf_ino *ino);
+/* ... and is reader's view of it its own (not an admin's, who sees all)? */
+bool jf_render_per_reader(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader);
 /* The path of a node's log file for ino (logs, stdout, stderr, logs.prev),
  * or "" when there is none. */
 void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n);
@@ -126,10 +134,12 @@ int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char
 bool jf_file_rendered(enum jf_file f);
 
 /* resolve.c */
-const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, int *err);
+const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
+				     int *err);
 int jf_resolve(struct jf_fs *fs, const struct jf_ino *parent, const char *name,
 	       struct jf_ino *child);
-int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *stbuf);
+/* The attributes reader sees (a rendered file's size is of reader's rendering). */
+int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, struct stat *stbuf);
 
 /* What the tree knows of an object: the permission rules' view of it
  * (perm.h), the owner stat shows, and its group's state and finish time. */
@@ -143,7 +153,7 @@ struct jf_obj_info {
 /* 0, or ENOENT when the object is gone. */
 int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *in);
 int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj_info *in,
-		 struct stat *stbuf);
+		 uid_t reader, struct stat *stbuf);
 /*
  * May the request's caller do act on ino?  0, or the errno to reply
  * (EACCES, EROFS, ENOENT).  Admins pass at once, without a look at the

@@ -208,7 +208,7 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			/* O_APPEND or in-place edits start from what is there */
 			char *cur = NULL;
 			size_t n = 0;
-			if (jf_render(fs, &i, &cur, &n) == 0) {
+			if (jf_render(fs, &i, ctx->uid, &cur, &n) == 0) {
 				h->buf = cur;
 				h->len = h->cap = n;
 			}
@@ -269,7 +269,7 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			break;
 		/* serve what getattr just measured (see jf_cached_render) */
 		int rc = ENOMEM;
-		const struct cached *c = jf_cached_render(fs, &i, &rc);
+		const struct cached *c = jf_cached_render(fs, &i, fuse_req_ctx(req)->uid, &rc);
 		h->buf = c ? malloc(c->len + 1) : NULL;
 		if (!h->buf) {
 			free(h);

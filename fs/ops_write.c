@@ -290,7 +290,7 @@ void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	}
 	struct fuse_entry_param e;
 	memset(&e, 0, sizeof(e));
-	jf_stat(fs, &c, &e.attr);
+	jf_stat(fs, &c, fuse_req_ctx(req)->uid, &e.attr);
 	e.ino = e.attr.st_ino;
 	e.attr_timeout = 0;
 	e.entry_timeout = 0;

@@ -28,6 +28,8 @@
  */
 #include "store/store_int.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/billing.h"
@@ -386,6 +388,73 @@ enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
 		       sqlite3_column_int64(s, 2)))
 			break;
 	sqlite3_reset(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? JF_OK : JF_EIO;
+}
+
+bool jf_ledger_view_has(const struct jf_ledger_view *v, int64_t queue_id)
+{
+	if (!v || queue_id == 0)
+		return true;
+	size_t lo = 0, hi = v->nqueues;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v->queues[mid] == queue_id)
+			return true;
+		if (v->queues[mid] < queue_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * The same totals as the Q_LEDGER_BY_* statements, over the rows of the
+ * view: the statement is made for the call, with the view's queue ids (as
+ * numbers: nothing from outside reaches the text) in an IN list.
+ */
+enum jf_err jf_ledger_totals_view(struct jf_store *st, const char *by,
+				  const struct jf_ledger_view *v,
+				  int (*fn)(void *ctx, const char *key, int64_t amount,
+					    int64_t seconds), void *ctx)
+{
+	if (!v)
+		return jf_ledger_totals(st, by, fn, ctx);
+	static const struct {
+		const char *by, *key;
+	} keys[] = {
+		{ "queue", "CASE WHEN queue = '' THEN '(independent)' ELSE queue END" },
+		{ "group", "CASE WHEN queue = '' THEN 'tasks/' || grp ELSE queue || '/' || grp END" },
+		{ "billing", "billing" },
+		{ "gpu", "CASE WHEN gpu = '' THEN 'cpu' ELSE gpu END" },
+	};
+	const char *key = NULL;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(by, keys[i].by) == 0)
+			key = keys[i].key;
+	if (!key)
+		return JF_EINVAL;
+	size_t cap = 256 + strlen(key) + v->nqueues * 21;
+	char *sql = malloc(cap);
+	if (!sql)
+		return JF_ENOMEM;
+	size_t n = (size_t)snprintf(sql, cap, "SELECT %s, jf_satsum(amount), jf_satsum(seconds) "
+				    "FROM ledger WHERE end_ms != 0 AND (queue_id = 0 OR queue_id "
+				    "IN (", key);
+	for (size_t i = 0; i < v->nqueues; i++)
+		n += (size_t)snprintf(sql + n, cap - n, "%s%lld", i ? "," : "",
+				      (long long)v->queues[i]);
+	snprintf(sql + n, cap - n, ")) GROUP BY 1 ORDER BY 1");
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return JF_EIO;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (fn(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
+		       sqlite3_column_int64(s, 2)))
+			break;
+	sqlite3_finalize(s);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? JF_OK : JF_EIO;
 }
 

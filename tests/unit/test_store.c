@@ -1949,6 +1949,54 @@ static void test_count_memo(void **state)
 	counts_match(f, q, g, 1);
 }
 
+/* A reader's view: the rows of batches (queue 0) and of the queues listed. */
+static void test_ledger_view(void **state)
+{
+	struct fix *f = *state;
+	struct jf_ledger_rec r1 = row(1, "qa", 10, "g1", 100, 1000, 501, "on-demand", "4090", 1,
+				      T0, 3600000);
+	struct jf_ledger_rec r2 = row(2, "qb", 20, "g2", 200, 2000, 502, "spot", "", 0, T0,
+				      3600000);
+	struct jf_ledger_rec r3 = row(0, "", 30, "b1", 300, 3000, 503, "on-demand", "H800", 1,
+				      T0, 3600000);
+	struct jf_ledger_rec r4 = row(7, "gone", 40, "g4", 400, 4000, 504, "on-demand", "", 0, T0,
+				      3600000);
+	assert_int_equal(jf_ledger_open(f->st, &r1, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &r2, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &r3, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &r4, NULL), JF_OK);
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 2000, NULL), JF_OK);
+	const int64_t qs[] = { 2, 5 };
+	struct jf_ledger_view v = { qs, 2 };
+	assert_true(jf_ledger_view_has(&v, 0));
+	assert_true(jf_ledger_view_has(&v, 2));
+	assert_true(jf_ledger_view_has(&v, 5));
+	assert_false(jf_ledger_view_has(&v, 1));
+	assert_false(jf_ledger_view_has(&v, 7));
+	assert_true(jf_ledger_view_has(NULL, 1));
+	struct totals t = { .n = 0 };
+	assert_int_equal(jf_ledger_totals_view(f->st, "queue", &v, collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "(independent)");
+	assert_string_equal(t.key[1], "qb");
+	assert_int_equal(t.amount[1], 2000);
+	assert_int_equal(t.seconds[1], 2);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals_view(f->st, "group", &v, collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "qb/g2");
+	assert_string_equal(t.key[1], "tasks/b1");
+	memset(&t, 0, sizeof(t));
+	struct jf_ledger_view none = { NULL, 0 };
+	assert_int_equal(jf_ledger_totals_view(f->st, "gpu", &none, collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 1);
+	assert_string_equal(t.key[0], "H800");
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals_view(f->st, "billing", NULL, collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);   /* NULL: every row */
+	assert_int_equal(jf_ledger_totals_view(f->st, "nope", &v, collect_totals, &t), JF_EINVAL);
+}
+
 static void test_ledger_saturate(void **state)
 {
 	struct fix *f = *state;
@@ -2148,6 +2196,7 @@ int main(void)
 		T(test_ledger_segments),
 		T(test_ledger_saturate),
 		T(test_ledger_memo),
+		T(test_ledger_view),
 		T(test_count_memo),
 		T(test_txn_failed_statement),
 		T(test_txn_commit_rollback),
