@@ -14,6 +14,14 @@
  * The backend exposes one pollable fd; when it is readable the engine calls
  * jf_backend_reap() until it returns 0.
  *
+ * A start may be confirmed later: start() then returns at once with the
+ * run's handle (good for signal() from that moment) and `pending` set, and
+ * reap() later hands back one result with `started` set, carrying the real
+ * start time and pid, before the run's end.  A run that never got going
+ * may end with no `started` result before it (then `start_failed` is set).
+ * A backend whose start() knows the start time at once leaves `pending`
+ * false and never reports `started`.
+ *
  * backends/local: processes on this host, each node under a small
  * supervisor, tools/jobfs-shim, that records the exit status and the real
  * start and end times in the run directory.  backends/slurm (later): jobs
@@ -57,6 +65,9 @@ struct jf_run_started {
 	char handle[JF_HANDLE_MAX];
 	pid_t pid;                 /* the first container's process */
 	int64_t start_ms;          /* wall clock, ms since the epoch, when it started */
+	bool pending;              /* the start is not confirmed yet: pid and start_ms
+				      are 0 and come later in a `started` result
+				      (the caller zeroes the struct before start()) */
 };
 
 struct jf_proc_result {
@@ -78,6 +89,11 @@ struct jf_run_result {
 	struct jf_proc_result procs[JF_RUN_MAX_PROCS];
 	bool timed_out;            /* the supervisor ended it at its timeout (slurm) */
 	bool signalled;            /* it was told to stop from outside (SIGTERM) */
+	/* Not an end: a pending start is confirmed (its processes run since
+	 * start_ms; pid is the first container's); the end comes later.  Only
+	 * cookie, start_ms, pid and this are set.  Backends zero every result. */
+	bool started;
+	pid_t pid;
 };
 
 /* Signals the engine sends; backends map them to what they can do. */
@@ -211,7 +227,7 @@ struct jf_backend_ops {
 	enum jf_err (*signal)(struct jf_backend *be, const char *handle,
 			      enum jf_run_signal sig);
 	/* A start whose result the engine never recorded (it died inside
-	 * start()): JF_OK with the run's handle and start time when the run got
+	 * start(), or before a pending start was confirmed): JF_OK with the run's handle and start time when the run got
 	 * going (the engine adopts it), JF_ENOENT when nothing ran and, from now
 	 * on, nothing will.  NULL: the backend cannot tell (JF_ENOENT). */
 	enum jf_err (*recover)(struct jf_backend *be, const char *run_dir, char *handle,

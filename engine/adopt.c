@@ -51,6 +51,69 @@ static bool cpuset_parse(const char *s, uint64_t *set)
 	return any;
 }
 
+/*
+ * A running attempt of a group whose spec cannot be parsed any more (it
+ * was ended Failed at start-up: engine.c, fail_unparsable): stop it and
+ * record its end, as a run with no task and no group runtime, which
+ * jf_eng_finish accepts.  Billed from its ledger segment, as any run;
+ * one whose start the last daemon never recorded is not billed (its rate
+ * comes from the spec).
+ */
+static void adopt_orphan(struct jf_engine *e, const struct jf_attempt_rec *a, int64_t task_id,
+			 int64_t group_id, int64_t node_idx)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->attempt_id = a->id;
+	r->node_id = a->node_id;
+	r->task_id = task_id;
+	r->group_id = group_id;
+	r->node_idx = node_idx;
+	r->attempt = a->attempt;
+	snprintf(r->handle, sizeof(r->handle), "%s", a->handle);
+	if (!jf_idmap_put(&e->runs, a->id, r)) {
+		free(r);
+		return;
+	}
+	struct jf_error err;
+	jf_error_clear(&err);
+	char handle[JF_HANDLE_MAX] = "";
+	int64_t start_ms = 0;
+	struct jf_run_result res;
+	memset(&res, 0, sizeof(res));
+	res.cookie = (uint64_t)a->id;
+	res.end_ms = jf_eng_now(e);
+	if (!r->handle[0]) {
+		if (jf_backend_recover(e->be, a->run_dir, handle, sizeof(handle), &start_ms, &err) !=
+		    JF_OK) {
+			res.start_failed = true;
+			res.exit_code = 127;
+			snprintf(res.message, sizeof(res.message),
+				 "not started: its group's spec is refused");
+			jf_eng_finish(e, &res);
+			return;
+		}
+		snprintf(r->handle, sizeof(r->handle), "%s", handle);
+		jf_attempt_started(e->st, a->id, handle, 0, start_ms);
+	} else {
+		jf_ledger_reopen(e->st, a->id, 0);
+	}
+	r->started = true;
+	if (jf_backend_adopt(e->be, r->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
+		res.lost = true;
+		res.exit_code = -1;
+		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s",
+			 err.msg);
+		jf_eng_finish(e, &res);
+		return;
+	}
+	/* its group has ended: the run goes at once (the shim kills its processes) */
+	jf_backend_signal(e->be, r->handle, JF_RUN_KILL);
+	r->kill_at_ms = jf_eng_now(e);
+	r->killed = true;
+}
+
 static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 {
 	struct jf_node_rec n;
@@ -64,11 +127,13 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 	}
 	struct grt *g = jf_eng_group(e, tr.group_id);
 	int64_t node_idx = n.idx, task_idx = tr.idx, task_id = tr.id;
-	int64_t task_attempt = tr.attempt;
+	int64_t task_attempt = tr.attempt, group_id = tr.group_id;
 	jf_node_release(&n);
 	jf_task_release(&tr);
-	if (!g)
+	if (!g) {
+		adopt_orphan(e, a, task_id, group_id, node_idx);
 		return 0;
+	}
 
 	struct trun *t = jf_idmap_get(&e->tasks, task_id);
 	if (!t) {
@@ -127,6 +192,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		/* the daemon died inside start(), after the run got going: record
 		 * the start it never did, and adopt the run (not a second one) */
 		snprintf(r->handle, sizeof(r->handle), "%s", handle);
+		r->started = true;
+		t->nstarted++;
 		int64_t now = jf_eng_now(e);
 		jf_store_begin(e->st);
 		jf_attempt_started(e->st, a->id, handle, 0, start_ms);
@@ -164,6 +231,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 	}
 	/* a clean stop closed its segment; the process ran on meanwhile: bill
 	 * on from where that segment ended, so no second is lost or billed twice */
+	r->started = true;
+	t->nstarted++;
 	jf_ledger_reopen(e->st, a->id, 0);
 	if (!t->start_ms || a->start_ms > t->start_ms)
 		t->start_ms = a->start_ms;

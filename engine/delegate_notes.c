@@ -379,6 +379,8 @@ void jf_eng_delegate_notes(struct jf_engine *e)
 			}
 			jf_note_release(&notes[i]);
 		}
+		if (jf_eng_should_yield(e))
+			break;   /* a request waits; the fd stays readable while notes are left */
 	}
 	jf_eng_delegate_machines(e);
 }

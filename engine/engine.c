@@ -43,6 +43,7 @@ int64_t jf_engine_now(struct jf_engine *e)
 }
 
 static enum jf_err forecasts_load(struct jf_engine *e);
+static void fail_unparsable(struct jf_engine *e);
 
 enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine **out,
 			  struct jf_error *err)
@@ -85,6 +86,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
+	fail_unparsable(e);
 	if (e->delegated) {
 		jf_eng_delegate_start(e);
 		jf_eng_adopt_orphans(e);
@@ -245,12 +247,15 @@ const char *jf_engine_backend_trouble(struct jf_engine *e)
 
 /* ---- the group cache ---- */
 
-struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)
+/* Parse group_id's accepted spec into the cache.  NULL if there is none, or
+ * on ENOMEM, or (*refused set, the reason in *perr) if it does not parse. */
+static struct grt *group_load(struct jf_engine *e, int64_t group_id, bool *refused,
+			      struct jf_error *perr)
 {
-	struct grt *g = jf_idmap_get(&e->groups, group_id);
-	if (g)
-		return g;
+	struct grt *g = NULL;
 	struct jf_group_rec rec;
+	*refused = false;
+	jf_error_clear(perr);
 	if (jf_group_get(e->st, group_id, &rec) != JF_OK)
 		return NULL;
 	if (!rec.spec) {
@@ -272,13 +277,19 @@ struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)
 		jf_queue_release(&q);
 	}
 	struct jf_subst sub = { rec.jobname, g->queue, rec.dirname };
-	struct jf_error perr;
-	jf_error_clear(&perr);
-	if (jf_spec_parse(rec.spec, strlen(rec.spec),
-			  rec.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP, &sub,
-			  &g->spec, &perr) != JF_OK)
+	enum jf_err prc = jf_spec_parse(rec.spec, strlen(rec.spec),
+					rec.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP,
+					&sub, &g->spec, perr);
+	if (prc != JF_OK) {
+		*refused = prc != JF_ENOMEM;
 		goto fail;
-	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &perr);
+	}
+	struct jf_error rerr;
+	jf_error_clear(&rerr);
+	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &rerr);
+	g->ended = jf_state_final(rec.state);
+	if (g->ended)
+		e->trim = true;
 	int64_t counts[JF_ST__COUNT];
 	if (jf_group_count_tasks(e->st, group_id, counts) == JF_OK)
 		g->failed_tasks = counts[JF_ST_FAILED];
@@ -292,9 +303,149 @@ fail:
 	return NULL;
 }
 
+struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)
+{
+	struct grt *g = jf_idmap_get(&e->groups, group_id);
+	if (g)
+		return g;
+	bool refused;
+	struct jf_error perr;
+	return group_load(e, group_id, &refused, &perr);
+}
+
+static int collect_id(void *ctx, int64_t id)
+{
+	int64_t **v = ctx;
+	size_t n = (size_t)(*v)[0];
+	int64_t *p = realloc(*v, (n + 2) * sizeof(**v));
+	if (!p)
+		return 1;
+	p[n + 1] = id;
+	p[0] = (int64_t)n + 1;
+	*v = p;
+	return 0;
+}
+
+/*
+ * A spec that an earlier version accepted and this one refuses (a limit
+ * added since: parallelism over 1,000,000 was once accepted) cannot be
+ * parsed, and its group would vanish from the engine: never scheduled,
+ * its running nodes never reaped.  At start-up such a group ends Failed,
+ * with the reason (which names the limit) as its message and a Warning
+ * event; its tasks not ended are Stopped; nodes of it still running are
+ * stopped and their ends recorded by the adoption (adopt.c).
+ */
+static void fail_unparsable(struct jf_engine *e)
+{
+	int64_t *ids = calloc(1, sizeof(*ids));
+	if (!ids || jf_group_list_active(e->st, collect_id, &ids) != JF_OK) {
+		free(ids);
+		return;
+	}
+	for (int64_t i = 1; i <= ids[0]; i++) {
+		bool refused;
+		struct jf_error perr;
+		if (jf_idmap_get(&e->groups, ids[i]) || group_load(e, ids[i], &refused, &perr) ||
+		    !refused)
+			continue;
+		struct jf_group_rec rec;
+		if (jf_group_get(e->st, ids[i], &rec) != JF_OK)
+			continue;
+		char msg[700];
+		snprintf(msg, sizeof(msg), "its spec, accepted by an earlier version of jobfs, is "
+			 "refused by this one: %s", perr.msg);
+		int64_t now = jf_eng_now(e);
+		unsigned live = (1u << JF_ST_WAITING) | (1u << JF_ST_INITIALIZING) |
+				(1u << JF_ST_RUNNING) | (1u << JF_ST_PAUSED);
+		jf_store_begin(e->st);
+		jf_group_set_state(e->st, rec.id, JF_ST_FAILED, msg, now);
+		jf_task_set_state_all(e->st, rec.id, live, JF_ST_STOPPED,
+				      "the group ended: its spec is refused", now, NULL);
+		jf_eng_group_event(e, 0, rec.id, rec.kind, "Warning", "Invalid", "%s", msg);
+		if (rec.queue_id)
+			jf_eng_group_event(e, rec.queue_id, 0, rec.kind, "Warning", "Invalid",
+					   "group %s: %s", rec.dirname, msg);
+		jf_store_commit(e->st);
+		fprintf(stderr, "jobfs: group %lld (%s): %s\n", (long long)rec.id, rec.dirname, msg);
+		jf_group_release(&rec);
+	}
+	free(ids);
+}
+
 void jf_eng_group_drop(struct jf_engine *e, int64_t group_id)
 {
 	grt_free(jf_idmap_del(&e->groups, group_id));
+}
+
+void jf_eng_group_ended(struct jf_engine *e, struct grt *g, bool ended)
+{
+	g->ended = ended;
+	if (ended)
+		e->trim = true;
+}
+
+/* Has group_id a task holding resources or an attempt running? */
+static bool group_busy(struct jf_engine *e, int64_t group_id)
+{
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v))
+		if (((struct trun *)v)->group_id == group_id)
+			return true;
+	return false;
+}
+
+/*
+ * The cache is a cache: a group it lets go is parsed again from the store
+ * when it is needed (a status read of a finished group, a restart).  So
+ * nothing here has to be exact but the one rule that makes it safe: it
+ * only runs where no caller holds a grt.
+ */
+void jf_eng_trim(struct jf_engine *e)
+{
+	if (!e->trim)
+		return;
+	e->trim = false;
+	int64_t ids[JF_DONE_KEEP];
+	size_t n = 0, i = 0;
+	int64_t k;
+	void *v;
+	/* collect first: the map must not change under jf_idmap_next */
+	while (jf_idmap_next(&e->groups, &i, &k, &v)) {
+		struct grt *g = v;
+		if (!g->ended || g->kept)
+			continue;
+		if (n == JF_DONE_KEEP || group_busy(e, g->id)) {
+			e->trim = true;   /* again at the next entry point's end */
+			continue;
+		}
+		ids[n++] = g->id;
+	}
+	for (size_t j = 0; j < n; j++) {
+		if (e->nkept == JF_DONE_KEEP) {
+			/* the oldest kept goes, unless it runs again (a restart) */
+			int64_t old = e->kept[e->kept_head];
+			struct grt *og = jf_idmap_get(&e->groups, old);
+			if (og && og->ended && !group_busy(e, old))
+				grt_free(jf_idmap_del(&e->groups, old));
+			else if (og)
+				og->kept = false;
+			e->kept[e->kept_head] = ids[j];
+			e->kept_head = (e->kept_head + 1) % JF_DONE_KEEP;
+		} else {
+			e->kept[(e->kept_head + e->nkept) % JF_DONE_KEEP] = ids[j];
+			e->nkept++;
+		}
+		struct grt *g = jf_idmap_get(&e->groups, ids[j]);
+		if (g)
+			g->kept = true;
+	}
+}
+
+size_t jf_engine_cached_groups(struct jf_engine *e)
+{
+	return e->groups.live;
 }
 
 const struct jf_spec *jf_engine_spec(struct jf_engine *e, int64_t group_id)
@@ -499,14 +650,70 @@ void jf_engine_on_backend(struct jf_engine *e)
 	if (e->delegated) {
 		jf_eng_delegate_notes(e);
 		jf_eng_schedule(e);
+		jf_eng_trim(e);
 		return;
 	}
-	struct jf_run_result res[32];
+	struct jf_run_result res[JF_ENGINE_BATCH];
 	size_t n;
-	while ((n = jf_backend_reap(e->be, res, 32)) > 0)
-		for (size_t i = 0; i < n; i++)
-			jf_eng_finish(e, &res[i]);
+	while ((n = jf_backend_reap(e->be, res, JF_ENGINE_BATCH)) > 0) {
+		/* starts touch nothing but the store and the tree: the starts
+		 * in a row share one transaction (ends signal and start
+		 * processes, after committing what led to it: each has its own) */
+		bool open = false;
+		for (size_t i = 0; i < n; i++) {
+			if (res[i].started && !open) {
+				jf_store_begin(e->st);
+				open = true;
+			} else if (!res[i].started && open) {
+				jf_store_commit(e->st);
+				open = false;
+			}
+			if (res[i].started)
+				jf_eng_started(e, &res[i]);
+			else
+				jf_eng_finish(e, &res[i]);
+		}
+		if (open)
+			jf_store_commit(e->st);
+		if (jf_eng_should_yield(e))
+			break;   /* the loop comes back: the fd is still readable */
+	}
 	jf_eng_schedule(e);
+	jf_eng_trim(e);
+}
+
+bool jf_eng_should_yield(struct jf_engine *e)
+{
+	return (e->yielding || (e->in_run && !e->urgent)) && e->waiting &&
+	       e->waiting(e->waiting_ctx);
+}
+
+void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx),
+			    void *ctx)
+{
+	e->yielding = on;
+	e->waiting = on ? waiting : NULL;
+	e->waiting_ctx = ctx;
+	if (!on && e->sched_pending)
+		jf_engine_schedule_run(e, true);
+}
+
+bool jf_engine_schedule_pending(struct jf_engine *e)
+{
+	return e->sched_pending;
+}
+
+void jf_engine_schedule_run(struct jf_engine *e, bool urgent)
+{
+	e->sched_pending = false;
+	bool y = e->yielding;
+	e->yielding = false;
+	e->in_run = true;
+	e->urgent = urgent;
+	jf_eng_schedule(e);
+	e->in_run = e->urgent = false;
+	e->yielding = y;
+	jf_eng_trim(e);
 }
 
 int64_t jf_engine_tick(struct jf_engine *e)
@@ -553,5 +760,6 @@ int64_t jf_engine_tick(struct jf_engine *e)
 			}
 		}
 	}
+	jf_eng_trim(e);
 	return next;
 }

@@ -80,7 +80,30 @@ const char *jf_engine_state_dir(struct jf_engine *e);
 
 /* Event sources for the daemon's loop. */
 int jf_engine_backend_fd(struct jf_engine *e);
+/* Take the ended (and started) runs the backend has, then schedule.
+ * Yielding (below): a few at a time, until the loop has a request waiting;
+ * the backend's fd stays readable while there are more. */
 void jf_engine_on_backend(struct jf_engine *e);
+#define JF_ENGINE_BATCH 4
+
+/*
+ * Yielding: the daemon's loop serves requests first.  A change that needs
+ * a scheduling pass (a submission, an ended run, a ctl verb) only asks for
+ * one: jf_engine_schedule_pending() is true until the loop runs it with
+ * jf_engine_schedule_run(), when no request waits or the pass has waited
+ * long enough, so one pass covers a burst of submissions and ends.  Between
+ * small steps (JF_ENGINE_BATCH ended runs, a few starts) the engine asks
+ * waiting(ctx) whether a request waits, and if so stops there: the rest
+ * comes in the next call.  Off (the default, and what tests and jobfs-sim
+ * use): every change schedules before its call returns, and on_backend
+ * takes every run there is.
+ */
+void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx),
+			    void *ctx);
+bool jf_engine_schedule_pending(struct jf_engine *e);
+/* Run the pending pass; urgent (it has waited long enough): without
+ * stopping for waiting requests before JF_PASS_STARTS starts. */
+void jf_engine_schedule_run(struct jf_engine *e, bool urgent);
 /* Deadlines and kill grace; returns ms until it wants to run again (-1 none). */
 int64_t jf_engine_tick(struct jf_engine *e);
 
@@ -132,8 +155,11 @@ struct jf_forecast;
 /* The spot forecast of GPU model m (borrowed), NULL if out of range. */
 const struct jf_forecast *jf_engine_forecast(struct jf_engine *e, size_t m);
 
-/* The parsed spec of an accepted group (borrowed, valid until the group
- * changes state), or NULL. Parses and caches on first use. */
+/* The parsed spec of an accepted group (borrowed, valid until the next
+ * call into the engine), or NULL.  Parses and caches on first use; the
+ * cache keeps active groups and the last 64 ended ones. */
 const struct jf_spec *jf_engine_spec(struct jf_engine *e, int64_t group_id);
+/* How many groups' parsed specs the engine holds now (tests, figures). */
+size_t jf_engine_cached_groups(struct jf_engine *e);
 
 #endif

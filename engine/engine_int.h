@@ -7,7 +7,12 @@
  * - every task with at least one such attempt, or placed and being
  *   started, is in `tasks`, keyed by task id, with `live` counting its
  *   attempts still running;
- * - `groups` caches the parsed spec of accepted groups, keyed by group id.
+ * - `groups` caches the parsed spec of accepted groups, keyed by group id:
+ *   every group with a task in `tasks`, every active group the engine has
+ *   looked at, and at most JF_DONE_KEEP ended ones besides (engine.c:
+ *   jf_eng_trim).  Entries leave it only in jf_eng_trim, which the
+ *   engine's entry points call last, so a grt pointer is good until the
+ *   engine returns to its caller.
  * The store is the truth; these tables are rebuilt from it at start.
  */
 #ifndef JF_ENGINE_INT_H
@@ -42,6 +47,11 @@ enum jf_why {
 #define JF_PREEMPTED_MSG "preempted by on-demand work; waiting to run again"
 #define JF_WINDOW_MSG "waiting for a low-risk window"
 
+/* Tasks one pass starts when the daemon's loop runs it (schedule.c), at
+ * most; JF_PASS_STEP at a time, stopping early for a waiting request. */
+#define JF_PASS_STARTS 16
+#define JF_PASS_STEP 4
+
 
 struct grt {                     /* an accepted group's runtime */
 	int64_t id;
@@ -54,12 +64,18 @@ struct grt {                     /* an accepted group's runtime */
 	struct jf_sched_req req;
 	bool req_ok;
 	int64_t failed_tasks;        /* indexes failed for good (counted at load) */
+	bool ended;                  /* in a final state (as far as the engine saw) */
+	bool kept;                   /* ended, idle, among the JF_DONE_KEEP kept */
 };
+
+/* Ended groups with nothing running whose parsed spec stays cached. */
+#define JF_DONE_KEEP 64
 
 struct trun {                    /* a task with nodes placed */
 	int64_t task_id, group_id, idx;
 	int64_t nodes;
 	int64_t live;                /* attempts not reaped yet */
+	int64_t nstarted;            /* of those, whose start is recorded */
 	int64_t attempt;             /* the task's attempt number */
 	int64_t start_ms;            /* when this attempt was started (youngest preempted first) */
 	enum jf_why why;             /* set when the engine kills it */
@@ -82,7 +98,8 @@ struct trun {                    /* a task with nodes placed */
 struct run {                     /* one node attempt with a process */
 	int64_t attempt_id, node_id, task_id, group_id;
 	int64_t node_idx, attempt;
-	char handle[JF_HANDLE_MAX];
+	char handle[JF_HANDLE_MAX];  /* from start() on, for signals */
+	bool started;                /* its start is recorded: Running, billed from then */
 	int64_t deadline_ms;         /* 0 = none */
 	int64_t kill_at_ms;          /* TERM sent; KILL at this time; 0 = not killing */
 	bool killed;                 /* KILL sent */
@@ -126,10 +143,21 @@ struct jf_engine {
 	char be_msg[256];            /* why */
 	char *partition_ondemand, *partition_spot;
 	int64_t array_max;           /* most indexes one batch spans */
+	bool yielding;               /* passes wait for jf_engine_schedule_run (engine.h) */
+	bool sched_pending;          /* yielding: a pass was asked for */
+	bool in_run;                 /* inside jf_engine_schedule_run: JF_PASS_STARTS a pass */
+	bool trim;                   /* a group ended: jf_eng_trim has work */
+	int64_t kept[JF_DONE_KEEP];  /* ended groups kept in `groups`, oldest at kept_head */
+	size_t nkept, kept_head;
+	bool urgent;                 /* ... and no stopping for requests before that */
+	bool (*waiting)(void *ctx);  /* yielding: does the loop have a request waiting? */
+	void *waiting_ctx;
 };
 
 /* engine.c */
 int64_t jf_eng_now(struct jf_engine *e);
+/* Yielding and the loop has a request waiting: stop after this step. */
+bool jf_eng_should_yield(struct jf_engine *e);
 /* Read r's RUN_DIR/rotation if it changed and write a Warning LogRotated
  * on the node for each file rotated since the last one said so: at most
  * one per file every JF_ROTATION_EVENT_MS, unless final (the node ended:
@@ -138,6 +166,11 @@ int64_t jf_eng_now(struct jf_engine *e);
 void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final);
 struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id);
 void jf_eng_group_drop(struct jf_engine *e, int64_t group_id);
+/* g reached a final state (or left one: false): the cache may let it go. */
+void jf_eng_group_ended(struct jf_engine *e, struct grt *g, bool ended);
+/* Let ended groups with nothing running go from the cache, but the last
+ * JF_DONE_KEEP: only where no grt pointer is held (an entry point's end). */
+void jf_eng_trim(struct jf_engine *e);
 void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue_id,
 		    int64_t group_id, int64_t task_id, int64_t node_id, bool structure);
 void jf_eng_event(struct jf_engine *e, const struct grt *g, int64_t task_id, int64_t task_idx,
@@ -164,9 +197,19 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			uid_t uid, gid_t gid);
 /* Start all nodes of a placed task; takes t (its slots already taken). */
 void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
+/* The same in two steps, so that one transaction can hold the attempts of
+ * many tasks: prepare records t's attempts (inside the caller's
+ * transaction; false: t is gone, freed), launch - once that transaction is
+ * committed - starts their supervisors. */
+bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+			  gid_t gid);
+void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+			 gid_t gid);
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
 void jf_trun_free(struct trun *t);
 void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
+/* A pending start confirmed (r->started, backend.h): record it. */
+void jf_eng_started(struct jf_engine *e, const struct jf_run_result *r);
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why);
 /* Preempt a spot task: SIGTERM now, SIGKILL after grace_ms (the cluster's
  * preempt_grace; less when a restarted daemon resumes a preemption). */

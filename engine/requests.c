@@ -364,6 +364,9 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 				      JF_ST_STOPPED, "stopped by ctl", now, NULL);
 		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Stopped", "stopped by ctl");
 		jf_store_commit(e->st);
+		struct grt *rt = jf_idmap_get(&e->groups, g->id);
+		if (rt)
+			jf_eng_group_ended(e, rt, true);
 		jf_eng_kill_group(e, g->id, JF_WHY_STOP);
 	} else if (strcmp(verb, "pause") == 0) {
 		if (jf_group_next(s, JF_EV_PAUSE) < 0)
@@ -394,8 +397,10 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 		jf_store_commit(e->st);
 		jf_eng_kill_group(e, g->id, JF_WHY_RESTART);
 		struct grt *rt = jf_eng_group(e, g->id);
-		if (rt)
+		if (rt) {
 			rt->failed_tasks = 0;
+			jf_eng_group_ended(e, rt, false);
+		}
 	} else {
 		return jf_error_set(err, JF_EINVAL, 0,
 				    "unknown verb \"%s\": use pause, resume, stop or restart", verb);
@@ -498,6 +503,7 @@ enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id
 			notify_group(e, g.queue_id, g.id, false);
 	}
 	jf_group_release(&g);
+	jf_eng_trim(e);
 	return rc;
 }
 

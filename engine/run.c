@@ -262,12 +262,14 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 	r->no_dirs = !dirs_ok;
 }
 
+static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, struct run *r,
+			 pid_t pid, int64_t start_ms);
+
 void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
 			uid_t uid, gid_t gid)
 {
 	const struct jf_spec *s = g->spec;
 	const struct jf_sched_slot *slot = &t->slots[ni];
-	const char *machine = e->cluster->machines[slot->machine].name;
 	char gpu_ids[JF_GPU_IDS_MAX], run_dir[4096], ckpt[4096], work[4200];
 	struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[ni]);
 	if (!r)
@@ -320,6 +322,7 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 		procs[i].envp = envs[i];
 	}
 	struct jf_run_started started;
+	memset(&started, 0, sizeof(started));
 	struct jf_error err;
 	jf_error_clear(&err);
 	enum jf_err rc = JF_ENOMEM;
@@ -354,19 +357,52 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 		start_failed(e, attempt_id, err.msg[0] ? err.msg : "cannot start the node");
 		return;
 	}
-	fault("start");
+	/* signals reach it from now on; the start is recorded once confirmed.
+	 * Meanwhile its timeout counts from now: the planner needs a bound of
+	 * its end (a reservation behind it), and a shim slower to start than
+	 * the timeout is past it anyway */
 	snprintf(r->handle, sizeof(r->handle), "%s", started.handle);
+	r->deadline_ms = s->timeout > 0 ? jf_eng_now(e) + s->timeout * 1000 : 0;
+	if (!started.pending)
+		record_start(e, g, t, r, started.pid, started.start_ms);
+}
+
+/*
+ * The node's processes run since start_ms (the backend's word: for the
+ * local backend the shim's ready line): the node is Running, billed and
+ * timed from then; the task is Running once all its nodes are.  A crash before this is recorded leaves an attempt without a
+ * handle, which recover() settles (adopt.c).
+ */
+static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, struct run *r,
+			 pid_t pid, int64_t start_ms)
+{
+	const struct jf_spec *s = g->spec;
+	int64_t ni = r->node_idx;
+	const struct jf_sched_slot *slot = &t->slots[ni];
+	const char *machine = slot->machine < e->cluster->nmachines
+			      ? e->cluster->machines[slot->machine].name : "";
+	char gpu_ids[JF_GPU_IDS_MAX];
+	jf_gpu_ids_format(slot->gpu_mask, gpu_ids, sizeof(gpu_ids));
+	int64_t node_id = r->node_id, attempt_id = r->attempt_id, attempt = r->attempt;
+
+	fault("start");
 	int64_t now = jf_eng_now(e);
-	r->deadline_ms = s->timeout > 0 ? now + s->timeout * 1000 : 0;
+	if (start_ms <= 0)
+		start_ms = now;
+	/* the timeout counts from the real start, as after an adoption */
+	r->deadline_ms = s->timeout > 0 ? start_ms + s->timeout * 1000 : 0;
+	r->started = true;
+	t->nstarted++;
 
 	jf_store_begin(e->st);
-	jf_attempt_started(e->st, attempt_id, started.handle, started.pid, started.start_ms);
-	jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
-	jf_node_set_run(e->st, node_id, machine, gpu_ids, started.pid, -1, attempt, attempt_id);
-	jf_eng_bill_start(e, g, t->task_id, t->idx, node_id, ni, attempt_id, attempt,
-			  started.start_ms);
+	jf_attempt_started(e->st, attempt_id, r->handle, pid, start_ms);
+	/* a node already being stopped or preempted keeps its message */
+	jf_node_set_state(e->st, node_id, JF_ST_RUNNING, r->kill_at_ms ? NULL : "", now);
+	jf_node_set_run(e->st, node_id, machine, gpu_ids, pid, -1, attempt, attempt_id);
+	jf_eng_bill_start(e, g, t->task_id, t->idx, node_id, ni, attempt_id, attempt, start_ms);
 	if (s->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, g->req.gpus);
+	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
 	for (size_t i = 0; i < np; i++) {
 		const struct jf_container *c = &s->containers[i];
 		if (c->image)
@@ -377,17 +413,28 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
 				     "created %s", c->name);
 	}
-	if (started.pid > 0)
+	if (pid > 0)
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
-			     "started %s (pid %lld)", s->containers[0].name,
-			     (long long)started.pid);
-	else if (started.handle[0] && strncmp(started.handle, "local:", 6) != 0)
+			     "started %s (pid %lld)", s->containers[0].name, (long long)pid);
+	else if (r->handle[0] && strncmp(r->handle, "local:", 6) != 0)
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
-			     "started %s (%s)", s->containers[0].name, started.handle);
-	if (t->live == t->nodes && ni == t->nodes - 1)
+			     "started %s (%s)", s->containers[0].name, r->handle);
+	if (t->nstarted == t->nodes)
 		jf_task_set_state(e->st, t->task_id, JF_ST_RUNNING, "", now);
 	jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, node_id, false);
+}
+
+void jf_eng_started(struct jf_engine *e, const struct jf_run_result *res)
+{
+	struct run *r = jf_idmap_get(&e->runs, (int64_t)res->cookie);
+	if (!r || r->started)
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, r->task_id);
+	struct grt *g = jf_eng_group(e, r->group_id);
+	if (!t || !g || r->node_idx >= t->nodes)
+		return;
+	record_start(e, g, t, r, res->pid, res->start_ms);
 }
 
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes)
@@ -408,40 +455,46 @@ struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t
 	return t;
 }
 
-/* Start all nodes of a placed task.  Takes the slots (already subtracted). */
-void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
-		       gid_t gid)
+bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+			  gid_t gid)
 {
 	struct jf_task_rec tr;
-	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK)
-		return;
+	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK) {
+		release_slots(e, t);
+		jf_trun_free(t);
+		return false;
+	}
 	t->attempt = tr.attempt + 1;
 	int64_t failures = tr.failures;
 	jf_task_release(&tr);
 	t->held = true;
 	t->live = 0;
+	t->nstarted = 0;
 	t->start_ms = jf_eng_now(e);
 	t->failed = false;
 	t->why = JF_WHY_NONE;
 	if (!jf_idmap_put(&e->tasks, t->task_id, t)) {
 		release_slots(e, t);
 		jf_trun_free(t);
-		return;
+		return false;
 	}
 	if (g->spec->cpu_exclusive && g->req.gpus > 0 && !t->cpusets)
 		for (int64_t n = 0; n < t->nodes; n++)
 			jf_eng_take_cores(e, t, n, NULL);
 	int64_t now = jf_eng_now(e);
-	/* one transaction for the gang's attempts, one for its starts: two
-	 * syncs per gang, not per node; the attempts are durable before any
-	 * supervisor starts */
-	int64_t task_id = t->task_id, nodes = t->nodes;
 	jf_store_begin(e->st);
 	jf_task_set_state(e->st, t->task_id, JF_ST_INITIALIZING, "", now);
 	jf_task_set_counters(e->st, t->task_id, t->attempt, failures);
-	for (int64_t i = 0; i < nodes; i++)
+	for (int64_t i = 0; i < t->nodes; i++)
 		prepare_node(e, g, t, i, uid, gid);
 	jf_store_commit(e->st);
+	return true;
+}
+
+void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+			 gid_t gid)
+{
+	int64_t task_id = t->task_id, nodes = t->nodes;
 	jf_store_begin(e->st);
 	for (int64_t i = 0; i < nodes; i++) {
 		/* a start failure may have ended the task (its last node) */
@@ -451,6 +504,19 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	}
 	jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
+}
+
+/* Start all nodes of a placed task.  Takes the slots (already subtracted). */
+void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
+		       gid_t gid)
+{
+	/* one transaction for the gang's attempts, one for its starts: the
+	 * attempts are durable before any supervisor starts */
+	jf_store_begin(e->st);
+	bool ok = jf_eng_start_prepare(e, g, t, uid, gid);
+	jf_store_commit(e->st);
+	if (ok)
+		jf_eng_start_launch(e, g, t, uid, gid);
 }
 
 /* ---- killing ---- */
@@ -592,6 +658,7 @@ static void end_group(struct jf_engine *e, struct grt *g, int state, const char 
 		      const char *msg)
 {
 	int64_t now = jf_eng_now(e);
+	jf_eng_group_ended(e, g, true);
 	jf_store_begin(e->st);
 	jf_group_set_state(e->st, g->id, state, msg, now);
 	jf_task_set_state_all(e->st, g->id,
@@ -733,16 +800,25 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 	}
 }
 
-/* The task's last node has ended: apply the rules. */
-static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
+/*
+ * The task's last node has ended: apply the rules.  carried: the caller's
+ * transaction (the node's end) is open and is committed with this one's,
+ * before anything is signalled or started - one sync for both.
+ */
+static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, bool carried)
 {
 	int64_t now = jf_eng_now(e);
 	struct jf_task_rec tr;
-	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK)
+	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK) {
+		if (carried)
+			jf_store_commit(e->st);
 		return;
+	}
 	struct jf_group_rec gr;
 	if (jf_group_get(e->st, g->id, &gr) != JF_OK) {
 		jf_task_release(&tr);
+		if (carried)
+			jf_store_commit(e->st);
 		return;
 	}
 	int64_t failures = tr.failures, gfailures = gr.failures;
@@ -828,6 +904,8 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 			g->failed_tasks++;
 			if (v == JF_V_FAIL_GROUP) {
 				jf_store_commit(e->st);
+				if (carried)
+					jf_store_commit(e->st);
 				release_slots(e, t);
 				jf_idmap_del(&e->tasks, t->task_id);
 				jf_trun_free(t);
@@ -844,6 +922,8 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t)
 	if (e->delegated && !t->requeued)
 		jf_task_set_sub(e->st, t->task_id, 0);
 	jf_store_commit(e->st);
+	if (carried)
+		jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, false);
 	if (in_place && !t->held) {
 		/* resolved after a restart (jf_eng_resolve_ended): no slots to
@@ -922,7 +1002,7 @@ bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id,
 		jf_trun_free(t);
 		return false;
 	}
-	resolve_task(e, g, t);
+	resolve_task(e, g, t, false);
 	return true;
 }
 
@@ -970,10 +1050,13 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		break;
 	}
 
+	/* the task's last node: its end and the task's verdict share one
+	 * transaction (resolve_task commits it); nothing is signalled between */
+	bool last = t && g && t->live <= 1;
 	jf_store_begin(e->st);
 	/* a short task that rotated its logs is told of it before it ends */
 	jf_eng_check_rotation(e, r, true);
-	if (g && r->handle[0] && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+	if (g && r->started && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, -g->req.gpus);
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
 	jf_ledger_close(e->st, attempt_id, end_ms);
@@ -1003,7 +1086,8 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
 				     reason, "%s %s", cname, how);
 	}
-	jf_store_commit(e->st);
+	if (!last)
+		jf_store_commit(e->st);
 
 	if (t) {
 		for (int64_t i = 0; i < t->nodes; i++)
@@ -1033,7 +1117,9 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, r->task_id, r->node_id, false);
 	free(r);
 	if (t && t->live <= 0 && g)
-		resolve_task(e, g, t);
+		resolve_task(e, g, t, last);
+	else if (last)
+		jf_store_commit(e->st);   /* cannot happen (last: no node left); never left open */
 	jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
 }
 

@@ -504,14 +504,33 @@ static void pass(struct jf_engine *e)
 	jf_error_clear(&err);
 	if (s.oom || jf_plan_pass(&plan, e->machines, e->cluster->nmachines, &in, &err) != JF_OK)
 		goto out;
-	/* the starts, group by group, each taking the lowest waiting indexes */
+	/*
+	 * The starts, group by group, each taking the lowest waiting indexes:
+	 * all their attempts in one transaction, then the supervisors.  Run by
+	 * the daemon's loop (jf_engine_schedule_run), a pass starts at most
+	 * JF_PASS_STARTS tasks: the rest give their slots back and the next
+	 * pass, after the requests that wait, plans them again.
+	 */
 	struct waiting w = { 0 };
 	int64_t wgroup = 0;
+	struct todo {
+		struct grt *g;
+		struct trun *t;
+		size_t group;
+	} *todo = calloc(plan.nstarts ? plan.nstarts : 1, sizeof(*todo));
+	size_t ntodo = 0, limit = e->in_run ? JF_PASS_STARTS : plan.nstarts;
+	bool cut = false;
 	for (size_t i = 0; i < plan.nstarts; i++) {
 		const struct jf_plan_start *st = &plan.starts[i];
 		const struct jf_plan_group *pg = &s.groups[st->group];
 		const struct jf_sched_slot *slots = &plan.slots[st->slot];
 		struct grt *g = jf_eng_group(e, st->group_id);
+		if (!todo || ntodo >= limit) {
+			for (int64_t n = 0; n < pg->req.nodes; n++)
+				jf_sched_release(e->machines, &slots[n]);
+			cut = true;
+			continue;
+		}
 		if (wgroup != st->group_id) {
 			w.n = w.next = 0;
 			wgroup = st->group_id;
@@ -532,21 +551,61 @@ static void pass(struct jf_engine *e)
 		}
 		w.next++;
 		memcpy(t->slots, slots, (size_t)pg->req.nodes * sizeof(*slots));
-		jf_eng_start_task(e, g, t, s.uids[st->group], s.gids[st->group]);
+		todo[ntodo++] = (struct todo){ g, t, st->group };
 	}
 	free(w.ids);
 	free(w.idx);
-	preempt(e, &s, &plan);
+	/* the groups whose counts this pass changed, for settling below */
+	bool *moved = calloc(s.ng ? s.ng : 1, sizeof(*moved));
+	size_t step = e->in_run ? JF_PASS_STEP : ntodo;
+	for (size_t from = 0; from < ntodo; from += step) {
+		size_t to = from + step < ntodo ? from + step : ntodo;
+		if (from > 0 && jf_eng_should_yield(e)) {
+			/* a request waits: the rest in the next pass */
+			for (size_t i = from; i < ntodo; i++) {
+				struct trun *t = todo[i].t;
+				for (int64_t n = 0; n < t->nodes; n++)
+					jf_sched_release(e->machines, &t->slots[n]);
+				jf_trun_free(t);
+			}
+			cut = true;
+			break;
+		}
+		jf_store_begin(e->st);
+		for (size_t i = from; i < to; i++)
+			if (!jf_eng_start_prepare(e, todo[i].g, todo[i].t, s.uids[todo[i].group],
+						  s.gids[todo[i].group]))
+				todo[i].t = NULL;
+		jf_store_commit(e->st);
+		for (size_t i = from; i < to; i++) {
+			if (!todo[i].t)
+				continue;
+			if (moved)
+				moved[todo[i].group] = true;
+			jf_eng_start_launch(e, todo[i].g, todo[i].t, s.uids[todo[i].group],
+					    s.gids[todo[i].group]);
+		}
+	}
+	free(todo);
+	if (cut)
+		e->sched_pending = true;   /* the rest in the next pass */
+	else
+		preempt(e, &s, &plan);
 	for (size_t i = 0; i < plan.nskips; i++) {
 		struct grt *g = jf_eng_group(e, plan.skips[i].group_id);
 		if (g)
 			report_skip(e, g, plan.skips[i].why);
 	}
+	/* every group, or (the daemon's passes, many small ones) those whose
+	 * tasks it started: the rest were settled by whatever changed them */
 	for (size_t i = 0; i < s.ng; i++) {
+		if (e->in_run && moved && !moved[i])
+			continue;
 		struct grt *g = jf_eng_group(e, s.groups[i].id);
 		if (g)
 			jf_eng_settle_group(e, g);
 	}
+	free(moved);
 out:
 	jf_plan_release(&plan);
 	free(s.run);
@@ -561,6 +620,10 @@ out:
 
 void jf_eng_schedule(struct jf_engine *e)
 {
+	if (e->yielding && !e->scheduling) {
+		e->sched_pending = true;
+		return;
+	}
 	if (e->delegated) {
 		jf_eng_submit_pass(e);
 		return;

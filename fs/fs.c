@@ -5,10 +5,18 @@
  * backend, a 250 ms timer (deadlines, kill grace, log growth) and signals
  * (SIGINT, SIGTERM, SIGHUP: unmount and return).  The notifier thread
  * (notify.c) only talks to the kernel.
+ *
+ * Requests come first.  The engine yields (engine.h): a submission or an
+ * ended run only asks for a scheduling pass, and the loop runs it when no
+ * event waits, or once it has waited SCHED_MAX_DELAY_MS under a steady
+ * stream of them; ended runs are taken a batch at a time between
+ * requests.  A request then waits for the requests ahead of it, not for
+ * the passes and starts that a burst of submissions causes.
  */
 #include "fs/fs_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,11 +25,29 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TICK_MS 250
+#define SCHED_MAX_DELAY_MS 50
+#define REQUEST_BURST 64        /* requests served before anything else is looked at */
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 enum { SRC_FUSE = 1, SRC_BACKEND, SRC_TIMER, SRC_SIGNAL };
+
+/* The engine's question while it works through ended runs and starts. */
+static bool request_waiting(void *ctx)
+{
+	struct jf_fs *fs = ctx;
+	struct pollfd p = { .fd = fuse_session_fd(fs->se), .events = POLLIN };
+	return poll(&p, 1, 0) == 1;
+}
 
 enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, struct jf_fs **out,
 		      struct jf_error *err)
@@ -43,6 +69,7 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	fs->perm.root = fs->uid == 0;
 	fs->epfd = fs->tfd = fs->sfd = -1;
 	jf_idmap_init(&fs->cache);
+	jf_idmap_init(&fs->gcache);
 	jf_idmap_init(&fs->looked);
 	jf_idmap_init(&fs->logsize);
 	if (!fs->mountpoint) {
@@ -68,6 +95,7 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	}
 	fs->mounted = true;
 	jf_engine_set_notify(e, jf_fs_on_change, fs);
+	jf_engine_set_yielding(e, true, request_waiting, fs);
 	fs->nt = jf_notifier_new(fs);
 	if (!fs->nt) {
 		jf_error_set(err, JF_ENOMEM, 0, "cannot start the notifier thread");
@@ -93,6 +121,12 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 		.it_value = { 0, TICK_MS * 1000000L },
 	};
 	timerfd_settime(fs->tfd, 0, &its, NULL);
+	/* the loop reads every request that waits, then goes on */
+	int ffl = fcntl(fuse_session_fd(fs->se), F_GETFL);
+	if (ffl < 0 || fcntl(fuse_session_fd(fs->se), F_SETFL, ffl | O_NONBLOCK) < 0) {
+		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
+		goto fail;
+	}
 	struct { int fd; int src; } srcs[] = {
 		{ fuse_session_fd(fs->se), SRC_FUSE },
 		{ jf_engine_backend_fd(e), SRC_BACKEND },
@@ -113,34 +147,49 @@ fail:
 	return err ? err->code : JF_EIO;
 }
 
+/* Every request that waits (the device is non-blocking), REQUEST_BURST at most. */
+static void serve_requests(struct jf_fs *fs, struct fuse_buf *buf)
+{
+	for (int k = 0; k < REQUEST_BURST && !fs->stop; k++) {
+		int r = fuse_session_receive_buf(fs->se, buf);
+		if (r == -EINTR || r == -EAGAIN)
+			return;
+		if (r <= 0) {
+			/* unmounted (ENODEV) or the channel failed */
+			fs->stop = true;
+			fs->mounted = r != 0 && r != -ENODEV;
+			return;
+		}
+		fuse_session_process_buf(fs->se, buf);
+	}
+}
+
 int jf_fs_run(struct jf_fs *fs)
 {
 	struct fuse_buf buf = { .mem = NULL };
 	int rc = 0;
+	int64_t sched_asked = 0;   /* when the pending pass was first seen, 0 none */
 	while (!fs->stop && !fuse_session_exited(fs->se)) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(fs->epfd, evs, 8, -1);
+		bool pending = jf_engine_schedule_pending(fs->e);
+		if (pending && !sched_asked)
+			sched_asked = mono_ms();
+		/* with a pass to run, only look: run it if nothing waits */
+		int n = epoll_wait(fs->epfd, evs, 8, pending ? 0 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = -1;
 			break;
 		}
+		/* requests first, then ended runs and timers, then the pass */
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.u32 == SRC_FUSE)
+				serve_requests(fs, &buf);
 		for (int i = 0; i < n && !fs->stop; i++) {
 			switch (evs[i].data.u32) {
-			case SRC_FUSE: {
-				int r = fuse_session_receive_buf(fs->se, &buf);
-				if (r == -EINTR || r == -EAGAIN)
-					break;
-				if (r <= 0) {
-					/* unmounted (ENODEV) or the channel failed */
-					fs->stop = true;
-					fs->mounted = r != 0 && r != -ENODEV;
-					break;
-				}
-				fuse_session_process_buf(fs->se, &buf);
+			case SRC_FUSE:
 				break;
-			}
 			case SRC_BACKEND:
 				jf_engine_on_backend(fs->e);
 				break;
@@ -160,6 +209,11 @@ int jf_fs_run(struct jf_fs *fs)
 				break;
 			}
 			}
+		}
+		bool overdue = pending && mono_ms() - sched_asked >= SCHED_MAX_DELAY_MS;
+		if (pending && !fs->stop && (n == 0 || overdue)) {
+			jf_engine_schedule_run(fs->e, overdue);
+			sched_asked = 0;
 		}
 	}
 	free(buf.mem);
@@ -214,14 +268,17 @@ void jf_fs_free(struct jf_fs *fs)
 	fs->watchers = NULL;
 	for (int i = 0; i < JF_SCRATCH_MAX; i++)
 		free(fs->scratch[i].data);
-	size_t i = 0;
-	int64_t k;
-	void *v;
-	while (jf_idmap_next(&fs->cache, &i, &k, &v)) {
-		free(((struct cached *)v)->data);
-		free(v);
+	struct jf_idmap *caches[] = { &fs->cache, &fs->gcache };
+	for (size_t c = 0; c < 2; c++) {
+		size_t i = 0;
+		int64_t k;
+		void *v;
+		while (jf_idmap_next(caches[c], &i, &k, &v)) {
+			free(((struct cached *)v)->data);
+			free(v);
+		}
+		jf_idmap_release(caches[c]);
 	}
-	jf_idmap_release(&fs->cache);
 	jf_idmap_release(&fs->looked);
 	jf_idmap_release(&fs->logsize);
 	if (fs->epfd >= 0)

@@ -92,9 +92,13 @@ struct jf_fs {
 	uid_t uid;                  /* the daemon's user: owner of the fixed tree */
 	gid_t gid;
 	struct jf_perm_daemon perm; /* the daemon, as the permission rules see it */
-	struct jf_idmap cache;      /* ino -> struct cached: what getattr measured */
-	struct jf_idmap looked;     /* log-file ino -> (void *)(kernel lookups) */
-	struct jf_idmap logsize;    /* log-file ino -> (void *)(last size + 1) */
+	struct jf_idmap cache;      /* ino -> struct cached: what getattr measured, for
+				     * the files of queues, groups, tasks and nodes */
+	struct jf_idmap gcache;     /* the same for every other file (cluster, billing) */
+	struct jf_idmap looked;     /* ino -> (void *)(kernel lookups): what the kernel
+				     * holds, all it can cache or watch (notify.c) */
+	struct jf_idmap logsize;    /* log-file ino -> (void *)(last size + 1), with
+				     * JF_LOG_IDLE while its node does not run */
 	struct scratch scratch[JF_SCRATCH_MAX];
 	int64_t scratch_next;
 	struct watcher *watchers;
@@ -107,8 +111,16 @@ struct jf_fs {
 /* errno.c */
 int jf_errno(enum jf_err e);
 
-/* render.c: a snapshot of a rendered file; *out is malloc'd. Returns 0 or an errno. */
-int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len);
+/* render.c: a snapshot of a rendered file as reader sees it (the billing
+ * files leave out what reader may not see); *out is malloc'd.  Returns 0
+ * or an errno. */
+int jf_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, char **out, size_t *len);
+/* May ino's content differ from reader to reader (the billing files)?  Its
+ * attributes are then never cached by the kernel, which keeps one copy for
+ * every user. */
+bool jf_file_per_reader(const struct jf_ino *ino);
+/* ... and is reader's view of it its own (not an admin's, who sees all)? */
+bool jf_render_per_reader(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader);
 /* The path of a node's log file for ino (logs, stdout, stderr, logs.prev),
  * or "" when there is none. */
 void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n);
@@ -122,10 +134,12 @@ int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char
 bool jf_file_rendered(enum jf_file f);
 
 /* resolve.c */
-const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, int *err);
+const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
+				     int *err);
 int jf_resolve(struct jf_fs *fs, const struct jf_ino *parent, const char *name,
 	       struct jf_ino *child);
-int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *stbuf);
+/* The attributes reader sees (a rendered file's size is of reader's rendering). */
+int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, struct stat *stbuf);
 
 /* What the tree knows of an object: the permission rules' view of it
  * (perm.h), the owner stat shows, and its group's state and finish time. */
@@ -139,7 +153,7 @@ struct jf_obj_info {
 /* 0, or ENOENT when the object is gone. */
 int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *in);
 int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj_info *in,
-		 struct stat *stbuf);
+		 uid_t reader, struct stat *stbuf);
 /*
  * May the request's caller do act on ino?  0, or the errno to reply
  * (EACCES, EROFS, ENOENT).  Admins pass at once, without a look at the
@@ -195,6 +209,11 @@ void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		struct fuse_pollhandle *ph);
 
 /* notify.c */
+#define JF_LOG_IDLE ((uintptr_t)1 << 62)   /* in logsize: nothing writes the log now */
+/* Does the kernel hold ino (looked up and not forgotten)? */
+bool jf_ino_known(struct jf_fs *fs, uint64_t ino);
+/* The kernel was handed ino (an entry reply): count it. */
+void jf_ino_looked(struct jf_fs *fs, uint64_t ino);
 struct notifier *jf_notifier_new(struct jf_fs *fs);
 void jf_notifier_free(struct notifier *nt);
 /* Ask the notifier to end; it may still be waiting on a request of ours. */

@@ -12,6 +12,14 @@
  * report IN_MODIFY.  The notifier runs apart from the loop because both
  * calls need the loop to answer requests meanwhile.
  *
+ * Only what the kernel holds is touched (fs->looked: every entry we
+ * handed out, less what it forgot): a file it holds, or any changed file
+ * of a directory it holds (a watch on the directory reports its files).
+ * An object nobody looked up has no cached attributes and no inotify
+ * watch, and touching it would make the kernel look up its whole path -
+ * under load, thousands of requests a second that every reader waits
+ * behind.  So the touches only walk directories the kernel already holds.
+ *
  * `watch` readers are woken here too: a read blocks (the request is kept)
  * until the object's events grow, then gets the new lines.
  */
@@ -178,7 +186,31 @@ void jf_notifier_touch(struct notifier *nt, uint64_t ino, const char *path)
 	pthread_mutex_unlock(&nt->mu);
 }
 
+/* ---- what the kernel holds ---- */
+
+bool jf_ino_known(struct jf_fs *fs, uint64_t ino)
+{
+	return jf_idmap_get(&fs->looked, (int64_t)ino) != NULL;
+}
+
+void jf_ino_looked(struct jf_fs *fs, uint64_t ino)
+{
+	uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)ino);
+	jf_idmap_put(&fs->looked, (int64_t)ino, (void *)(n + 1));
+}
+
 /* ---- changes ---- */
+
+/* Does the kernel hold the directory of obj or one of these files of it? */
+static bool any_known(struct jf_fs *fs, enum jf_obj obj, int64_t id, const enum jf_file *files)
+{
+	if (jf_ino_known(fs, jf_ino_make(obj, id, JF_F_DIR)))
+		return true;
+	for (; *files != JF_F_DIR; files++)
+		if (jf_ino_known(fs, jf_ino_make(obj, id, *files)))
+			return true;
+	return false;
+}
 
 static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const char *base,
 			const enum jf_file *files)
@@ -186,12 +218,37 @@ static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const cha
 	/* the directory's own attributes (its mtime follows the object's end)
 	 * now, before anyone can read the change: attribute-only invalidation
 	 * takes no page lock, so the loop may do it itself */
-	if (fs->se)
-		fuse_lowlevel_notify_inval_inode(fs->se, jf_ino_make(obj, id, JF_F_DIR), -1, 0);
+	uint64_t dir = jf_ino_make(obj, id, JF_F_DIR);
+	bool dir_known = jf_ino_known(fs, dir);
+	if (fs->se && dir_known)
+		fuse_lowlevel_notify_inval_inode(fs->se, dir, -1, 0);
 	for (; *files != JF_F_DIR; files++) {
+		uint64_t ino = jf_ino_make(obj, id, *files);
+		if (!dir_known && !jf_ino_known(fs, ino))
+			continue;
 		char path[600];
 		snprintf(path, sizeof(path), "%s/%s", base, jf_file_name(*files));
-		jf_notifier_touch(fs->nt, jf_ino_make(obj, id, *files), base[0] ? path : NULL);
+		jf_notifier_touch(fs->nt, ino, base[0] ? path : NULL);
+	}
+}
+
+/* Log polling (jf_fs_poll_logs) passes over a node's logs while it does not
+ * run: nothing writes them then.  Only logs the kernel holds are polled. */
+static void logs_idle(struct jf_fs *fs, int64_t nid, bool idle)
+{
+	static const enum jf_file logs[] = { JF_F_LOGS, JF_F_STDOUT, JF_F_STDERR };
+	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		int64_t ino = (int64_t)jf_ino_make(JF_O_NODE, nid, logs[i]);
+		if (!jf_ino_known(fs, (uint64_t)ino))
+			continue;
+		uintptr_t v = (uintptr_t)jf_idmap_get(&fs->logsize, ino);
+		uintptr_t nv = idle ? v | JF_LOG_IDLE : v & ~JF_LOG_IDLE;
+		if (nv == v)
+			continue;
+		if (nv)
+			jf_idmap_put(&fs->logsize, ino, (void *)nv);
+		else
+			jf_idmap_del(&fs->logsize, ino);
 	}
 }
 
@@ -204,43 +261,90 @@ static const enum jf_file node_changed_files[] = {
 };
 static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_DIR };
 
-static void cache_clear(struct jf_fs *fs)
+/*
+ * The render cache (jf_cached_render) forgets what a change may have
+ * changed: a node's or a task's change, the files of that node, task and
+ * their group and queue, and every file outside the queues (cluster
+ * figures, billing); a group's or a queue's change (a state set on all of
+ * its tasks at once, a new name), everything.
+ */
+static void cache_clear_map(struct jf_idmap *map)
 {
 	size_t i = 0;
 	int64_t k;
 	void *v;
-	while (jf_idmap_next(&fs->cache, &i, &k, &v)) {
+	while (jf_idmap_next(map, &i, &k, &v)) {
 		struct cached *c = v;
 		free(c->data);
 		free(c);
 	}
-	jf_idmap_release(&fs->cache);
+	jf_idmap_release(map);
+}
+
+static void cache_drop(struct jf_fs *fs, enum jf_obj obj, int64_t id)
+{
+	for (const enum jf_file *f = jf_obj_files(obj); *f != JF_F_DIR; f++) {
+		if (!jf_file_rendered(*f))
+			continue;
+		struct cached *c = jf_idmap_del(&fs->cache, (int64_t)jf_ino_make(obj, id, *f));
+		if (c) {
+			free(c->data);
+			free(c);
+		}
+	}
+}
+
+static void cache_forget(struct jf_fs *fs, const struct jf_change *ch, int64_t nid)
+{
+	cache_clear_map(&fs->gcache);
+	if (ch->kind != JF_CH_NODE && ch->kind != JF_CH_TASK && ch->kind != JF_CH_BILLING) {
+		cache_clear_map(&fs->cache);
+		return;
+	}
+	if (nid)
+		cache_drop(fs, JF_O_NODE, nid);
+	if (ch->task_id)
+		cache_drop(fs, JF_O_TASK, ch->task_id);
+	if (ch->group_id)
+		cache_drop(fs, JF_O_GROUP, ch->group_id);
+	if (ch->queue_id)
+		cache_drop(fs, JF_O_QUEUE, ch->queue_id);
 }
 
 void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 {
 	struct jf_fs *fs = ctx;
 	char path[1024];
-	cache_clear(fs);
+	if (ch->kind != JF_CH_NODE || !ch->node_id)
+		cache_forget(fs, ch, 0);
 	if (ch->kind == JF_CH_BILLING) {
 		touch_files(fs, JF_O_BILLING, 0, "billing", billing_files);
 		return;
 	}
 	if (ch->kind == JF_CH_NODE && ch->node_id) {
 		struct jf_node_rec n;
-		if (jf_node_get(fs->st, ch->node_id, &n) == JF_OK) {
+		if (jf_node_get(fs->st, ch->node_id, &n) != JF_OK) {
+			cache_clear_map(&fs->gcache);
+			cache_clear_map(&fs->cache);
+		} else {
 			int64_t nid = (n.task_id << JF_NODE_BITS) | n.idx;
-			if (jf_obj_path(fs, JF_O_NODE, nid, path, sizeof(path)))
+			cache_forget(fs, ch, nid);
+			logs_idle(fs, nid, n.state != JF_ST_INITIALIZING && n.state != JF_ST_RUNNING);
+			if (any_known(fs, JF_O_NODE, nid, node_changed_files) &&
+			    jf_obj_path(fs, JF_O_NODE, nid, path, sizeof(path)))
 				touch_files(fs, JF_O_NODE, nid, path, node_changed_files);
 			jf_node_release(&n);
 		}
 	}
 	if ((ch->kind == JF_CH_NODE || ch->kind == JF_CH_TASK) && ch->task_id &&
+	    any_known(fs, JF_O_TASK, ch->task_id, obj_changed_files) &&
 	    jf_obj_path(fs, JF_O_TASK, ch->task_id, path, sizeof(path)))
 		touch_files(fs, JF_O_TASK, ch->task_id, path, obj_changed_files);
-	if (ch->group_id && jf_obj_path(fs, JF_O_GROUP, ch->group_id, path, sizeof(path)))
+	if (ch->group_id && any_known(fs, JF_O_GROUP, ch->group_id, obj_changed_files) &&
+	    jf_obj_path(fs, JF_O_GROUP, ch->group_id, path, sizeof(path)))
 		touch_files(fs, JF_O_GROUP, ch->group_id, path, obj_changed_files);
-	if (ch->queue_id && jf_obj_path(fs, JF_O_QUEUE, ch->queue_id, path, sizeof(path)))
+	if (ch->queue_id && any_known(fs, JF_O_QUEUE, ch->queue_id, obj_changed_files) &&
+	    jf_obj_path(fs, JF_O_QUEUE, ch->queue_id, path, sizeof(path)))
 		touch_files(fs, JF_O_QUEUE, ch->queue_id, path, obj_changed_files);
 	jf_watch_wake(fs);
 }
@@ -388,12 +492,30 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 	void *v;
 	while (jf_idmap_next(&fs->looked, &i, &k, &v)) {
 		struct jf_ino ino;
-		if (!jf_ino_split((uint64_t)k, &ino))
+		if (!jf_ino_split((uint64_t)k, &ino) || ino.obj != JF_O_NODE ||
+		    (ino.file != JF_F_LOGS && ino.file != JF_F_STDOUT && ino.file != JF_F_STDERR))
 			continue;
+		uintptr_t last = (uintptr_t)jf_idmap_get(&fs->logsize, k);
+		if (last & JF_LOG_IDLE)
+			continue;   /* its node does not run: nothing writes it */
+		if (!last) {
+			/* first look: a node that ended before anyone looked stays
+			 * idle until it changes (jf_fs_on_change) */
+			struct jf_node_rec nr;
+			int state = -1;
+			if (jf_node_find(fs->st, ino.id >> JF_NODE_BITS, ino.id & JF_NODE_MASK,
+					 &nr) == JF_OK) {
+				state = nr.state;
+				jf_node_release(&nr);
+			}
+			if (state != JF_ST_INITIALIZING && state != JF_ST_RUNNING) {
+				jf_idmap_put(&fs->logsize, k, (void *)JF_LOG_IDLE);
+				continue;
+			}
+		}
 		char path[4096];
 		jf_log_path(fs, &ino, path, sizeof(path));
 		int64_t size = jf_log_size(path);   /* X.1 and X: it drops at a rotation */
-		uintptr_t last = (uintptr_t)jf_idmap_get(&fs->logsize, k);
 		if (last == (uintptr_t)size + 1)
 			continue;
 		jf_idmap_put(&fs->logsize, k, (void *)((uintptr_t)size + 1));

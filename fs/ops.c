@@ -37,7 +37,7 @@ void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 	memset(&e, 0, sizeof(e));
 	int rc = jf_obj_info(fs, c, &in);
 	if (!rc)
-		rc = jf_stat_info(fs, c, &in, &e.attr);
+		rc = jf_stat_info(fs, c, &in, fuse_req_ctx(req)->uid, &e.attr);
 	if (rc) {
 		fuse_reply_err(req, rc);
 		return;
@@ -45,6 +45,8 @@ void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 	e.ino = e.attr.st_ino;
 	e.attr_timeout = fs->attr_timeout;
 	e.entry_timeout = fs->attr_timeout;
+	if (jf_file_per_reader(c))
+		e.attr_timeout = 0;   /* its size is the asker's */
 	if (c->obj == JF_O_SCRATCH ||
 	    (in.perm.private_ && !(c->obj == JF_O_QUEUE && c->file == JF_F_DIR))) {
 		/*
@@ -59,11 +61,7 @@ void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 		e.attr_timeout = 0;
 		e.entry_timeout = 0;
 	}
-	if (c->obj == JF_O_NODE && (c->file == JF_F_LOGS || c->file == JF_F_STDOUT ||
-				    c->file == JF_F_STDERR)) {
-		uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)e.ino);
-		jf_idmap_put(&fs->looked, (int64_t)e.ino, (void *)(n + 1));
-	}
+	jf_ino_looked(fs, e.ino);
 	fuse_reply_entry(req, &e);
 }
 
@@ -112,11 +110,11 @@ static void jf_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	}
 	int rc = jf_perm_req(fs, req, &i, JF_PERM_LOOKUP);
 	if (!rc)
-		rc = jf_stat(fs, &i, &sb);
+		rc = jf_stat(fs, &i, fuse_req_ctx(req)->uid, &sb);
 	if (rc)
 		fuse_reply_err(req, rc);
 	else
-		fuse_reply_attr(req, &sb, fs->attr_timeout);
+		fuse_reply_attr(req, &sb, jf_file_per_reader(&i) ? 0 : fs->attr_timeout);
 }
 
 /*
@@ -192,11 +190,11 @@ static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	}
 	/* times and owners: accepted and ignored (touch, cp -p, sed -i work) */
 	struct stat sb;
-	int rc = jf_stat(fs, &i, &sb);
+	int rc = jf_stat(fs, &i, fuse_req_ctx(req)->uid, &sb);
 	if (rc)
 		fuse_reply_err(req, rc);
 	else
-		fuse_reply_attr(req, &sb, fs->attr_timeout);
+		fuse_reply_attr(req, &sb, jf_file_per_reader(&i) ? 0 : fs->attr_timeout);
 }
 
 /* ---- directories ---- */
@@ -269,7 +267,7 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 	struct stat sb;
 	int rc = jf_perm_req(fs, req, &i, JF_PERM_READ);
 	if (!rc)
-		rc = jf_stat(fs, &i, &sb);
+		rc = jf_stat(fs, &i, fuse_req_ctx(req)->uid, &sb);
 	if (rc) {
 		fuse_reply_err(req, rc);
 		return;

@@ -208,7 +208,7 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			/* O_APPEND or in-place edits start from what is there */
 			char *cur = NULL;
 			size_t n = 0;
-			if (jf_render(fs, &i, &cur, &n) == 0) {
+			if (jf_render(fs, &i, ctx->uid, &cur, &n) == 0) {
 				h->buf = cur;
 				h->len = h->cap = n;
 			}
@@ -269,7 +269,7 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			break;
 		/* serve what getattr just measured (see jf_cached_render) */
 		int rc = ENOMEM;
-		const struct cached *c = jf_cached_render(fs, &i, &rc);
+		const struct cached *c = jf_cached_render(fs, &i, fuse_req_ctx(req)->uid, &rc);
 		h->buf = c ? malloc(c->len + 1) : NULL;
 		if (!h->buf) {
 			free(h);
@@ -370,6 +370,23 @@ void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		jf_watch_read(fs, req, h->w, size);
 		return;
 	case FH_EMPTY:
+		if (h->ino.obj == JF_O_NODE && h->ino.file != JF_F_LOGS_PREV) {
+			/* opened before the node first ran (tail -f of a waiting
+			 * task): its first attempt's file, once there is one */
+			char path[4096];
+			jf_log_path(fs, &h->ino, path, sizeof(path));
+			char *dup = path[0] ? strdup(path) : NULL;
+			if (dup) {
+				h->kind = FH_FILE;
+				h->fd1 = -1;
+				h->buf = dup;
+				log_reopen(h);
+				jf_op_read(req, ino, size, off, fi);
+				return;
+			}
+		}
+		fuse_reply_buf(req, NULL, 0);
+		return;
 	case FH_TOUCH:
 		fuse_reply_buf(req, NULL, 0);
 		return;

@@ -290,16 +290,18 @@ void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	}
 	struct fuse_entry_param e;
 	memset(&e, 0, sizeof(e));
-	jf_stat(fs, &c, &e.attr);
+	jf_stat(fs, &c, fuse_req_ctx(req)->uid, &e.attr);
 	e.ino = e.attr.st_ino;
 	e.attr_timeout = 0;
 	e.entry_timeout = 0;
 	fi->fh = (uintptr_t)h;
 	fi->direct_io = 1;
-	if (fuse_reply_create(req, &e, fi) != 0)
+	if (fuse_reply_create(req, &e, fi) != 0) {
 		free(h);
-	else
+	} else {
+		jf_ino_looked(fs, e.ino);
 		jf_fh_track(fs, h);
+	}
 }
 
 void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -7,6 +7,13 @@
  * buffer (see resolve.c's cache), so `cat`, `cp`, `tar` and `jq` read
  * exactly what stat promised.  Streamed files (events, logs, watch) are
  * read at their offset instead.
+ *
+ * The billing files (/billing/ledger.csv, summary, cost) show each reader
+ * only the rows they may see: a private queue's rows to its owner and the
+ * admins (perm.c's rule for anything inside the queue), the rows of a
+ * queue removed since to the admins only (whether it was private is not
+ * known any more); totals and the cost are those of the rows shown.  So
+ * they are rendered, and cached, per reader.
  */
 #include "fs/fs_int.h"
 
@@ -71,7 +78,108 @@ static int dup_out(const char *s, size_t n, char **out, size_t *len)
 	return 0;
 }
 
-static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len)
+/* ---- what a reader may see of the ledger ---- */
+
+struct view {
+	struct jf_ledger_view v;
+	int64_t *ids;
+	size_t n, cap;
+	struct jf_fs *fs;
+	uid_t reader;
+	int64_t last;                /* the last queue id listed */
+	int seen;                    /* queues listed in this page */
+	bool oom;
+};
+
+static int view_queue(void *ctx, int64_t id, const char *name)
+{
+	(void)name;
+	struct view *w = ctx;
+	w->last = id;
+	w->seen++;
+	struct jf_queue_rec q;
+	if (jf_queue_get(w->fs->st, id, &q) != JF_OK)
+		return 0;
+	struct jf_perm_obj o = {
+		.obj = JF_O_QUEUE, .file = JF_F_STATUS, .owner = q.uid, .queue_owner = q.uid,
+		.in_queue = true, .private_ = jf_perm_queue_private(q.spec),
+	};
+	jf_queue_release(&q);
+	if (jf_perm_check(&w->fs->perm, &o, w->reader, JF_PERM_READ) != 0)
+		return 0;
+	if (w->n == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 16;
+		int64_t *p = realloc(w->ids, ncap * sizeof(*p));
+		if (!p) {
+			w->oom = true;
+			return 1;
+		}
+		w->ids = p;
+		w->cap = ncap;
+	}
+	w->ids[w->n++] = id;
+	return 0;
+}
+
+bool jf_file_per_reader(const struct jf_ino *ino)
+{
+	return ino->obj == JF_O_BILLING &&
+	       (ino->file == JF_F_LEDGER || ino->file == JF_F_SUMMARY || ino->file == JF_F_COST);
+}
+
+bool jf_render_per_reader(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader)
+{
+	return jf_file_per_reader(ino) && !jf_perm_admin(&fs->perm, reader);
+}
+
+/* The view of reader: NULL for an admin (every row), else the queues it
+ * may look into (view_free it).  ENOMEM: *err. */
+static const struct jf_ledger_view *view_of(struct jf_fs *fs, uid_t reader, struct view *w,
+					    int *err)
+{
+	memset(w, 0, sizeof(*w));
+	*err = 0;
+	if (jf_perm_admin(&fs->perm, reader))
+		return NULL;
+	w->fs = fs;
+	w->reader = reader;
+	/* page by id through every queue (ids ascend, so the view is sorted) */
+	do {
+		w->seen = 0;
+		jf_queue_list(fs->st, w->last, 256, view_queue, w);
+	} while (w->seen == 256 && !w->oom);
+	if (w->oom)
+		*err = ENOMEM;
+	w->v.queues = w->ids;
+	w->v.nqueues = w->n;
+	return &w->v;
+}
+
+static void view_free(struct view *w)
+{
+	free(w->ids);
+}
+
+/* Closed (now_ms 0) or billed-to-now totals of the rows view v shows. */
+static void view_sum(struct jf_fs *fs, const struct jf_ledger_view *v, int64_t now_ms,
+		     int64_t *amount, int64_t *seconds)
+{
+	*amount = *seconds = 0;
+	if (!v) {
+		jf_ledger_sum(fs->st, JF_SCOPE_ALL, 0, now_ms, amount, seconds);
+		return;
+	}
+	/* independent batches (queue 0), then each queue shown */
+	for (size_t i = 0; i <= v->nqueues; i++) {
+		int64_t a = 0, s = 0;
+		jf_ledger_sum(fs->st, JF_SCOPE_QUEUE, i ? v->queues[i - 1] : 0, now_ms, &a, &s);
+		*amount = jf_bill_add(*amount, a);
+		*seconds = jf_bill_add(*seconds, s);
+	}
+}
+
+static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, char **out,
+		       size_t *len)
 {
 	enum jf_scope scope;
 	int64_t id = ino->id;
@@ -79,7 +187,23 @@ static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, char **out, s
 	case JF_O_QUEUE: scope = JF_SCOPE_QUEUE; break;
 	case JF_O_GROUP: scope = JF_SCOPE_GROUP; break;
 	case JF_O_TASK: scope = JF_SCOPE_TASK; break;
-	case JF_O_BILLING: scope = JF_SCOPE_ALL; id = 1; break;
+	case JF_O_BILLING: {
+		/* the rows reader sees: every one, or those of the view */
+		struct view w;
+		int err;
+		const struct jf_ledger_view *v = view_of(fs, reader, &w, &err);
+		int64_t amount = 0, seconds = 0;
+		if (!err)
+			view_sum(fs, v, jf_engine_now(fs->e), &amount, &seconds);
+		view_free(&w);
+		if (err)
+			return err;
+		char buf[96];
+		jf_money_format(amount, jf_engine_cluster(fs->e)->currency, buf, sizeof(buf));
+		size_t n = strlen(buf);
+		buf[n++] = '\n';
+		return dup_out(buf, n, out, len);
+	}
 	case JF_O_NODE: {
 		scope = JF_SCOPE_NODE;
 		struct jf_node_rec n;
@@ -255,11 +379,16 @@ struct ledger_ctx {
 	FILE *f;
 	int64_t last;
 	int n;
+	const struct jf_ledger_view *v;
 };
 
 static int ledger_row(void *ctx, const struct jf_ledger_rec *r)
 {
 	struct ledger_ctx *l = ctx;
+	l->last = r->seq;
+	l->n++;
+	if (!jf_ledger_view_has(l->v, r->queue_id))
+		return 0;
 	char start[40], end[40], rate[64], amount[64];
 	jf_time_rfc3339(r->start_ms, start, sizeof(start));
 	jf_time_rfc3339(r->end_ms, end, sizeof(end));
@@ -269,24 +398,28 @@ static int ledger_row(void *ctx, const struct jf_ledger_rec *r)
 		r->queue, r->group, (long long)r->task_idx, (long long)r->node_idx,
 		(long long)r->attempt, r->billing, r->gpu, (long long)r->gpus, start, end,
 		(long long)r->seconds, rate, amount);
-	l->last = r->seq;
-	l->n++;
 	return 0;
 }
 
-static int render_ledger(struct jf_fs *fs, char **out, size_t *len)
+static int render_ledger(struct jf_fs *fs, uid_t reader, char **out, size_t *len)
 {
+	struct view w;
+	int err;
+	const struct jf_ledger_view *v = view_of(fs, reader, &w, &err);
 	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (!f)
+	FILE *f = err ? NULL : open_memstream(&buf, len);
+	if (!f) {
+		view_free(&w);
 		return ENOMEM;
+	}
 	fputs("segment_id,queue,group,task,node,attempt,billing,gpu,gpus,start,end,seconds,"
 	      "rate_per_hour,amount\n", f);
-	struct ledger_ctx l = { f, 0, 0 };
+	struct ledger_ctx l = { f, 0, 0, v };
 	do {
 		l.n = 0;
 		jf_ledger_list(fs->st, l.last, 1000, ledger_row, &l);
 	} while (l.n == 1000);
+	view_free(&w);
 	if (fclose(f) != 0) {
 		free(buf);
 		return ENOMEM;
@@ -309,16 +442,21 @@ static int summary_row(void *ctx, const char *key, int64_t amount, int64_t secon
 	return 0;
 }
 
-static int render_summary(struct jf_fs *fs, char **out, size_t *len)
+static int render_summary(struct jf_fs *fs, uid_t reader, char **out, size_t *len)
 {
 	const struct jf_cluster *c = jf_engine_cluster(fs->e);
+	struct view w;
+	int err;
+	const struct jf_ledger_view *v = view_of(fs, reader, &w, &err);
 	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (!f)
+	FILE *f = err ? NULL : open_memstream(&buf, len);
+	if (!f) {
+		view_free(&w);
 		return ENOMEM;
+	}
 	int64_t closed = 0, secs = 0, all = 0, all_secs = 0;
-	jf_ledger_sum(fs->st, JF_SCOPE_ALL, 0, 0, &closed, &secs);
-	jf_ledger_sum(fs->st, JF_SCOPE_ALL, 0, jf_engine_now(fs->e), &all, &all_secs);
+	view_sum(fs, v, 0, &closed, &secs);
+	view_sum(fs, v, jf_engine_now(fs->e), &all, &all_secs);
 	/* with now = 0 the open segments add nothing: closed is the ledger */
 	char m[64];
 	jf_money_format(closed, c->currency, m, sizeof(m));
@@ -330,8 +468,9 @@ static int render_summary(struct jf_fs *fs, char **out, size_t *len)
 	static const char *const by[] = { "queue", "group", "billing", "gpu" };
 	for (size_t i = 0; i < 4; i++) {
 		fprintf(f, "by %s:\n", by[i]);
-		jf_ledger_totals(fs->st, by[i], summary_row, &s);
+		jf_ledger_totals_view(fs->st, by[i], v, summary_row, &s);
 	}
+	view_free(&w);
 	if (fclose(f) != 0) {
 		free(buf);
 		return ENOMEM;
@@ -400,7 +539,7 @@ static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **
 	return 0;
 }
 
-int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len)
+int jf_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, char **out, size_t *len)
 {
 	*out = NULL;
 	*len = 0;
@@ -412,7 +551,7 @@ int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *le
 	case JF_F_STATUS_JSON:
 		return jf_render_status(fs, ino, true, out, len);
 	case JF_F_COST:
-		return render_cost(fs, ino, out, len);
+		return render_cost(fs, ino, reader, out, len);
 	case JF_F_SPEC:
 		return render_spec(fs, ino, out, len);
 	case JF_F_CTL: {
@@ -426,9 +565,9 @@ int jf_render(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *le
 	case JF_F_SETTINGS:
 		return render_settings(fs, out, len);
 	case JF_F_LEDGER:
-		return render_ledger(fs, out, len);
+		return render_ledger(fs, reader, out, len);
 	case JF_F_SUMMARY:
-		return render_summary(fs, out, len);
+		return render_summary(fs, reader, out, len);
 	case JF_F_ALLOCATION:
 		return render_allocation(fs, ino, out, len);
 	default:

@@ -314,7 +314,7 @@ int jf_perm_req(struct jf_fs *fs, fuse_req_t req, const struct jf_ino *ino, enum
 	return perm_uid(fs, fuse_req_ctx(req)->uid, ino, act);
 }
 
-static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino)
+static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader)
 {
 	switch (ino->file) {
 	case JF_F_EVENTS: {
@@ -349,29 +349,37 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino)
 		return s ? (int64_t)s->len : 0;
 	}
 	default: {
-		const struct cached *c = jf_cached_render(fs, ino, NULL);
+		const struct cached *c = jf_cached_render(fs, ino, reader, NULL);
 		return c ? (int64_t)c->len : 0;
 	}
 	}
 }
 
 /*
- * A rendered file, measured and kept for attr_timeout (or until the next
- * change, which clears the cache): stat and the open right after it see
+ * A rendered file, measured and kept for attr_timeout (or until a change
+ * that may touch it: notify.c): stat and the open right after it see
  * the same bytes, and repeated reads within the same second cost no
  * rendering.  Content that moves with time alone (duration, running cost)
  * moves in whole seconds anyway.
  */
-const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, int *err)
+const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
+				     int *err)
 {
+	/* a rendering that depends on the reader is kept per reader: the
+	 * billing object's id is always 0, so reader + 1 there names none */
 	uint64_t key = jf_ino_make(ino->obj, ino->id, ino->file);
-	struct cached *c = jf_idmap_get(&fs->cache, (int64_t)key);
+	if (jf_render_per_reader(fs, ino, reader))
+		key = jf_ino_make(ino->obj, (int64_t)reader + 1, ino->file);
+	bool own = ino->obj == JF_O_QUEUE || ino->obj == JF_O_GROUP || ino->obj == JF_O_TASK ||
+		   ino->obj == JF_O_NODE;
+	struct jf_idmap *map = own ? &fs->cache : &fs->gcache;
+	struct cached *c = jf_idmap_get(map, (int64_t)key);
 	int64_t now = jf_engine_now(fs->e);
 	if (c && now - c->at_ms < (int64_t)(fs->attr_timeout * 1000))
 		return c;
 	char *data = NULL;
 	size_t len = 0;
-	int rc = jf_render(fs, ino, &data, &len);
+	int rc = jf_render(fs, ino, reader, &data, &len);
 	if (rc) {
 		if (err)
 			*err = rc;
@@ -379,7 +387,7 @@ const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino
 	}
 	if (!c) {
 		c = calloc(1, sizeof(*c));
-		if (!c || !jf_idmap_put(&fs->cache, (int64_t)key, c)) {
+		if (!c || !jf_idmap_put(map, (int64_t)key, c)) {
 			free(c);
 			free(data);
 			if (err)
@@ -395,7 +403,7 @@ const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino
 }
 
 int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj_info *in,
-		 struct stat *sb)
+		 uid_t reader, struct stat *sb)
 {
 	memset(sb, 0, sizeof(*sb));
 	sb->st_ino = jf_ino_make(ino->obj, ino->id, ino->file);
@@ -417,12 +425,12 @@ int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj
 		sb->st_mtim.tv_sec = s ? s->mtime_ms / 1000 : 0;
 	}
 	sb->st_mode = S_IFREG | mode;
-	sb->st_size = file_size(fs, ino);
+	sb->st_size = file_size(fs, ino, reader);
 	sb->st_blocks = (sb->st_size + 511) / 512;
 	return 0;
 }
 
-int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *sb)
+int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, struct stat *sb)
 {
 	struct jf_obj_info in;
 	int rc = jf_obj_info(fs, ino, &in);
@@ -430,7 +438,7 @@ int jf_stat(struct jf_fs *fs, const struct jf_ino *ino, struct stat *sb)
 		memset(sb, 0, sizeof(*sb));
 		return rc;
 	}
-	return jf_stat_info(fs, ino, &in, sb);
+	return jf_stat_info(fs, ino, &in, reader, sb);
 }
 
 bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n)

@@ -141,6 +141,27 @@ void jf_store_close(struct jf_store *st)
 	free(st);
 }
 
+void jf_memos_forget(struct jf_store *st)
+{
+	jf_ledger_forget(st);
+	jf_counts_forget(st);
+}
+
+void jf_memos_check(struct jf_store *st)
+{
+	sqlite3_stmt *s = jf_q(st, Q_DATA_VERSION);
+	int64_t dv = -1;
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		dv = sqlite3_column_int64(s, 0);
+	if (s)
+		sqlite3_reset(s);
+	if (dv < 0 || dv != st->memo_dv) {
+		/* another connection wrote (a person with sqlite3, a test) */
+		jf_memos_forget(st);
+		st->memo_dv = dv;
+	}
+}
+
 enum jf_err jf_store_begin(struct jf_store *st)
 {
 	if (st->depth++ > 0)
@@ -161,10 +182,12 @@ enum jf_err jf_store_commit(struct jf_store *st)
 		return JF_OK;
 	if (st->failed) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		jf_memos_forget(st);
 		return JF_EIO;
 	}
 	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		jf_memos_forget(st);
 		return JF_EIO;
 	}
 	return JF_OK;
@@ -181,6 +204,7 @@ void jf_store_rollback(struct jf_store *st)
 		return;
 	}
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	jf_memos_forget(st);
 }
 
 enum jf_err jf_store_check(struct jf_store *st, struct jf_error *err)

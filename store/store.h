@@ -316,6 +316,19 @@ enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
 			     int (*fn)(void *ctx, const char *key, int64_t amount,
 				       int64_t seconds), void *ctx);
+/* Which ledger rows a reader sees (who may see what is fs/'s business):
+ * the rows of independent batches (queue 0) and of the queues listed;
+ * rows of other queues, and of queues removed since, are left out. */
+struct jf_ledger_view {
+	const int64_t *queues;      /* ascending */
+	size_t nqueues;
+};
+bool jf_ledger_view_has(const struct jf_ledger_view *v, int64_t queue_id);
+/* jf_ledger_totals of the rows of view v only (NULL: every row). */
+enum jf_err jf_ledger_totals_view(struct jf_store *st, const char *by,
+				  const struct jf_ledger_view *v,
+				  int (*fn)(void *ctx, const char *key, int64_t amount,
+					    int64_t seconds), void *ctx);
 
 /*
  * submissions: the outbox of a backend that schedules for itself (slurm).

@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include "core/lifecycle.h"
 #include "store/store.h"
 
 /* Every statement the store runs, prepared once and cached. */
@@ -17,11 +18,47 @@ enum jf_q {
 	Q__COUNT
 };
 
+/*
+ * The closed-ledger totals of the whole ledger and of a few queues, the
+ * sums over thousands of rows that every status of a queue shows: kept in
+ * step with every close on this connection (rows never change once
+ * closed), forgotten at a rollback and when another connection changed
+ * the database (PRAGMA data_version).  store_ledger.c.
+ */
+#define JF_LEDGER_MEMOS 16
+struct ledger_memo {
+	bool valid;
+	int64_t queue_id;      /* the whole ledger: memo_all, 0 here */
+	int64_t amount, seconds;
+};
+
+/*
+ * Task counts per state of a group, or of a queue's groups of one kind,
+ * kept in step with the task states this connection writes
+ * (store_counts.c); direct-mapped by id.
+ */
+#define JF_COUNT_GROUPS 512
+#define JF_COUNT_QUEUES 16
+struct count_memo {
+	bool valid;
+	int64_t id;            /* the group's or the queue's */
+	int kind;              /* a queue's: the kind of the groups counted */
+	int64_t queue_id;      /* a group's: its queue (0 none) and kind */
+	int gkind;
+	int64_t c[JF_ST__COUNT];
+};
+
 struct jf_store {
 	sqlite3 *db;
 	sqlite3_stmt *stmts[Q__COUNT];
 	int depth;             /* nesting of jf_store_begin */
 	bool failed;           /* a statement failed inside the open transaction */
+	struct ledger_memo memo_all;
+	struct ledger_memo memo_queue[JF_LEDGER_MEMOS];
+	unsigned memo_next;    /* the queue memo to replace next */
+	int64_t memo_dv;       /* data_version the memos were made under */
+	struct count_memo count_group[JF_COUNT_GROUPS];
+	struct count_memo count_queue[JF_COUNT_QUEUES];
 };
 
 /* The cached statement for q, reset and with bindings cleared. NULL on error. */
@@ -42,5 +79,18 @@ enum jf_err jf_store_migrate(struct jf_store *st, struct jf_error *err);
 /* Register the ledger's SQL functions (jf_satsum) on st->db: before any
  * statement of queries.def is prepared. */
 enum jf_err jf_ledger_register(struct jf_store *st);
+/* What this connection wrote may be undone: forget the ledger memos. */
+void jf_ledger_forget(struct jf_store *st);
+/* The memos (ledger totals, task counts): forget them all; or only if
+ * another connection changed the database since they were made. */
+void jf_memos_forget(struct jf_store *st);
+void jf_memos_check(struct jf_store *st);
+/* store_counts.c: the task count memos.  Before a task's state is written,
+ * its group and state (false: no such task); after, the move; a write of
+ * many tasks of a group at once forgets that group's and queue's counts. */
+void jf_counts_forget(struct jf_store *st);
+bool jf_counts_before(struct jf_store *st, int64_t task_id, int64_t *group_id, int *state);
+void jf_counts_moved(struct jf_store *st, int64_t group_id, int from, int to);
+void jf_counts_group_changed(struct jf_store *st, int64_t group_id);
 
 #endif

@@ -18,9 +18,18 @@
  * Totals add with jf_bill_add, in C and in SQL (the aggregate jf_satsum()
  * registered on the connection), so a total past INT64_MAX shows as
  * INT64_MAX instead of failing with "integer overflow".
+ *
+ * The closed totals of the whole ledger and of a queue (every queue's
+ * status shows its cost) are sums over all their rows; the memos
+ * (store_int.h) keep the last ones asked for, and each close adds its
+ * amount to them, so a status no longer costs a scan of the queue's
+ * ledger.  Saturating addition of amounts that are never negative gives
+ * the same total in any order.  A rollback forgets them.
  */
 #include "store/store_int.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/billing.h"
@@ -87,22 +96,58 @@ enum jf_err jf_ledger_open(struct jf_store *st, const struct jf_ledger_rec *r, i
 	return rc;
 }
 
-/* Close the open row id at end_ms: the billing rule and the next place in
- * ledger.csv.  An end before the start bills nothing and still closes. */
-static enum jf_err close_row(struct jf_store *st, int64_t id, int64_t start_ms, int64_t rate,
-			     int64_t end_ms)
+void jf_ledger_forget(struct jf_store *st)
+{
+	st->memo_all.valid = false;
+	for (int i = 0; i < JF_LEDGER_MEMOS; i++)
+		st->memo_queue[i].valid = false;
+}
+
+static struct ledger_memo *memo_find(struct jf_store *st, enum jf_scope scope, int64_t id)
+{
+	if (scope == JF_SCOPE_ALL)
+		return &st->memo_all;
+	if (scope != JF_SCOPE_QUEUE)
+		return NULL;
+	for (int i = 0; i < JF_LEDGER_MEMOS; i++)
+		if (st->memo_queue[i].valid && st->memo_queue[i].queue_id == id)
+			return &st->memo_queue[i];
+	return NULL;
+}
+
+static void memo_add(struct ledger_memo *m, int64_t amount, int64_t seconds)
+{
+	if (!m || !m->valid)
+		return;
+	m->amount = jf_bill_add(m->amount, amount);
+	m->seconds = jf_bill_add(m->seconds, seconds);
+}
+
+/* Close the open row id (of queue_id) at end_ms: the billing rule and the
+ * next place in ledger.csv.  An end before the start bills nothing and
+ * still closes. */
+static enum jf_err close_row(struct jf_store *st, int64_t id, int64_t queue_id, int64_t start_ms,
+			     int64_t rate, int64_t end_ms)
 {
 	if (end_ms < start_ms)
 		end_ms = start_ms;
 	int64_t seconds = jf_bill_seconds(start_ms, end_ms);
+	int64_t amount = jf_bill_amount(seconds, rate);
 	sqlite3_stmt *s = jf_q(st, Q_LEDGER_CLOSE);
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int64(s, 2, end_ms > 0 ? end_ms : 1);   /* end_ms 0 means open */
 	sqlite3_bind_int64(s, 3, seconds);
-	sqlite3_bind_int64(s, 4, jf_bill_amount(seconds, rate));
-	return jf_q_exec(st, s);
+	sqlite3_bind_int64(s, 4, amount);
+	enum jf_err rc = jf_q_exec(st, s);
+	if (rc == JF_OK) {
+		memo_add(&st->memo_all, amount, seconds);
+		memo_add(memo_find(st, JF_SCOPE_QUEUE, queue_id), amount, seconds);
+	} else {
+		jf_memos_forget(st);
+	}
+	return rc;
 }
 
 enum jf_err jf_ledger_close(struct jf_store *st, int64_t attempt_id, int64_t end_ms)
@@ -120,8 +165,9 @@ enum jf_err jf_ledger_close(struct jf_store *st, int64_t attempt_id, int64_t end
 	int64_t id = sqlite3_column_int64(s, 0);
 	int64_t start_ms = sqlite3_column_int64(s, 1);
 	int64_t rate = sqlite3_column_int64(s, 2);
+	int64_t queue_id = sqlite3_column_int64(s, 3);
 	sqlite3_reset(s);
-	return close_row(st, id, start_ms, rate, end_ms);
+	return close_row(st, id, queue_id, start_ms, rate, end_ms);
 }
 
 enum jf_err jf_ledger_close_all(struct jf_store *st, int64_t end_ms, int64_t *closed)
@@ -148,8 +194,9 @@ enum jf_err jf_ledger_close_all(struct jf_store *st, int64_t end_ms, int64_t *cl
 		int64_t id = sqlite3_column_int64(s, 0);
 		int64_t start_ms = sqlite3_column_int64(s, 1);
 		int64_t rate = sqlite3_column_int64(s, 2);
+		int64_t queue_id = sqlite3_column_int64(s, 3);
 		sqlite3_reset(s);
-		err = close_row(st, id, start_ms, rate, end_ms);
+		err = close_row(st, id, queue_id, start_ms, rate, end_ms);
 		if (err)
 			break;
 		n++;
@@ -234,19 +281,37 @@ enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, 
 		[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,
 	};
 	*amount = *seconds = 0;
-	sqlite3_stmt *s = jf_q(st, closed[scope]);
-	if (!s)
-		return JF_EIO;
-	if (scope != JF_SCOPE_ALL)
-		sqlite3_bind_int64(s, 1, id);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*amount = sqlite3_column_int64(s, 0);
-		*seconds = sqlite3_column_int64(s, 1);
+	int rc;
+	jf_memos_check(st);
+	sqlite3_stmt *s;
+	struct ledger_memo *m = memo_find(st, scope, id);
+	if (m && m->valid) {
+		*amount = m->amount;
+		*seconds = m->seconds;
+	} else {
+		s = jf_q(st, closed[scope]);
+		if (!s)
+			return JF_EIO;
+		if (scope != JF_SCOPE_ALL)
+			sqlite3_bind_int64(s, 1, id);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			*amount = sqlite3_column_int64(s, 0);
+			*seconds = sqlite3_column_int64(s, 1);
+		}
+		sqlite3_reset(s);
+		if (rc != SQLITE_ROW)
+			return JF_EIO;
+		if (scope == JF_SCOPE_QUEUE) {
+			m = &st->memo_queue[st->memo_next++ % JF_LEDGER_MEMOS];
+			m->queue_id = id;
+		}
+		if (m) {
+			m->valid = true;
+			m->amount = *amount;
+			m->seconds = *seconds;
+		}
 	}
-	sqlite3_reset(s);
-	if (rc != SQLITE_ROW)
-		return JF_EIO;
 	s = jf_q(st, open[scope]);
 	if (!s)
 		return JF_EIO;
@@ -323,6 +388,73 @@ enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
 		       sqlite3_column_int64(s, 2)))
 			break;
 	sqlite3_reset(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? JF_OK : JF_EIO;
+}
+
+bool jf_ledger_view_has(const struct jf_ledger_view *v, int64_t queue_id)
+{
+	if (!v || queue_id == 0)
+		return true;
+	size_t lo = 0, hi = v->nqueues;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v->queues[mid] == queue_id)
+			return true;
+		if (v->queues[mid] < queue_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * The same totals as the Q_LEDGER_BY_* statements, over the rows of the
+ * view: the statement is made for the call, with the view's queue ids (as
+ * numbers: nothing from outside reaches the text) in an IN list.
+ */
+enum jf_err jf_ledger_totals_view(struct jf_store *st, const char *by,
+				  const struct jf_ledger_view *v,
+				  int (*fn)(void *ctx, const char *key, int64_t amount,
+					    int64_t seconds), void *ctx)
+{
+	if (!v)
+		return jf_ledger_totals(st, by, fn, ctx);
+	static const struct {
+		const char *by, *key;
+	} keys[] = {
+		{ "queue", "CASE WHEN queue = '' THEN '(independent)' ELSE queue END" },
+		{ "group", "CASE WHEN queue = '' THEN 'tasks/' || grp ELSE queue || '/' || grp END" },
+		{ "billing", "billing" },
+		{ "gpu", "CASE WHEN gpu = '' THEN 'cpu' ELSE gpu END" },
+	};
+	const char *key = NULL;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(by, keys[i].by) == 0)
+			key = keys[i].key;
+	if (!key)
+		return JF_EINVAL;
+	size_t cap = 256 + strlen(key) + v->nqueues * 21;
+	char *sql = malloc(cap);
+	if (!sql)
+		return JF_ENOMEM;
+	size_t n = (size_t)snprintf(sql, cap, "SELECT %s, jf_satsum(amount), jf_satsum(seconds) "
+				    "FROM ledger WHERE end_ms != 0 AND (queue_id = 0 OR queue_id "
+				    "IN (", key);
+	for (size_t i = 0; i < v->nqueues; i++)
+		n += (size_t)snprintf(sql + n, cap - n, "%s%lld", i ? "," : "",
+				      (long long)v->queues[i]);
+	snprintf(sql + n, cap - n, ")) GROUP BY 1 ORDER BY 1");
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return JF_EIO;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (fn(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
+		       sqlite3_column_int64(s, 2)))
+			break;
+	sqlite3_finalize(s);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? JF_OK : JF_EIO;
 }
 

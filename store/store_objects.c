@@ -312,6 +312,7 @@ enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_te
 		}
 	}
 	sqlite3_reset(s);
+	jf_counts_group_changed(st, id);   /* its tasks are there now */
 	return jf_store_commit(st);
 fail:
 	jf_store_rollback(st);
@@ -357,7 +358,9 @@ enum jf_err jf_group_reset(struct jf_store *st, int64_t id, int64_t task_id)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int64(s, 2, task_id);
-	return jf_q_exec(st, s);
+	enum jf_err rc = jf_q_exec(st, s);
+	jf_counts_group_changed(st, id);
+	return rc;
 }
 
 enum jf_err jf_group_rename(struct jf_store *st, int64_t id, const char *dirname)
@@ -372,32 +375,12 @@ enum jf_err jf_group_rename(struct jf_store *st, int64_t id, const char *dirname
 
 enum jf_err jf_group_delete(struct jf_store *st, int64_t id)
 {
+	jf_counts_group_changed(st, id);   /* its tasks go with it */
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_DELETE);
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, id);
 	return jf_q_exec(st, s);
-}
-
-static enum jf_err count_rows(sqlite3_stmt *s, int64_t *counts)
-{
-	for (int i = 0; i < 10; i++)
-		counts[i] = 0;
-	while (STEP_ROW(s)) {
-		int st = sqlite3_column_int(s, 0);
-		if (st >= 0 && st < 10)
-			counts[st] = sqlite3_column_int64(s, 1);
-	}
-	return finish(s, JF_OK);
-}
-
-enum jf_err jf_group_count_tasks(struct jf_store *st, int64_t id, int64_t *counts)
-{
-	sqlite3_stmt *s = jf_q(st, Q_GROUP_COUNT);
-	if (!s)
-		return JF_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	return count_rows(s, counts);
 }
 
 static enum jf_err count_preempted(sqlite3_stmt *s, int64_t *n)
@@ -428,17 +411,6 @@ enum jf_err jf_queue_count_preempted(struct jf_store *st, int64_t queue_id,
 	sqlite3_bind_int64(s, 1, queue_id);
 	sqlite3_bind_int(s, 4, kind);
 	return count_preempted(s, n);
-}
-
-enum jf_err jf_queue_count_tasks(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
-				 int64_t *counts)
-{
-	sqlite3_stmt *s = jf_q(st, Q_QUEUE_COUNT);
-	if (!s)
-		return JF_EIO;
-	sqlite3_bind_int64(s, 1, queue_id);
-	sqlite3_bind_int(s, 2, kind);
-	return count_rows(s, counts);
 }
 
 enum jf_err jf_queue_running_nodes(struct jf_store *st, int64_t queue_id, int64_t *n)
@@ -542,6 +514,9 @@ enum jf_err jf_task_list_state(struct jf_store *st, int64_t group_id, int state,
 enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, int state, const char *message,
 			      int64_t now_ms)
 {
+	int64_t group_id = 0;
+	int from = -1;
+	bool known = jf_counts_before(st, id, &group_id, &from);   /* for the counts */
 	sqlite3_stmt *s = jf_q(st, Q_TASK_SET_STATE);
 	if (!s)
 		return JF_EIO;
@@ -549,7 +524,12 @@ enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, int state, const 
 	sqlite3_bind_int(s, 2, state);
 	jf_q_text(s, 3, message);
 	sqlite3_bind_int64(s, 4, now_ms);
-	return jf_q_exec(st, s);
+	enum jf_err rc = jf_q_exec(st, s);
+	if (rc == JF_OK && known)
+		jf_counts_moved(st, group_id, from, state);
+	else if (rc != JF_OK)
+		jf_counts_forget(st);
+	return rc;
 }
 
 enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attempt,
@@ -579,6 +559,7 @@ enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigne
 	enum jf_err rc = jf_q_exec(st, s);
 	if (changed)
 		*changed = rc ? 0 : sqlite3_changes(st->db);
+	jf_counts_group_changed(st, group_id);
 	return rc;
 }
 

@@ -6,20 +6,33 @@
  * DESIGN
  *
  * start() writes RUN_DIR/launch.json, spawns the shim with a pipe on its
- * fd 3 and waits (10 s at most) for its one ready line.  From then on the
- * shim owns the processes; the daemon only watches the shim through a pidfd
- * and, when it has exited, reads RUN_DIR/result.  Nothing about a run lives
+ * fd 3 and returns at once: the start is pending (backend.h).  The pipe is
+ * watched in the inner epoll beside the shim's pidfd; the shim's one ready
+ * line ("started START_MS PIDS", or "failed START_MS MSG" when a command
+ * could not be executed) becomes a `started` result carrying START_MS, the
+ * real start time.  A shim that ends without the line, says "error ...",
+ * or says nothing within 10 s (then it is killed) ends as a start failure,
+ * with no `started` result.  The shim owns the processes; the daemon only
+ * watches it through its pidfd and, when it has exited, reads
+ * RUN_DIR/result.  Nothing about a run lives
  * only in the daemon: the handle "local:PID:STARTTIME" (STARTTIME is field
  * 22 of /proc/PID/stat, which tells a reused PID apart) and the run
  * directory are enough for a restarted daemon to adopt() it.
  *
  * What holds:
  * - A run is in exactly one of two places.  Watched: its pidfd is in the
- *   inner epoll (data.ptr = the run) and the run is in the PID hash (for
+ *   inner epoll (data.ptr = its wpid) and the run is in the PID hash (for
  *   signal()).  Queued: on the ready list, its end already known (adopt()
- *   found the shim gone); the eventfd is non-zero while the list is
- *   non-empty, so the backend's fd is readable exactly while reap() has
- *   something to return.
+ *   found the shim gone, or the shim exited before its start was
+ *   reported); the eventfd is non-zero while the list is non-empty, so the
+ *   backend's fd is readable exactly while reap() has something to return.
+ * - Starting: a watched run whose ready line has not come yet has its pipe
+ *   in the inner epoll too (data.ptr = its wready) and is on the starting
+ *   list, oldest first; the timerfd is armed for the first one's deadline.
+ *   Once the line has come (or the shim is gone, or the deadline passed)
+ *   the pipe is closed and the run leaves the list; `confirmed` says
+ *   whether a `started` result went out, and only a confirmed run is
+ *   judged by RUN_DIR/result.
  * - reap() turns a run into a struct jf_run_result and frees it; every run
  *   is reported exactly once, with the result the shim wrote, or as lost
  *   when there is none.
@@ -48,6 +61,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +69,7 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,8 +80,17 @@
 
 #define LOCAL_READY_FD 3
 #define LOCAL_READY_TIMEOUT_MS 10000
+#define LOCAL_LINE_MAX 1024            /* the shim's ready line is at most ~512 bytes */
 #define LOCAL_FILE_MAX (1 << 20)
 #define LOCAL_HASH_MIN 256
+
+struct run;
+
+/* What an event of the inner epoll is about (its data.ptr; NULL: the eventfd). */
+struct watch {
+	enum { W_PID, W_READY, W_TIMER } kind;
+	struct run *r;
+};
 
 struct run {
 	uint64_t cookie;
@@ -77,6 +101,15 @@ struct run {
 	char *run_dir;
 	struct run *hnext;             /* PID hash chain, while watched */
 	struct run *qnext;             /* ready list, while queued */
+	struct watch wpid, wready;
+	/* while starting (start() until the ready line): */
+	int ready_fd;                  /* the pipe's read end, -1 when done */
+	char *line;                    /* what came of the line so far (LOCAL_LINE_MAX) */
+	size_t linelen;
+	int64_t ready_by;              /* monotonic ms: killed if no line by then */
+	struct run *snext, *sprev;     /* starting list */
+	bool confirmed;                /* a `started` result went out (adopted: true) */
+	char *failure;                 /* why it never got going, NULL: say how it ended */
 };
 
 struct local {
@@ -84,10 +117,13 @@ struct local {
 	char *shim_path;
 	int epfd;
 	int evfd;
+	int tfd;                       /* timerfd: the first starting run's deadline */
+	struct watch wtimer;
 	struct run **buckets;          /* PID hash of watched runs */
 	size_t nbuckets;               /* a power of two */
 	size_t nwatched;
 	struct run *qhead, *qtail;     /* ready list */
+	struct run *shead, *stail;     /* starting list, oldest first */
 };
 
 static const struct jf_backend_ops local_ops;
@@ -265,6 +301,10 @@ static void run_free(struct run *r)
 		return;
 	if (r->pidfd >= 0)
 		close(r->pidfd);
+	if (r->ready_fd >= 0)
+		close(r->ready_fd);
+	free(r->line);
+	free(r->failure);
 	free(r->run_dir);
 	free(r);
 }
@@ -284,6 +324,10 @@ static struct run *run_new(uint64_t cookie, const char *run_dir, pid_t pid,
 	r->pid = pid;
 	r->starttime = starttime;
 	r->pidfd = -1;
+	r->ready_fd = -1;
+	r->confirmed = true;
+	r->wpid = (struct watch){ W_PID, r };
+	r->wready = (struct watch){ W_READY, r };
 	return r;
 }
 
@@ -348,7 +392,7 @@ static struct run *hash_find(struct local *lb, pid_t pid, unsigned long long sta
 /* Watch r's pidfd.  On failure r is unchanged and not watched. */
 static int run_watch(struct local *lb, struct run *r)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &r->wpid };
 	if (epoll_ctl(lb->epfd, EPOLL_CTL_ADD, r->pidfd, &ev) < 0)
 		return -1;
 	hash_add(lb, r);
@@ -467,6 +511,19 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 	/* Our own child: reap it.  An adopted shim is someone else's (ECHILD). */
 	if (r->pidfd >= 0 && waitid(P_PIDFD, (id_t)r->pidfd, &si, WEXITED | WNOHANG) == 0)
 		describe_wait(&si, shim, sizeof(shim));
+	if (!r->confirmed) {
+		/* it never got going: no `started` went out, so no result counts */
+		out->exit_code = 127;
+		out->start_failed = true;
+		out->start_ms = out->end_ms = wall_ms();
+		if (r->failure)
+			snprintf(out->message, sizeof(out->message), "%s", r->failure);
+		else
+			snprintf(out->message, sizeof(out->message),
+				 "jobfs-shim ended before starting anything (%s)",
+				 shim[0] ? shim : "no status");
+		goto done;
+	}
 	if (result_read(r->run_dir, out, why, sizeof(why)) == 0)
 		goto done;
 	int missing = errno == ENOENT;
@@ -609,45 +666,199 @@ out:
 	return rc;
 }
 
-/*
- * Read one line from the ready pipe within timeout_ms.  Returns its length
- * (newline stripped), 0 on EOF before a line, -1 on timeout or error.
- */
-static ssize_t read_ready(int fd, char *buf, size_t cap, int timeout_ms)
+/* ---- pending starts: the ready line ---- */
+
+/* Arm the timerfd for the first starting run's deadline, or disarm it. */
+static void timer_arm(struct local *lb)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
-	size_t len = 0;
-	for (;;) {
-		char *nl = memchr(buf, '\n', len);
-		if (nl) {
-			*nl = '\0';
-			return nl - buf;
-		}
-		if (len == cap - 1) {
-			buf[len] = '\0';
-			return (ssize_t)len;   /* no newline in cap bytes: take what came */
-		}
-		int64_t left = deadline - mono_ms();
-		if (left <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r = poll(&p, 1, (int)left);
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (r <= 0)
-			continue;
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno != EINTR && errno != EAGAIN)
-			return -1;
-		if (n == 0) {
-			buf[len] = '\0';
-			return len > 0 ? (ssize_t)len : 0;
-		}
-		if (n > 0)
-			len += (size_t)n;
+	struct itimerspec its;
+	memset(&its, 0, sizeof(its));
+	if (lb->shead) {
+		int64_t at = lb->shead->ready_by;
+		its.it_value.tv_sec = at / 1000;
+		its.it_value.tv_nsec = (at % 1000) * 1000000L;
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1;
 	}
+	timerfd_settime(lb->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void starting_add(struct local *lb, struct run *r)
+{
+	r->snext = NULL;
+	r->sprev = lb->stail;
+	if (lb->stail)
+		lb->stail->snext = r;
+	else
+		lb->shead = r;
+	lb->stail = r;
+	if (lb->shead == r)
+		timer_arm(lb);
+}
+
+/* The run's start is settled one way or the other: no more pipe, off the list. */
+static void starting_done(struct local *lb, struct run *r)
+{
+	if (r->ready_fd < 0)
+		return;
+	epoll_ctl(lb->epfd, EPOLL_CTL_DEL, r->ready_fd, NULL);
+	close(r->ready_fd);
+	r->ready_fd = -1;
+	free(r->line);
+	r->line = NULL;
+	bool head = lb->shead == r;
+	if (r->sprev)
+		r->sprev->snext = r->snext;
+	else
+		lb->shead = r->snext;
+	if (r->snext)
+		r->snext->sprev = r->sprev;
+	else
+		lb->stail = r->sprev;
+	r->snext = r->sprev = NULL;
+	if (head)
+		timer_arm(lb);
+}
+
+static void set_failure(struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_failure(struct run *r, const char *fmt, ...)
+{
+	char msg[JF_RUN_MSG_MAX];
+	va_list ap;
+	if (r->failure)
+		return;   /* the first reason is the one */
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->failure = strdup(msg);
+}
+
+/* A `started` result for r, from a ready line that said so. */
+static void confirm(struct run *r, int64_t start_ms, pid_t pid, struct jf_run_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cookie = r->cookie;
+	out->started = true;
+	out->start_ms = start_ms;
+	out->pid = pid;
+	r->start_ms = start_ms;
+	r->confirmed = true;
+}
+
+/*
+ * Act on a complete ready line: 1 with a `started` result in *out, 0 when
+ * the run will end as a start failure (the shim exits; its pidfd tells).
+ */
+static int ready_line(struct run *r, const char *line, struct jf_run_result *out)
+{
+	long long start_ms;
+	int first_pid = 0;
+	if (sscanf(line, "started %lld %d", &start_ms, &first_pid) == 2 && start_ms > 0) {
+		confirm(r, start_ms, first_pid, out);
+		return 1;
+	}
+	if (sscanf(line, "failed %lld", &start_ms) == 1 && start_ms > 0) {
+		/* nothing runs; the result says why, and the end follows */
+		confirm(r, start_ms, 0, out);
+		return 1;
+	}
+	if (strncmp(line, "error ", 6) == 0) {
+		set_failure(r, "jobfs-shim: %s", line + 6);
+		return 0;
+	}
+	set_failure(r, "jobfs-shim: unexpected ready line '%.80s'", line);
+	if (r->pidfd >= 0)
+		sys_pidfd_send_signal(r->pidfd, SIGKILL);
+	return 0;
+}
+
+/*
+ * Read what the ready pipe has (it never blocks).  Returns 1 with a
+ * `started` result in *out, 0 otherwise; the run's start is settled (the
+ * pipe closed) once a line, EOF or an error came.
+ */
+static int ready_read(struct local *lb, struct run *r, struct jf_run_result *out)
+{
+	if (r->ready_fd < 0)
+		return 0;
+	for (;;) {
+		char *nl = memchr(r->line, '\n', r->linelen);
+		if (nl || r->linelen == LOCAL_LINE_MAX - 1) {
+			/* a line, or LOCAL_LINE_MAX bytes without one: take what came */
+			if (nl)
+				*nl = '\0';
+			else
+				r->line[r->linelen] = '\0';
+			int got = ready_line(r, r->line, out);
+			starting_done(lb, r);
+			return got;
+		}
+		ssize_t n = read(r->ready_fd, r->line + r->linelen, LOCAL_LINE_MAX - 1 - r->linelen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;   /* more to come */
+		if (n <= 0) {
+			int got = 0;
+			if (n == 0 && r->linelen > 0) {
+				/* a last line without its newline */
+				r->line[r->linelen] = '\0';
+				got = ready_line(r, r->line, out);
+			} else if (n < 0) {
+				set_failure(r, "jobfs-shim: ready pipe: %s", strerror(errno));
+			}
+			/* EOF without a line: the shim ended; how, its pidfd tells */
+			starting_done(lb, r);
+			return got;
+		}
+		r->linelen += (size_t)n;
+	}
+}
+
+/*
+ * The shim of a starting run has exited: whatever it wrote to the pipe is
+ * still there.  Without a line, RUN_DIR/started is the record of a start
+ * the pipe lost.  Returns 1 with a `started` result in *out.
+ */
+static int ready_last(struct local *lb, struct run *r, struct jf_run_result *out)
+{
+	int got = ready_read(lb, r, out);
+	starting_done(lb, r);
+	if (got || r->confirmed || r->failure)
+		return got;
+	char path[PATH_MAX], *text = NULL;
+	long long ms = 0;
+	int first_pid = 0;
+	if (run_path(path, sizeof(path), r->run_dir, "started") == 0 &&
+	    read_capped(path, LOCAL_FILE_MAX, &text, NULL) == 0) {
+		if (sscanf(text, "started %lld %d", &ms, &first_pid) == 2 && ms > 0)
+			got = 1;
+		else if (sscanf(text, "failed %lld", &ms) == 1 && ms > 0)
+			got = 1, first_pid = 0;
+		free(text);
+	}
+	if (got)
+		confirm(r, ms, first_pid, out);
+	return got;
+}
+
+/* The timerfd fired: kill the shims that said nothing in time. */
+static void ready_timeouts(struct local *lb)
+{
+	uint64_t ticks;
+	(void)!read(lb->tfd, &ticks, sizeof(ticks));
+	int64_t now = mono_ms();
+	while (lb->shead && lb->shead->ready_by <= now) {
+		struct run *r = lb->shead;
+		set_failure(r, "jobfs-shim said nothing in %d s", LOCAL_READY_TIMEOUT_MS / 1000);
+		/* its processes die with it (PR_SET_PDEATHSIG); its pidfd tells */
+		if (r->pidfd >= 0)
+			sys_pidfd_send_signal(r->pidfd, SIGKILL);
+		starting_done(lb, r);
+	}
+	timer_arm(lb);
 }
 
 /* A shim that will not be a run: make sure it is gone and reaped. */
@@ -709,9 +920,7 @@ static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
 	pid_t pid = -1;
 	struct run *r = NULL;
 	unsigned long long starttime;
-	char line[512], how[64] = "";
-	long long start_ms;
-	int first_pid = 0;
+	char how[64] = "";
 	enum jf_err rc;
 
 	if (!l || !l->run_dir || !l->procs || l->nprocs < 1 || l->nprocs > JF_RUN_MAX_PROCS)
@@ -737,6 +946,11 @@ static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
 	}
 	if (pipe2(rp, O_CLOEXEC) < 0)
 		return jf_error_set(err, JF_EIO, 0, "pipe: %s", strerror(errno));
+	/* our end never blocks the loop; the shim's end stays blocking */
+	if (fcntl(rp[0], F_SETFL, O_NONBLOCK) < 0) {
+		rc = jf_error_set(err, JF_EIO, 0, "fcntl: %s", strerror(errno));
+		goto fail_pipe;
+	}
 	if (rp[1] == LOCAL_READY_FD) {
 		/* dup2 onto itself would keep FD_CLOEXEC: move it off fd 3. */
 		int fd = fcntl(rp[1], F_DUPFD_CLOEXEC, LOCAL_READY_FD + 1);
@@ -759,59 +973,48 @@ static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
 		rc = jf_error_set(err, JF_EIO, 0, "pidfd_open: %s", strerror(errno));
 		goto fail_shim;
 	}
-	ssize_t n = read_ready(rp[0], line, sizeof(line), LOCAL_READY_TIMEOUT_MS);
-	if (n < 0) {
-		rc = jf_error_set(err, JF_EIO, 0, "jobfs-shim said nothing in %d s",
-				  LOCAL_READY_TIMEOUT_MS / 1000);
-		goto fail_shim;
-	}
-	if (n == 0) {
-		shim_discard(pid, pidfd, 1000, how, sizeof(how));
-		pid = -1;
-		rc = jf_error_set(err, JF_EIO, 0, "jobfs-shim ended before starting anything (%s)",
-				  how[0] ? how : "no status");
-		goto fail_pidfd;
-	}
-	if (strncmp(line, "error ", 6) == 0) {
-		shim_discard(pid, pidfd, 1000, how, sizeof(how));
-		pid = -1;
-		rc = jf_error_set(err, JF_EIO, 0, "jobfs-shim: %s", line + 6);
-		goto fail_pidfd;
-	}
-	if (sscanf(line, "started %lld %d", &start_ms, &first_pid) == 2) {
-		out->pid = first_pid;
-	} else if (sscanf(line, "failed %lld", &start_ms) == 1) {
-		out->pid = 0;   /* nothing runs: the result says why */
-	} else {
-		rc = jf_error_set(err, JF_EIO, 0, "jobfs-shim: unexpected ready line '%.80s'", line);
-		goto fail_shim;
-	}
+	/* our child, not reaped yet: its PID cannot have moved on */
 	if (proc_starttime(pid, &starttime) < 0) {
 		rc = jf_error_set(err, JF_EIO, 0, "/proc/%d/stat: %s", (int)pid, strerror(errno));
 		goto fail_shim;
 	}
 	r = run_new(cookie, l->run_dir, pid, starttime);
-	if (!r) {
+	if (r)
+		r->line = malloc(LOCAL_LINE_MAX);
+	if (!r || !r->line) {
+		run_free(r);
 		rc = jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 		goto fail_shim;
 	}
 	r->pidfd = pidfd;
-	r->start_ms = start_ms;
 	if (run_watch(lb, r) < 0) {
 		rc = jf_error_set(err, JF_EIO, 0, "epoll_ctl: %s", strerror(errno));
 		r->pidfd = -1;
 		run_free(r);
 		goto fail_shim;
 	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &r->wready };
+	if (epoll_ctl(lb->epfd, EPOLL_CTL_ADD, rp[0], &ev) < 0) {
+		rc = jf_error_set(err, JF_EIO, 0, "epoll_ctl: %s", strerror(errno));
+		run_unwatch(lb, r);
+		r->pidfd = -1;
+		run_free(r);
+		goto fail_shim;
+	}
+	/* pending from here: the ready line comes through reap() */
+	r->ready_fd = rp[0];
+	r->confirmed = false;
+	r->ready_by = mono_ms() + LOCAL_READY_TIMEOUT_MS;
+	starting_add(lb, r);
 	snprintf(out->handle, sizeof(out->handle), "local:%d:%llu", (int)pid, starttime);
-	out->start_ms = start_ms;
-	close(rp[0]);
+	out->pid = 0;
+	out->start_ms = 0;
+	out->pending = true;
 	return JF_OK;
 
 fail_shim:
 	/* Its processes die with it (PR_SET_PDEATHSIG). */
 	shim_discard(pid, pidfd, 0, how, sizeof(how));
-fail_pidfd:
 	if (pidfd >= 0)
 		close(pidfd);
 fail_pipe:
@@ -933,6 +1136,12 @@ static int local_fd(struct jf_backend *be)
 	return ((struct local *)be)->epfd;
 }
 
+/*
+ * Every event yields at most one result, so a batch of max - n events
+ * fits: a shim that exited before its start was reported gives its
+ * `started` result now and goes on the ready list, whose entries are
+ * finished first in the next round (its end follows its start).
+ */
 static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_t max)
 {
 	struct local *lb = (struct local *)be;
@@ -956,10 +1165,27 @@ static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_
 		if (k <= 0)
 			break;
 		for (int i = 0; i < k; i++) {
-			struct run *r = ev[i].data.ptr;
-			if (!r)
+			struct watch *w = ev[i].data.ptr;
+			if (!w)
 				continue;   /* the eventfd */
+			if (w->kind == W_TIMER) {
+				ready_timeouts(lb);
+				continue;
+			}
+			struct run *r = w->r;
+			if (w->kind == W_READY) {
+				/* settled already in this batch (its shim's exit, a timeout)? */
+				if (r->ready_fd >= 0 && ready_read(lb, r, &out[n]))
+					n++;
+				continue;
+			}
 			run_unwatch(lb, r);
+			if (!r->confirmed) {
+				if (ready_last(lb, r, &out[n]))
+					n++;
+				run_queue(lb, r);
+				continue;
+			}
 			run_finish(r, &out[n++]);
 		}
 	}
@@ -981,6 +1207,8 @@ static void local_free(struct jf_backend *be)
 		run_free(r);
 	}
 	free(lb->buckets);
+	if (lb->tfd >= 0)
+		close(lb->tfd);
 	if (lb->evfd >= 0)
 		close(lb->evfd);
 	if (lb->epfd >= 0)
@@ -1016,7 +1244,8 @@ struct jf_backend *jf_local_new(const char *shim_path, struct jf_error *err)
 	if (!lb)
 		goto nomem;
 	lb->be.ops = &local_ops;
-	lb->epfd = lb->evfd = -1;
+	lb->epfd = lb->evfd = lb->tfd = -1;
+	lb->wtimer = (struct watch){ W_TIMER, NULL };
 	lb->shim_path = strdup(shim_path);
 	lb->nbuckets = LOCAL_HASH_MIN;
 	lb->buckets = calloc(lb->nbuckets, sizeof(*lb->buckets));
@@ -1024,10 +1253,14 @@ struct jf_backend *jf_local_new(const char *shim_path, struct jf_error *err)
 		goto nomem;
 	lb->epfd = epoll_create1(EPOLL_CLOEXEC);
 	lb->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (lb->epfd < 0 || lb->evfd < 0)
+	lb->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (lb->epfd < 0 || lb->evfd < 0 || lb->tfd < 0)
 		goto sys;
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	if (epoll_ctl(lb->epfd, EPOLL_CTL_ADD, lb->evfd, &ev) < 0)
+		goto sys;
+	ev.data.ptr = &lb->wtimer;
+	if (epoll_ctl(lb->epfd, EPOLL_CTL_ADD, lb->tfd, &ev) < 0)
 		goto sys;
 	return &lb->be;
 

@@ -12,13 +12,23 @@ command: ["/bin/sh", "-c", "echo run >> %s/runs.$JOB_TASK_INDEX; sleep %s"]
 """
 
 
-def running_pids(env, g, n):
-    pids = []
-    for i in range(n):
-        ns = env.status(os.path.join(g, "tasks/%d/nodes/0" % i))
-        if ns["state"] == "Running" and isinstance(ns.get("pid"), int):
-            pids.append(ns["pid"])
-    return pids
+def running_pids(env, g, n, timeout=5):
+    """The pids of tasks 0..n-1's nodes once all of them run (a task counts
+    as running while its node is still Initializing: its supervisor has not
+    reported the start yet)."""
+    def pids():
+        out = []
+        for i in range(n):
+            ns = env.status(os.path.join(g, "tasks/%d/nodes/0" % i))
+            if ns["state"] == "Running" and isinstance(ns.get("pid"), int):
+                out.append(ns["pid"])
+        return out
+    end = time.monotonic() + timeout
+    got = pids()
+    while len(got) < n and time.monotonic() < end:
+        time.sleep(0.02)
+        got = pids()
+    return got
 
 
 def wait_gone(env, pids, what):

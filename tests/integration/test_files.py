@@ -191,6 +191,27 @@ command: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do echo line $i; slee
 
 
 @case(timeout=60)
+def test_tail_f_logs_of_waiting_task(env):
+    """tail -f on the logs of a task that has not run yet follows them once it
+    runs (the file has no attempt behind it at open)."""
+    spec = """\
+completions: 2
+parallelism: 1
+command: ["/bin/sh", "-c", "sleep 1; echo task $JOB_TASK_INDEX"]
+"""
+    g = env.group(spec)
+    node = os.path.join(g, "tasks/1/nodes/0")
+    check(env.status(os.path.join(g, "tasks/1"))["state"] == "Waiting", "task 1 not waiting")
+    tail = env.popen(["tail", "-n", "+1", "-f", env.p(node, "logs")])
+    rd = LineReader(tail)
+    rd.wait_for(lambda ls: "task 1" in ls, 10, "task 1's line from tail -f")
+    check(rd.lines == ["task 1"], "tail -f lines: %r" % rd.lines)
+    tail.kill()
+    tail.wait()
+    env.wait(g, "Succeeded", timeout=10)
+
+
+@case(timeout=60)
 def test_tail_f_events(env):
     spec = """\
 completions: 3

@@ -336,11 +336,12 @@ def test_gang_peak_nodes_times_parallelism(env):
 
 @case(timeout=60)
 def test_backfill_behind_gang_reservation(env):
-    """Built-in cluster, four 8 x 4090 machines.  A group holds three whole
-    machines (3 tasks of 8 GPUs, timeout 10 s, held by the test).  A 2-node
-    gang of 8 GPUs needs two machines: it waits, with a reservation of the
-    free machine plus one freed at the big tasks' end bound T (about 10 s
-    away).  Then, per core/plan.c:
+    """Built-in cluster, four 8 x 4090 machines.  Three groups hold three whole
+    machines (a task of 8 GPUs each, timeouts 10, 11 and 12 s, held by the
+    test: their end bounds differ, so the first machine to be freed is one).
+    A 2-node gang of 8 GPUs needs two machines: it waits, with a reservation
+    of the free machine plus the one freed at the first end bound T (about
+    10 s away).  Then, per core/plan.c:
       - a 1-GPU task with timeout 2 s ends before T: it starts now (backfill);
       - a 1-GPU task with timeout 1h would hold the reserved machine past T:
         it does not start before the gang does, not even when the 2 s task
@@ -349,11 +350,13 @@ def test_backfill_behind_gang_reservation(env):
     rec = rec_dir(env, "f")
     q = "qb"
     go = go_file(env, "big")
-    big = env.group(spec(rec, "big", 0, go=go, poll=0.05, gpu='"4090"', gpus=8, completions=3,
-                         parallelism=3, timeout="10s", retries=0), name="big", queue=q)
-    env.poll_until(lambda: len(started(rec, "big")) == 3, 10, "the 3 big processes to start")
+    bigs = [env.group(spec(rec, "big%d" % i, 0, go=go, poll=0.05, gpu='"4090"', gpus=8,
+                           timeout="%ds" % (10 + i), retries=0), name="big%d" % i, queue=q)
+            for i in range(3)]
+    env.poll_until(lambda: sum(len(started(rec, "big%d" % i)) for i in range(3)) == 3, 10,
+                   "the 3 big processes to start")
     t_big = time.monotonic()
-    busy = {env.status(os.path.join(big, "tasks/%d/nodes/0" % i))["machine"] for i in range(3)}
+    busy = {env.status(os.path.join(b, "tasks/0/nodes/0"))["machine"] for b in bigs}
     check(len(busy) == 3, "big tasks on machines %r" % busy)
     free = sorted({"4090-0", "4090-1", "4090-2", "4090-3"} - busy)
     check(len(free) == 1, "free 4090 machines %r (busy %r)" % (free, busy))
@@ -375,7 +378,8 @@ def test_backfill_behind_gang_reservation(env):
         check(ls["state"] == "Waiting" and not started(rec, "long"),
               "%s: the 1h task is %s: it took the machine reserved for the gang, "
               "past the gang's shadow time" % (what, ls["state"]))
-        check(env.status(big)["running"] == 3, "big: %s" % env.status(big))
+        check(sum(env.status(b)["running"] for b in bigs) == 3,
+              "big: %s" % [env.status(b) for b in bigs])
 
     # the 2 s task backfills onto the free machine and ends, well before T
     while True:
@@ -398,11 +402,12 @@ def test_backfill_behind_gang_reservation(env):
         time.sleep(0.05)
     check(time.monotonic() - t_big < 9, "too slow: the big tasks' 10 s timeout is near")
     release(go)
-    for g in (big, gang, short, long_):
+    for g in bigs + [gang, short, long_]:
         st = env.wait(g, ("Succeeded", "Failed", "Stopped"), timeout=25)
         check(st["state"] == "Succeeded", "%s ended %s: %s" % (g, st["state"], st["message"]))
 
-    rb, rg = runs(rec, "big", 3), runs(rec, "gang", 2)
+    rb = sum((runs(rec, "big%d" % i, 1) for i in range(3)), [])
+    rg = runs(rec, "gang", 2)
     rs, rl = runs(rec, "short", 1)[0], runs(rec, "long", 1)[0]
     first_big_end = min(r["end"] for r in rb)
     gang_start = min(r["start"] for r in rg)

@@ -231,7 +231,7 @@ def fault_window(env, point):
         check(ts["retries_left"] == 0 and ts["state"] == "Succeeded",
               "task %d: %s" % (t, ts))
     verify(env, {g: ("w", 3, 1, 1)}, log)
-    return env.read(os.path.join(g, "tasks/1/events"))
+    return [env.read(os.path.join(g, "tasks/%d/events" % t)) for t in range(3)]
 
 
 @case(timeout=60)
@@ -246,9 +246,12 @@ def test_crash_before_supervisor(env):
 def test_crash_before_start_recorded(env):
     """kill -9 after the supervisor started the process, before the start
     was recorded: the restarted daemon finds the run by its claim, adopts
-    it and bills it; it is not started a second time."""
+    it and bills it; it is not started a second time.  (Starts are
+    confirmed in the order the supervisors report them, so the one the
+    daemon died on may be any of the three.)"""
     ev = fault_window(env, "start")
-    check("recorded after a daemon restart" in ev, "task 1 events:\n" + ev)
+    check(any("recorded after a daemon restart" in e for e in ev),
+          "no task's start was recorded after the restart:\n" + "\n".join(ev))
 
 
 @case(timeout=600)

@@ -15,7 +15,7 @@ import subprocess
 import time
 
 import jfit
-from jfit import Daemon, Skip, TestFailure, case, check
+from jfit import Daemon, Skip, TestFailure, case, check, money
 
 PYTHON = "/usr/bin/python3"
 
@@ -338,6 +338,88 @@ def private(env, u):
     env.remount()
     refused(B, "read", p("queues/pq/groups/g1/status"))
     ok(A, "read", p("queues/pq/groups/g1/status"))
+
+
+@case(timeout=120)
+def test_private_billing(env):
+    """/billing/ledger.csv, summary and cost show a reader only the rows of
+    queues they may look into: a private queue's rows to its owner and root,
+    not to another user (who sees the shared queue's and the batches'), and
+    each reader's totals are the sums of the rows it is shown.  A reading
+    cached for one user is never handed to another."""
+    u = Users().make()
+    try:
+        private_billing(env, u)
+    finally:
+        u.remove()
+
+
+def ledger_of(text):
+    import csv
+    import io
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def private_billing(env, u):
+    allow_other(env)
+    A, B = u.a, u.b
+    p = env.p
+    spec = 'command: ["/bin/sh", "-c", "sleep 1.2"]\n'
+    ok(A, "mkdir", p("queues/pq"))
+    ok(A, "write", p("queues/pq/spec.yaml"), "capacity: 4\nprivate: true\n")
+    ok(A, "mkdir", p("queues/pq/groups/secret"))
+    ok(A, "write", p("queues/pq/groups/secret/spec.yaml"), spec)
+    ok(B, "mkdir", p("queues/qb"))
+    ok(B, "mkdir", p("queues/qb/groups/open"))
+    ok(B, "write", p("queues/qb/groups/open/spec.yaml"), spec)
+    ok(B, "mkdir", p("tasks/bb"))
+    ok(B, "write", p("tasks/bb/spec.yaml"), spec)
+    for g in ("queues/pq/groups/secret", "queues/qb/groups/open", "tasks/bb"):
+        wait_done(env, g)
+    env.poll_until(lambda: len(env.ledger()) == 3, 5, "three closed ledger rows")
+
+    def view(user):
+        led = ok(user, "read", p("billing/ledger.csv"))
+        summ = ok(user, "read", p("billing/summary"))
+        cost = ok(user, "read", p("billing/cost"))
+        return ledger_of(led), led, summ, cost
+
+    # read as A, then at once as B and root: nobody gets another's rendering
+    for _ in range(2):
+        ra, la, sa, ca = view(A)
+        rb, lb, sb, cb = view(B)
+        rr = env.ledger()
+        check(sorted(r["queue"] for r in ra) == ["", "pq", "qb"],
+              "A's ledger rows: %r" % [(r["queue"], r["group"]) for r in ra])
+        check(sorted(r["queue"] for r in rb) == ["", "qb"],
+              "B's ledger rows: %r" % [(r["queue"], r["group"]) for r in rb])
+        check(len(rr) == 3, "root's ledger rows: %r" % rr)
+        check("pq" not in lb and "secret" not in lb, "B's ledger.csv names the private queue")
+        check("pq" not in sb and "secret" not in sb, "B's summary names the private queue:\n" + sb)
+        check("pq" in sa and "secret" in sa, "A's summary lacks its own queue:\n" + sa)
+        # each reader's totals are the sums of the rows it is shown
+        for rows, summ, cost, who in ((ra, sa, ca, "A"), (rb, sb, cb, "B")):
+            total = sum(money(r["amount"] + " CNY")[0] for r in rows)
+            secs = sum(int(r["seconds"]) for r in rows)
+            check(money(cost)[0] == total, "%s: billing/cost %r, rows %d" % (who, cost, total))
+            first = summ.splitlines()[0]
+            check(first.startswith("total (ledger.csv): ") and
+                  first.endswith(", %d node-seconds" % secs),
+                  "%s: summary %r, rows %d s" % (who, first, secs))
+        # stat tells each reader the size of what it reads (the kernel
+        # keeps one copy of an inode's attributes for every user)
+        os.stat(p("billing/ledger.csv"))
+        b_size = json.loads(subprocess.run(
+            ["runuser", "-u", B, "--", PYTHON, "-c",
+             "import os,sys,json; p=sys.argv[1]; s=os.stat(p).st_size; "
+             "print(json.dumps([s, len(open(p,'rb').read())]))", p("billing/ledger.csv")],
+            capture_output=True, text=True, timeout=20).stdout)
+        check(b_size[0] == b_size[1], "B: stat says %d bytes, read gives %d" % tuple(b_size))
+    # the queue's owner after a restart still sees its rows, B still does not
+    env.remount()
+    check(sorted(r["queue"] for r in ledger_of(ok(B, "read", p("billing/ledger.csv")))) ==
+          ["", "qb"], "B after a restart")
+    check(len(ledger_of(ok(A, "read", p("billing/ledger.csv")))) == 3, "A after a restart")
 
 
 @case(timeout=60)

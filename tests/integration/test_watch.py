@@ -178,3 +178,33 @@ def test_inotify_logs_and_events(env):
     env.wait(g, "Succeeded", timeout=10)
     rd.wait_for(lambda ls: any("events" in l and "MODIFY" in l for l in ls), 2,
                 "an inotify MODIFY on the group's events")
+
+
+@case(timeout=60)
+def test_inotify_directory(env):
+    """A watch on a directory reports its files changing, also files nobody
+    looked up (the daemon touches only what the kernel holds: here the
+    directory, not its status)."""
+    if not have("inotifywait"):
+        raise Skip("inotifywait not installed (apt package inotify-tools)")
+    g = env.group('command: ["/bin/sh", "-c", "sleep 1.5"]\n')
+    t = os.path.join(g, "tasks/0")
+    env.poll_until(lambda: os.path.isdir(env.p(t)), 10, "task 0 to exist")
+    iw = env.popen(["inotifywait", "-m", "-e", "modify,attrib,close_write", env.p(t)],
+                   stderr=subprocess.STDOUT)
+    rd = LineReader(iw)
+    rd.wait_for(lambda ls: any("Watches established" in l for l in ls), 5,
+                "inotifywait to be ready")
+    n0 = len(rd.lines)
+    # no one reads tasks/0/status through the mount: the watch is all there is
+    st = env.status(g)
+    t_end = time.monotonic() + 10
+    while st["state"] not in ("Succeeded", "Failed") and time.monotonic() < t_end:
+        time.sleep(0.1)
+        st = env.status(g)
+    t_change = time.monotonic()
+    rd.wait_for(lambda ls: any(" status" in l and ("MODIFY" in l or "CLOSE_WRITE" in l)
+                               for l in ls[n0:]), 1.5,
+                "an inotify event on tasks/0/status within 1.5 s, through the directory")
+    check(time.monotonic() - t_change <= 1.5, "late inotify event")
+    check(st["state"] == "Succeeded", "group ended %s" % st["state"])

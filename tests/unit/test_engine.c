@@ -45,6 +45,7 @@ struct fix {
 	int changes;                /* notifications seen */
 	int64_t queue;
 	int64_t grace_s;            /* the cluster's preempt_grace for the next start; 0 = 30 */
+	int64_t first;              /* test_group_cache_trim: its first group's id */
 };
 
 static int64_t real_ms(void)
@@ -359,6 +360,42 @@ static void test_group_succeeds(void **state)
 	}
 }
 
+static bool all_settled(struct fix *f, int64_t n)
+{
+	for (int64_t g = 1; g <= n; g++)
+		if (!jf_state_final(group_state(f, f->first + g - 1)))
+			return false;
+	return true;
+}
+
+/*
+ * Finished groups leave the engine's cache of parsed specs but the last
+ * 64: after 100 groups ran, it holds at most that many, and a finished
+ * group's spec is still there on demand (parsed again).
+ */
+static void test_group_cache_trim(void **state)
+{
+	struct fix *f = *state;
+	enum { N = 100 };
+	char name[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		int64_t g = submit(f, name, "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+		if (i == 0)
+			f->first = g;
+	}
+	assert_true(run_until(f, all_settled, N, 30000, NULL, NULL));
+	for (int64_t g = f->first; g < f->first + N; g++)
+		assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	turn(f, 10);   /* an entry point's end: the cache trims */
+	assert_true(jf_engine_cached_groups(f->e) <= 64);
+	const struct jf_spec *s = jf_engine_spec(f->e, f->first);
+	assert_non_null(s);
+	assert_int_equal(s->completions, 1);
+	turn(f, 10);
+	assert_true(jf_engine_cached_groups(f->e) <= 64);
+}
+
 static void test_retry_then_fail(void **state)
 {
 	struct fix *f = *state;
@@ -594,6 +631,56 @@ static void test_restart_adopts(void **state)
 			 1);
 }
 
+/*
+ * A spec stored by an earlier version that this one refuses (written here
+ * straight into the store: parallelism 2,000,000, over today's limit of
+ * 1,000,000) while its group runs: after a restart the group is not lost
+ * but ended Failed, its message naming the key and the limit; its waiting
+ * tasks are Stopped, its running node is stopped and its end and bill
+ * recorded; nothing crashes and other groups go on.
+ */
+static void test_spec_over_limit_after_restart(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "old", "completions: 3\nparallelism: 1\n"
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	jf_engine_free(f->e);
+	f->e = NULL;
+	f->be = NULL;
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	char sql[256];
+	snprintf(sql, sizeof(sql), "UPDATE groups SET spec = 'completions: 3\nparallelism: 2000000\n"
+		 "command: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n' WHERE id = %lld", (long long)g);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	engine_start(f);
+	assert_int_equal(group_state(f, g), JF_ST_FAILED);
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
+	assert_non_null(strstr(r.message, "parallelism"));
+	assert_non_null(strstr(r.message, "1000000"));
+	assert_non_null(strstr(r.message, "earlier version"));
+	jf_group_release(&r);
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, "Warning Invalid"));
+	free(ev);
+	for (int64_t i = 0; i < 3; i++)
+		assert_int_equal(task_state(f, g, i), JF_ST_STOPPED);
+	assert_null(jf_engine_spec(f->e, g));
+	/* the node that ran is stopped and reaped, its segment closed */
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1 AND "
+				      "end_ms = 0", g), 0);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1", g), 1);
+	/* and the engine goes on */
+	int64_t g2 = submit(f, "new", "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	assert_true(run_until(f, settled, g2, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g2), JF_ST_SUCCEEDED);
+}
+
 /* The queue's group_timeout stops a group that never started a task, with
  * the injected clock; the group holding the queue keeps running. */
 static void test_group_timeout(void **state)
@@ -809,6 +896,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_group_succeeds),
+		T(test_group_cache_trim),
 		T(test_retry_then_fail),
 		T(test_parallelism),
 		T(test_timeout),
@@ -816,6 +904,7 @@ int main(void)
 		T(test_resume_running),
 		T(test_refused_spec),
 		T(test_restart_adopts),
+		T(test_spec_over_limit_after_restart),
 		T(test_group_timeout),
 		T(test_active_deadline),
 		T(test_unit_runtime_refused),

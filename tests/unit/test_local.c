@@ -68,6 +68,30 @@ static struct jf_backend *new_backend(void)
 	return be;
 }
 
+/*
+ * Results reaped while waiting for something else (start_run waits for a
+ * `started`, and an end of another run may come first): handed out by
+ * wait_result before anything new.
+ */
+static struct jf_run_result stash[64];
+static size_t nstash;
+
+static void stash_put(const struct jf_run_result *res)
+{
+	if (nstash == sizeof(stash) / sizeof(stash[0]))
+		fail_msg("too many results stashed");
+	stash[nstash++] = *res;
+}
+
+static bool stash_get(struct jf_run_result *res)
+{
+	if (!nstash)
+		return false;
+	*res = stash[0];
+	memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
+	return true;
+}
+
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
@@ -89,6 +113,7 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 static int teardown(void **state)
 {
 	struct fix *f = *state;
+	nstash = 0;
 	jf_backend_free(f->be);
 	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(f);
@@ -136,6 +161,39 @@ static off_t file_size(const char *dir, const char *name)
 	return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
+
+/*
+ * Wait at most timeout_ms for the start of cookie to be confirmed (a
+ * `started` result: its pid and start time into *out).  False if the run
+ * ended first (its end is stashed) or nothing came.
+ */
+static bool wait_started(struct jf_backend *be, uint64_t cookie, int timeout_ms,
+			 struct jf_run_started *out)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	struct jf_run_result res;
+	for (;;) {
+		while (jf_backend_reap(be, &res, 1) == 1) {
+			if (res.started && res.cookie == cookie) {
+				out->pid = res.pid;
+				out->start_ms = res.start_ms;
+				return true;
+			}
+			if (res.started)
+				continue;   /* another run's start */
+			stash_put(&res);
+			if (res.cookie == cookie)
+				return false;
+		}
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return false;
+		struct pollfd p = { .fd = jf_backend_fd(be), .events = POLLIN };
+		poll(&p, 1, (int)left);
+	}
+}
+
+/* Start a run and wait for its start to be confirmed (pending, backend.h). */
 static void start_run(struct jf_backend *be, const char *dir, const struct jf_proc *procs,
 		      size_t nprocs, uint64_t cookie, struct jf_run_started *out)
 {
@@ -148,9 +206,15 @@ static void start_run(struct jf_backend *be, const char *dir, const struct jf_pr
 		.nprocs = nprocs,
 	};
 	struct jf_error err = { 0 };
+	memset(out, 0, sizeof(*out));
 	enum jf_err rc = jf_backend_start(be, &l, cookie, out, &err);
 	if (rc != JF_OK)
 		fail_msg("start: %s", err.msg);
+	assert_true(out->pending);   /* the local backend never waits for the shim */
+	assert_int_equal(out->start_ms, 0);
+	assert_true(strncmp(out->handle, "local:", 6) == 0);
+	if (!wait_started(be, cookie, 10000, out))
+		fail_msg("start of run %llu not confirmed", (unsigned long long)cookie);
 }
 
 /* One sh -c SCRIPT process named main. */
@@ -163,13 +227,16 @@ static void start_sh(struct jf_backend *be, const char *dir, const char *script,
 	start_run(be, dir, &p, 1, cookie, out);
 }
 
-/* Wait at most timeout_ms for one result. */
+/* Wait at most timeout_ms for one end (`started` results are passed over). */
 static bool wait_result(struct jf_backend *be, int timeout_ms, struct jf_run_result *res)
 {
 	int64_t deadline = now_ms() + timeout_ms;
+	if (stash_get(res))
+		return true;
 	for (;;) {
-		if (jf_backend_reap(be, res, 1) == 1)
-			return true;
+		while (jf_backend_reap(be, res, 1) == 1)
+			if (!res->started)
+				return true;
 		int64_t left = deadline - now_ms();
 		if (left <= 0)
 			return false;
@@ -970,7 +1037,8 @@ static void test_bad_launch(void **state)
 	struct jf_launch m = { .run_dir = gone, .procs = &q, .nprocs = 1 };
 	assert_int_equal(jf_backend_start(f->be, &m, 1, &st, &err), JF_EIO);
 
-	/* The shim cannot open its output files: its "error" line, no run. */
+	/* The shim cannot open its output files: its "error" line, no run -
+	 * an end as a start failure, with no `started` before it. */
 	char *echo[] = { "echo", "x", NULL };
 	struct jf_proc e = { .name = "main", .argv = echo, .envp = ok };
 	char blocked[PATH_MAX], sub[PATH_MAX + 8];
@@ -978,8 +1046,19 @@ static void test_bad_launch(void **state)
 	snprintf(sub, sizeof(sub), "%s/stdout", blocked);
 	assert_int_equal(mkdir(sub, 0755), 0);
 	struct jf_launch b = { .run_dir = blocked, .procs = &e, .nprocs = 1 };
-	assert_int_equal(jf_backend_start(f->be, &b, 1, &st, &err), JF_EIO);
-	assert_non_null(strstr(err.msg, "stdout"));
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(jf_backend_start(f->be, &b, 9, &st, &err), JF_OK);
+	assert_true(st.pending);
+	assert_false(wait_started(f->be, 9, 5000, &st));
+	struct jf_run_result res;
+	expect_result(f->be, 100, &res);
+	assert_int_equal(res.cookie, 9);
+	assert_true(res.start_failed);
+	assert_false(res.lost);
+	assert_int_equal(res.exit_code, 127);
+	assert_non_null(strstr(res.message, "jobfs-shim: "));
+	assert_non_null(strstr(res.message, "stdout"));
+	assert_int_equal(jf_backend_reap(f->be, &res, 1), 0);
 	assert_int_equal(jf_backend_reap(f->be, NULL, 0), 0);
 
 	struct jf_backend *be = jf_local_new("/nonexistent/jobfs-shim", &err);
@@ -1072,6 +1151,91 @@ static void test_drain_timeout(void **state)
 	free(out);
 }
 
+/* A shim behind a wrapper script (it keeps fd 3): "sleep 1; exec SHIM" or
+ * one that never becomes a shim at all. */
+static struct jf_backend *wrapped_backend(struct fix *f, const char *name, const char *body)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "#!/bin/sh\n%s\n", body);
+	fclose(fp);
+	assert_int_equal(chmod(path, 0755), 0);
+	struct jf_error err = { 0 };
+	struct jf_backend *be = jf_local_new(path, &err);
+	if (!be)
+		fail_msg("jf_local_new: %s", err.msg);
+	return be;
+}
+
+/*
+ * start() returns at once, before the shim has started anything; the
+ * `started` result carries the real start time (the shim's ready line),
+ * not the time of the spawn, and the end has the same one.
+ */
+static void test_start_pending(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX], body[PATH_MAX + 64];
+	snprintf(body, sizeof(body), "sleep 1; exec '%s' \"$@\"", shim_path());
+	struct jf_backend *be = wrapped_backend(f, "slow-shim", body);
+	char *argv[] = { "/bin/sh", "-c", "echo hi", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	struct jf_run_started st;
+	struct jf_run_result res;
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	struct jf_launch l = { .run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
+			       .procs = &p, .nprocs = 1 };
+	memset(&st, 0, sizeof(st));
+	int64_t t0 = now_ms();
+	assert_int_equal(jf_backend_start(be, &l, 5, &st, &err), JF_OK);
+	assert_true(now_ms() - t0 < 500);
+	assert_true(st.pending);
+	assert_int_equal(st.pid, 0);
+	assert_int_equal(st.start_ms, 0);
+	/* signals reach it from the start: the handle is the shim's */
+	pid_t shim = handle_pid(st.handle);
+	assert_true(shim > 0);
+	assert_true(wait_started(be, 5, 5000, &st));
+	assert_true(st.pid > 0 && st.pid != shim);
+	assert_true(st.start_ms >= t0 + 900);
+	expect_result(be, 5000, &res);
+	assert_int_equal(res.cookie, 5);
+	assert_int_equal(res.exit_code, 0);
+	assert_int_equal(res.start_ms, st.start_ms);
+	jf_backend_free(be);
+}
+
+/* A supervisor that dies without its ready line: a start failure saying how. */
+static void test_start_shim_dies(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_backend *be = wrapped_backend(f, "bad-shim", "exit 3");
+	char *argv[] = { "true", NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = argv };
+	struct jf_run_started st;
+	struct jf_run_result res;
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	struct jf_launch l = { .run_dir = dir, .cwd = dir, .procs = &p, .nprocs = 1 };
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(jf_backend_start(be, &l, 6, &st, &err), JF_OK);
+	assert_false(wait_started(be, 6, 5000, &st));
+	expect_result(be, 100, &res);
+	assert_int_equal(res.cookie, 6);
+	assert_true(res.start_failed);
+	assert_int_equal(res.exit_code, 127);
+	assert_non_null(strstr(res.message, "ended before starting anything"));
+	assert_non_null(strstr(res.message, "exit 3"));
+	jf_backend_free(be);
+}
+
 #define MANY 200
 
 static void test_many(void **state)
@@ -1081,16 +1245,26 @@ static void test_many(void **state)
 	static char scripts[MANY][32];
 	struct jf_run_started st;
 	struct jf_run_result res[64];
-	bool seen[MANY] = { false };
+	bool seen[MANY] = { false }, started[MANY] = { false };
 	struct timespec t0, t1;
+	char *envp[] = { PATH, NULL };
+	struct jf_error err = { 0 };
 
 	for (int i = 0; i < MANY; i++) {
 		run_dir(f, dirs[i], sizeof(dirs[i]));
 		snprintf(scripts[i], sizeof(scripts[i]), "sleep 0.2; exit %d", i % 256);
 	}
+	/* start() does not wait for the shims: their starts are confirmed later */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < MANY; i++)
-		start_sh(f->be, dirs[i], scripts[i], (uint64_t)i, &st);
+	for (int i = 0; i < MANY; i++) {
+		char *argv[] = { "/bin/sh", "-c", scripts[i], NULL };
+		struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+		struct jf_launch l = { .run_dir = dirs[i], .cwd = dirs[i], .uid = getuid(),
+				       .gid = getgid(), .procs = &p, .nprocs = 1 };
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(jf_backend_start(f->be, &l, (uint64_t)i, &st, &err), JF_OK);
+		assert_true(st.pending);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	print_message("%d starts: %.1f ms, %.3f ms per start()\n", MANY, ms, ms / MANY);
@@ -1103,6 +1277,15 @@ static void test_many(void **state)
 		size_t n = jf_backend_reap(f->be, res, 64);
 		for (size_t i = 0; i < n; i++) {
 			assert_true(res[i].cookie < MANY);
+			if (res[i].started) {
+				/* once, before its end, with the shim's start time */
+				assert_false(started[res[i].cookie]);
+				assert_false(seen[res[i].cookie]);
+				assert_true(res[i].pid > 0 && res[i].start_ms > 0);
+				started[res[i].cookie] = true;
+				continue;
+			}
+			assert_true(started[res[i].cookie]);
 			assert_false(seen[res[i].cookie]);
 			seen[res[i].cookie] = true;
 			assert_false(res[i].lost);
@@ -1140,6 +1323,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_group_cleanup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_launch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_pending, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_shim_dies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1810,6 +1810,196 @@ static void test_ledger_segments(void **state)
 
 /* Totals past INT64_MAX show as INT64_MAX at every scope, without error;
  * past INT64_MIN (only rows written by hand can be negative) as INT64_MIN. */
+/*
+ * The whole ledger's and the queues' closed totals are kept in memory and
+ * moved with every close: after closes, after a rollback, with more queues
+ * than the memo holds, they equal the sums SQL makes from the rows.
+ */
+static void sums_match(struct fix *f, int nq)
+{
+	char sql[160];
+	for (int q = 0; q <= nq; q++) {
+		if (q)
+			snprintf(sql, sizeof(sql), "SELECT ifnull(sum(amount), 0) FROM ledger WHERE "
+				 "queue_id = %d AND end_ms != 0", q);
+		else
+			snprintf(sql, sizeof(sql), "SELECT ifnull(sum(amount), 0) FROM ledger WHERE "
+				 "end_ms != 0");
+		int64_t want = sql_int(f->db, sql);
+		int64_t a = -1, secs = -1;
+		/* now = 0: open rows add nothing */
+		assert_int_equal(jf_ledger_sum(f->st, q ? JF_SCOPE_QUEUE : JF_SCOPE_ALL, q, 0, &a,
+					       &secs), JF_OK);
+		if (a != want)
+			fail_msg("queue %d: amount %lld, the rows say %lld", q, (long long)a,
+				 (long long)want);
+	}
+}
+
+static void test_ledger_memo(void **state)
+{
+	struct fix *f = *state;
+	enum { NQ = 20, PER = 5 };   /* more queues than JF_LEDGER_MEMOS */
+	for (int q = 1; q <= NQ; q++)
+		for (int i = 0; i < PER; i++) {
+			struct jf_ledger_rec r = row(q, "q", q, "g", q * 100 + i, q * 1000 + i,
+						     q * 10 + i, "on-demand", "4090", 1,
+						     T0 + i * 700, 3600000 + q * 1000);
+			assert_int_equal(jf_ledger_open(f->st, &r, NULL), JF_OK);
+		}
+	sums_match(f, NQ);   /* every memo filled (and some replaced) */
+	for (int q = 1; q <= NQ; q++)
+		for (int i = 0; i < PER; i += 2)
+			assert_int_equal(jf_ledger_close(f->st, q * 10 + i, T0 + 5000 + q * 333),
+					 JF_OK);
+	sums_match(f, NQ);
+	/* closes that are rolled back count nowhere */
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	for (int q = 1; q <= NQ; q++)
+		assert_int_equal(jf_ledger_close(f->st, q * 10 + 1, T0 + 90000), JF_OK);
+	int64_t a = 0, secs = 0, before = 0;
+	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_QUEUE, 3, 0, &a, &secs), JF_OK);
+	before = a;
+	jf_store_rollback(f->st);
+	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_QUEUE, 3, 0, &a, &secs), JF_OK);
+	assert_true(a < before);   /* inside, the transaction's closes counted */
+	sums_match(f, NQ);
+	/* and a clean stop's close of everything */
+	int64_t closed = 0;
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 100000, &closed), JF_OK);
+	assert_int_equal(closed, NQ * PER - NQ * ((PER + 1) / 2));
+	sums_match(f, NQ);
+}
+
+/*
+ * Task counts of groups and queues are kept in memory and moved with every
+ * task state written: they equal what the rows say after single moves,
+ * after writes of many tasks, a reset, a rolled-back transaction, a
+ * delete, and a write by another connection.
+ */
+static void counts_match(struct fix *f, int64_t q, const int64_t *groups, int ng)
+{
+	char sql[200];
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, c), JF_OK);
+	for (int st = 0; st < 10; st++) {
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks t JOIN groups g ON "
+			 "g.id = t.group_id WHERE g.queue_id = %lld AND t.state = %d",
+			 (long long)q, st);
+		if (c[st] != sql_int(f->db, sql))
+			fail_msg("queue %lld state %d: %lld, the rows say %lld", (long long)q, st,
+				 (long long)c[st], (long long)sql_int(f->db, sql));
+	}
+	for (int i = 0; i < ng; i++) {
+		assert_int_equal(jf_group_count_tasks(f->st, groups[i], c), JF_OK);
+		for (int st = 0; st < 10; st++) {
+			snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks WHERE group_id = %lld"
+				 " AND state = %d", (long long)groups[i], st);
+			if (c[st] != sql_int(f->db, sql))
+				fail_msg("group %lld state %d: %lld, the rows say %lld",
+					 (long long)groups[i], st, (long long)c[st],
+					 (long long)sql_int(f->db, sql));
+		}
+	}
+}
+
+static void test_count_memo(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "cq"), other = mkqueue(f->st, "co");
+	int64_t g[3] = { mkgroup(f->st, q, JF_KIND_GROUP, "a"), mkgroup(f->st, q, JF_KIND_GROUP, "b"),
+			 mkgroup(f->st, other, JF_KIND_GROUP, "c") };
+	counts_match(f, q, g, 3);   /* drafts: no tasks, memos made */
+	accept(f->st, g[0], 5, 5);
+	accept(f->st, g[1], 3, 3);
+	accept(f->st, g[2], 4, 4);
+	counts_match(f, q, g, 3);
+	counts_match(f, other, &g[2], 1);
+	/* single moves, and a write that changes nothing */
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[0], 0), JF_ST_RUNNING, "", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[0], 1), JF_ST_RUNNING, "", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[0], 1), JF_ST_RUNNING, "x", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[1], 2), JF_ST_SUCCEEDED, "", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[2], 0), JF_ST_FAILED, "", T0),
+			 JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, 999999, JF_ST_FAILED, "", T0), JF_OK);
+	counts_match(f, q, g, 3);
+	counts_match(f, other, &g[2], 1);
+	/* many at once; a reset */
+	assert_int_equal(jf_task_set_state_all(f->st, g[0], 1u << JF_ST_WAITING, JF_ST_STOPPED,
+					       "ended", T0, NULL), JF_OK);
+	counts_match(f, q, g, 3);
+	assert_int_equal(jf_group_reset(f->st, g[1], 0), JF_OK);
+	counts_match(f, q, g, 3);
+	/* inside a transaction the moves count; rolled back, they do not */
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g[1], 0), JF_ST_RUNNING, "", T0),
+			 JF_OK);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(c[JF_ST_RUNNING], 3);
+	jf_store_rollback(f->st);
+	counts_match(f, q, g, 3);
+	/* another connection writes */
+	sql_exec(f->db, "UPDATE tasks SET state = 6");
+	counts_match(f, q, g, 3);
+	/* a group goes, with its tasks */
+	assert_int_equal(jf_group_delete(f->st, g[1]), JF_OK);
+	counts_match(f, q, g, 1);
+}
+
+/* A reader's view: the rows of batches (queue 0) and of the queues listed. */
+static void test_ledger_view(void **state)
+{
+	struct fix *f = *state;
+	struct jf_ledger_rec r1 = row(1, "qa", 10, "g1", 100, 1000, 501, "on-demand", "4090", 1,
+				      T0, 3600000);
+	struct jf_ledger_rec r2 = row(2, "qb", 20, "g2", 200, 2000, 502, "spot", "", 0, T0,
+				      3600000);
+	struct jf_ledger_rec r3 = row(0, "", 30, "b1", 300, 3000, 503, "on-demand", "H800", 1,
+				      T0, 3600000);
+	struct jf_ledger_rec r4 = row(7, "gone", 40, "g4", 400, 4000, 504, "on-demand", "", 0, T0,
+				      3600000);
+	assert_int_equal(jf_ledger_open(f->st, &r1, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &r2, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &r3, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &r4, NULL), JF_OK);
+	assert_int_equal(jf_ledger_close_all(f->st, T0 + 2000, NULL), JF_OK);
+	const int64_t qs[] = { 2, 5 };
+	struct jf_ledger_view v = { qs, 2 };
+	assert_true(jf_ledger_view_has(&v, 0));
+	assert_true(jf_ledger_view_has(&v, 2));
+	assert_true(jf_ledger_view_has(&v, 5));
+	assert_false(jf_ledger_view_has(&v, 1));
+	assert_false(jf_ledger_view_has(&v, 7));
+	assert_true(jf_ledger_view_has(NULL, 1));
+	struct totals t = { .n = 0 };
+	assert_int_equal(jf_ledger_totals_view(f->st, "queue", &v, collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "(independent)");
+	assert_string_equal(t.key[1], "qb");
+	assert_int_equal(t.amount[1], 2000);
+	assert_int_equal(t.seconds[1], 2);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals_view(f->st, "group", &v, collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.key[0], "qb/g2");
+	assert_string_equal(t.key[1], "tasks/b1");
+	memset(&t, 0, sizeof(t));
+	struct jf_ledger_view none = { NULL, 0 };
+	assert_int_equal(jf_ledger_totals_view(f->st, "gpu", &none, collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 1);
+	assert_string_equal(t.key[0], "H800");
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(jf_ledger_totals_view(f->st, "billing", NULL, collect_totals, &t), JF_OK);
+	assert_int_equal(t.n, 2);   /* NULL: every row */
+	assert_int_equal(jf_ledger_totals_view(f->st, "nope", &v, collect_totals, &t), JF_EINVAL);
+}
+
 static void test_ledger_saturate(void **state)
 {
 	struct fix *f = *state;
@@ -2161,6 +2351,9 @@ int main(void)
 		T(test_ledger),
 		T(test_ledger_segments),
 		T(test_ledger_saturate),
+		T(test_ledger_memo),
+		T(test_ledger_view),
+		T(test_count_memo),
 		T(test_txn_failed_statement),
 		T(test_txn_commit_rollback),
 		T(test_txn_accept_nested),
