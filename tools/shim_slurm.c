@@ -42,7 +42,8 @@
  *   (idx), JOB_TASK_COUNT (tasks), JOB_NODE_INDEX (node), JOB_NODE_COUNT
  *   (nodes), JOB_COMPLETION_INDEX (only with node_index: node when nodes
  *   > 1, else idx), JOB_ATTEMPT (attempt_base + restart), JOB_MASTER_ADDR
- *   (SLURM_LAUNCH_NODE_IPADDR, else the first host of SLURM_JOB_NODELIST:
+ *   (SLURM_LAUNCH_NODE_IPADDR, else 127.0.0.1 for one node run without
+ *   srun, else the first host of SLURM_JOB_NODELIST:
  *   "n[1-3],m2" -> "n1", "gpu[07,09]" -> "gpu07"), JOB_MASTER_PORT
  *   (master_port_base + (J * 131 + idx) % 20000, J = SLURM_ARRAY_JOB_ID,
  *   else SLURM_JOB_ID), JOB_CHECKPOINT_DIR (ckpt_root/<idx>, made 0700 and
@@ -595,6 +596,10 @@ static int slurm_fit(struct shim *s, const char *run_dir, char *err, size_t n)
 	} else if (first_host(e->nodelist, addr, sizeof(addr)) < 0) {
 		snprintf(err, n, "SLURM_JOB_NODELIST: '%.60s' is not a host list", e->nodelist);
 		return -1;
+	} else if (e->nnodes == 1) {
+		/* one node and no srun (the batch script runs the shim
+		 * itself): rank 0 is this host, whatever its name resolves to */
+		snprintf(addr, sizeof(addr), "127.0.0.1");
 	}
 	int64_t port = ls->master_port_base +
 		       (int64_t)((e->port_job * 131 + (uint64_t)s->idx) % SLURM_PORT_SPAN);

@@ -48,7 +48,8 @@ static bool quote(const char *s, char *buf, size_t n)
 	return true;
 }
 
-char *jf_slurm_script(const char *shim, const char *dir, int64_t nodes, struct jf_error *err)
+char *jf_slurm_script(const char *shim, const char *dir, int64_t nodes, bool spot,
+		      struct jf_error *err)
 {
 	char qs[PATH_SAFE_MAX * 4 + 3], qd[PATH_SAFE_MAX * 4 + 3];
 	if (strlen(shim) > PATH_SAFE_MAX || strlen(dir) > PATH_SAFE_MAX ||
@@ -57,6 +58,17 @@ char *jf_slurm_script(const char *shim, const char *dir, int64_t nodes, struct j
 		return NULL;
 	}
 	char *out = NULL;
+	if (nodes == 1 && !spot) {
+		if (asprintf(&out,
+			     "#!/bin/sh\n"
+			     "# jobfs: the node runs the task under jobfs-shim, whose exit\n"
+			     "# status is the job's (0, 1, or 143: stopped from outside)\n"
+			     "exec %s --slurm %s\n", qs, qd) < 0) {
+			jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+			return NULL;
+		}
+		return out;
+	}
 	if (asprintf(&out,
 		     "#!/bin/sh\n"
 		     "# jobfs: every node runs the task under jobfs-shim; the job's exit\n"

@@ -13,6 +13,13 @@
  * DIR/<idx>/<run>/<node>), and the job's exit status is the verdict over
  * all nodes: 0, 1 (a node failed on its own), or 143 (stopped from
  * outside: a preempted job is requeued by Slurm's RequeueExit=143).
+ *
+ * A one-node element that cannot be preempted (on-demand) runs the
+ * supervisor straight from the batch script instead, `exec SHIM --slurm
+ * DIR`: no job step to create and launch, a fifth of a second less per
+ * element, and one node's exit status is its verdict.  Spot elements keep
+ * srun: at a preemption Slurm SIGTERMs a job's steps when the grace time
+ * begins, but its batch script only when the grace time is over.
  */
 #ifndef JF_SLURM_SCRIPT_H
 #define JF_SLURM_SCRIPT_H
@@ -24,7 +31,8 @@
 
 /* The batch script (caller frees); NULL when a path cannot be quoted or
  * on ENOMEM (err says which). */
-char *jf_slurm_script(const char *shim, const char *dir, int64_t nodes, struct jf_error *err);
+char *jf_slurm_script(const char *shim, const char *dir, int64_t nodes, bool spot,
+		      struct jf_error *err);
 /* {"script": ..., "job": {...}} for POST /job/submit (caller decrefs).
  * array is the index set relative to b->idx[0] with its throttle,
  * "0-99%10"; comment is the key Slurm keeps ("jobfs:<uuid>:<key>"). */

@@ -121,7 +121,7 @@ static enum jf_err slurm_submit(struct jf_backend *be, const struct jf_batch *b,
 		goto out;
 	}
 	give_to(path, b->uid, b->gid);
-	script = jf_slurm_script(s->shim, b->dir, b->nodes, err);
+	script = jf_slurm_script(s->shim, b->dir, b->nodes, b->spot, err);
 	if (!script) {
 		rc = err->code;
 		goto out;

@@ -594,6 +594,7 @@ static void expect_master(struct fix *f, const char *nodelist, const char *want)
 	slurm_set_int(f, "first_index", ++n);
 	env_unset(&f->env, "SLURM_LAUNCH_NODE_IPADDR");
 	env_set(&f->env, "SLURM_JOB_NODELIST", "%s", nodelist);
+	env_set(&f->env, "SLURM_JOB_NUM_NODES", "2");   /* node 0 of two */
 	int rc = run_node(f);
 	if (rc != 0)
 		fail_msg("%s: shim exit %d: %s", nodelist, rc, f->err);
@@ -635,6 +636,19 @@ static void test_master_addr(void **state)
 	expect_master(f, "a1,b2", "a1");
 	expect_master(f, "rack[2-3]-n[10-11]", "rack2-n10");
 	expect_master(f, "node-1.cluster", "node-1.cluster");
+	/* one node without srun (no SLURM_LAUNCH_NODE_IPADDR): itself */
+	launch_default(f, DUMP_ENV("main"));
+	slurm_set_int(f, "tasks", 1000);
+	slurm_set_int(f, "first_index", 400);
+	env_unset(&f->env, "SLURM_LAUNCH_NODE_IPADDR");
+	env_set(&f->env, "SLURM_JOB_NODELIST", "n7");
+	env_set(&f->env, "SLURM_JOB_NUM_NODES", "1");
+	int rc = run_node(f);
+	if (rc != 0)
+		fail_msg("one node: shim exit %d: %s", rc, f->err);
+	char *d = env_dump(f, "400/0/0", "main");
+	expect_env(d, "JOB_MASTER_ADDR", "127.0.0.1");
+	free(d);
 
 	/* a list that is not one: refused, with a result */
 	const char *bad[] = { "n[1-", "n[x]", "", "n1;rm", "[", "n[]" };

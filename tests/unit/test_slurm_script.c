@@ -56,7 +56,7 @@ static void test_script(void **state)
 {
 	(void)state;
 	struct jf_error err;
-	char *s = jf_slurm_script("/usr/bin/jobfs-shim", "/var/lib/jobfs/slurm/7", 4, &err);
+	char *s = jf_slurm_script("/usr/bin/jobfs-shim", "/var/lib/jobfs/slurm/7", 4, false, &err);
 	assert_non_null(s);
 	assert_non_null(strstr(s, "#!/bin/sh\n"));
 	assert_non_null(strstr(s, "srun --kill-on-bad-exit=1 --nodes=4 --ntasks=4 "
@@ -66,12 +66,26 @@ static void test_script(void **state)
 				  "'/var/lib/jobfs/slurm/7'\n"));
 	free(s);
 	/* a quote in a path is kept as one word */
-	s = jf_slurm_script("/opt/it's/shim", "/d", 1, &err);
+	s = jf_slurm_script("/opt/it's/shim", "/d", 1, true, &err);
 	assert_non_null(s);
 	assert_non_null(strstr(s, "'/opt/it'\\''s/shim' --slurm '/d'"));
 	free(s);
 	/* a newline cannot be: refused, not run as two commands */
-	assert_null(jf_slurm_script("/bin/x\nrm -rf /", "/d", 1, &err));
+	assert_null(jf_slurm_script("/bin/x\nrm -rf /", "/d", 1, false, &err));
+	assert_int_equal(err.code, JF_EINVAL);
+	/* one on-demand node: the supervisor is the batch script itself */
+	s = jf_slurm_script("/usr/bin/jobfs-shim", "/d", 1, false, &err);
+	assert_non_null(s);
+	assert_null(strstr(s, "srun"));
+	assert_null(strstr(s, "--slurm-verdict"));
+	assert_non_null(strstr(s, "\nexec '/usr/bin/jobfs-shim' --slurm '/d'\n"));
+	free(s);
+	/* one spot node keeps srun: Slurm's SIGTERM at a preemption reaches steps */
+	s = jf_slurm_script("/usr/bin/jobfs-shim", "/d", 1, true, &err);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "srun --kill-on-bad-exit=1 --nodes=1"));
+	free(s);
+	assert_null(jf_slurm_script("/bin/x\nrm -rf /", "/d", 4, true, &err));
 	assert_int_equal(err.code, JF_EINVAL);
 }
 
