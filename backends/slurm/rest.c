@@ -485,7 +485,26 @@ static enum jf_err fetch(struct jf_slurm_rest *r, const char *method, const char
 	} else if (strcmp(method, "GET") != 0) {
 		SETOPT(CURLOPT_CUSTOMREQUEST, method);
 	}
-	if ((cc = curl_easy_perform(r->curl)) != CURLE_OK)
+	/* A submission goes on a connection of its own: slurmrestd may have
+	 * dropped an idle kept-alive one, and a submission that fails that way
+	 * cannot be sent again blindly (it may have been taken).  Anything
+	 * else is safe to send again once, fresh, when a reused connection
+	 * turns out dead. */
+	bool submit = payload && strcmp(path, "/job/submit") == 0;
+	if (submit)
+		SETOPT(CURLOPT_FRESH_CONNECT, 1L);
+	cc = curl_easy_perform(r->curl);
+	long fresh = 1;
+	if (!submit && (cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR ||
+			cc == CURLE_GOT_NOTHING) &&
+	    curl_easy_getinfo(r->curl, CURLINFO_NUM_CONNECTS, &fresh) == CURLE_OK && fresh == 0) {
+		r->ans.len = 0;
+		r->ans.over = false;
+		r->errbuf[0] = '\0';
+		SETOPT(CURLOPT_FRESH_CONNECT, 1L);
+		cc = curl_easy_perform(r->curl);
+	}
+	if (cc != CURLE_OK)
 		goto curl_failed;
 	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &rep->status);
 	rep->body = r->ans.p ? r->ans.p : "";

@@ -392,7 +392,9 @@ retries: 0
 command: ["/bin/sh", "-c", "echo spot $JOB_TASK_INDEX attempt $JOB_ATTEMPT; sleep 30"]
 """, name="spot", queue="qs")
     env.wait(spot, pred=lambda s: s["running"] == 4, timeout=10, what="4 spot tasks running")
-    pids = {i: env.status(os.path.join(spot, "tasks/%d/nodes/0" % i))["pid"] for i in range(4)}
+    # a node has its pid once its supervisor reported (starts do not wait)
+    pids = {i: env.wait(os.path.join(spot, "tasks/%d/nodes/0" % i), "Running", timeout=10)["pid"]
+            for i in range(4)}
     od = env.group('gpu: "4090"\ngpus: 8\ncommand: ["/bin/sh", "-c", "echo on-demand"]\n',
                    name="od", queue="qo")
     try:

@@ -75,7 +75,10 @@ def crash_run(env, finish_while_down):
     n, secs = 3, 3
     g = env.group(RECORDER % {"n": n, "secs": secs, "rec": rec}, name="crash")
     st = env.wait(g, pred=lambda s: s["running"] == n, timeout=10, what="all tasks running")
-    pids = [env.status(os.path.join(g, "tasks/%d/nodes/0" % i))["pid"] for i in range(n)]
+    # a task counts as running from its start on; its node has a pid once
+    # its supervisor reported (starts do not wait for that)
+    pids = [env.wait(os.path.join(g, "tasks/%d/nodes/0" % i), "Running", timeout=10)["pid"]
+            for i in range(n)]
     env.poll_until(lambda: all(os.path.exists(os.path.join(rec, "%d.start" % i))
                                for i in range(n)), 5, "the commands to start")
     env.daemon.kill9()

@@ -288,9 +288,9 @@ def test_slurm_stop_and_timeout(env):
     check(env.ctl(g, "stop") == 0, "ctl stop refused")
     env.wait(g, "Stopped", timeout=30)
     wait_slurm_idle(env)
-    env.wait(g + "/tasks/0", "Stopped", timeout=30)
-    st = env.status(g)
-    check(st["stopped"] == 6, "status: %s" % st)
+    # every task ends Stopped once Slurm told jobfs its elements ended
+    st = env.wait(g, pred=lambda s: s["stopped"] == 6 and s["running"] == 0, timeout=30,
+                  what="all 6 tasks stopped")
     rows = check_costs(env, g, want_rows=2)
     check(all(int(r["seconds"]) < 30 for r in rows), "billed past the stop: %s" % rows)
     # a timeout is enforced to the second by jobfs's supervisor, not Slurm's minutes

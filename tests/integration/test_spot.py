@@ -58,7 +58,9 @@ def test_preempt_a800(env):
           "cluster/settings: %r" % env.read("cluster/settings"))
     spot = env.group(STEPPER, name="spot", queue="qs")
     env.wait(spot, pred=lambda s: s["running"] == 8, timeout=15, what="8 spot tasks running")
-    pids = {i: env.status(os.path.join(spot, "tasks/%d/nodes/0" % i))["pid"] for i in range(8)}
+    # a node has its pid once its supervisor reported (starts do not wait)
+    pids = {i: env.wait(os.path.join(spot, "tasks/%d/nodes/0" % i), "Running", timeout=10)["pid"]
+            for i in range(8)}
     time.sleep(0.5)   # let the steppers count a little, so a checkpoint is > 0
     t0 = time.monotonic()
     od = env.group('gpu: A800\ngpus: 4\ncommand: ["/bin/sh", "-c", "echo on-demand; sleep 1"]\n',

@@ -868,11 +868,14 @@ static void test_log_rotate_lines(void **state)
 	char dir[PATH_MAX];
 	struct jf_run_started st;
 	struct jf_run_result res;
-	char *a[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo a-$i; i=$((i+1)); done",
-		      NULL };
+	/* b's last lines come after a is done (and its output had time to be
+	 * read): they are what the kept tail must end with, however the two
+	 * were scheduled */
+	char *a[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo a-$i; i=$((i+1)); done; "
+		      "touch a-done", NULL };
 	char *b[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo b-$i >&2; "
-		      "i=$((i+1)); done; head -c 10000 /dev/zero | tr '\\0' x; echo; echo end",
-		      NULL };
+		      "i=$((i+1)); done; while [ ! -e a-done ]; do sleep 0.05; done; sleep 0.3; "
+		      "head -c 10000 /dev/zero | tr '\\0' x; echo; echo end", NULL };
 	char *envp[] = { PATH, NULL };
 	struct jf_proc p[2] = {
 		{ .name = "a", .argv = a, .envp = envp },
