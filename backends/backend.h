@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "core/err.h"
 
@@ -314,6 +315,22 @@ static inline void jf_backend_free(struct jf_backend *be)
 {
 	if (be)
 		be->ops->free(be);
+}
+
+/* The clocks the backends read: wall (what results carry) and monotonic
+ * (deadlines), in ms. */
+static inline int64_t jf_be_wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline int64_t jf_be_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 #endif

@@ -259,20 +259,11 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 			     mem > 0 ? mem : (INT64_C(1) << 30), mask, s->containers, np, &al, NULL);
 	for (size_t i = 0; i < np; i++) {
 		const struct jf_container *c = &s->containers[i];
-		envs[i] = jf_env_build(e, g, c, idx[0], 0, sr->attempt_base, NULL, ckpt, uid);
-		argvs[i] = calloc(c->ncommand + c->nargs + 1, sizeof(char *));
-		if (!envs[i] || !argvs[i]) {
+		if (!jf_env_proc(e, g, c, idx[0], 0, sr->attempt_base, NULL, ckpt, uid, &procs[i],
+				 &argvs[i], &envs[i])) {
 			ok = false;
 			break;
 		}
-		size_t k = 0;
-		for (size_t j = 0; j < c->ncommand; j++)
-			argvs[i][k++] = c->command[j];
-		for (size_t j = 0; j < c->nargs; j++)
-			argvs[i][k++] = c->args[j];
-		procs[i].name = c->name;
-		procs[i].argv = argvs[i];
-		procs[i].envp = envs[i];
 		size_t q = 0;
 		for (int b = 0; al && b < 64; b++)
 			if (al->c[i].gpu_mask & (UINT64_C(1) << b))

@@ -207,6 +207,7 @@ void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid
 			 gid_t gid);
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
 void jf_trun_free(struct trun *t);
+/* ending.c: an attempt ended; what follows (see there). */
 void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *r);
 /* A pending start confirmed (r->started, backend.h): record it. */
 void jf_eng_started(struct jf_engine *e, const struct jf_run_result *r);
@@ -222,6 +223,10 @@ void jf_eng_demand(struct jf_engine *e, int model, int64_t delta);
 /* cpu_exclusive: take (cpuset NULL: pick) or give back a node's cores. */
 bool jf_eng_take_cores(struct jf_engine *e, struct trun *t, int64_t node, const uint64_t *cpuset);
 void jf_eng_give_cores(struct jf_engine *e, struct trun *t);
+/* Give back t's cores and its places on the machines (once). */
+void jf_eng_release_slots(struct jf_engine *e, struct trun *t);
+/* How strong a reason to end a task is: a stronger one replaces a weaker. */
+int jf_eng_why_rank(enum jf_why w);
 /* After a restart: a task still Running whose every node's last attempt
  * had ended (the daemon died between recording the ends and judging the
  * task): judge it now, as it would have been.  False if some node's last
@@ -269,5 +274,11 @@ char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_co
 		    int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
 		    const char *ckpt_dir, uid_t uid);
 void jf_env_free(char **env);
+/* p: container c of a node, its argv (c's command then args, borrowed) and
+ * the environment above; the arrays go to *argv and *env for the caller to
+ * free (free, jf_env_free) even when this fails (out of memory: false). */
+bool jf_env_proc(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
+		 int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
+		 const char *ckpt_dir, uid_t uid, struct jf_proc *p, char ***argv, char ***env);
 
 #endif

@@ -114,3 +114,22 @@ void jf_env_free(char **env)
 		free(*p);
 	free(env);
 }
+
+bool jf_env_proc(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
+		 int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
+		 const char *ckpt_dir, uid_t uid, struct jf_proc *p, char ***argv, char ***env)
+{
+	*env = jf_env_build(e, g, c, task_idx, node_idx, attempt, gpu_ids, ckpt_dir, uid);
+	*argv = calloc(c->ncommand + c->nargs + 1, sizeof(char *));
+	if (!*env || !*argv)
+		return false;
+	size_t k = 0;
+	for (size_t j = 0; j < c->ncommand; j++)
+		(*argv)[k++] = c->command[j];
+	for (size_t j = 0; j < c->nargs; j++)
+		(*argv)[k++] = c->args[j];
+	p->name = c->name;
+	p->argv = *argv;
+	p->envp = *env;
+	return true;
+}

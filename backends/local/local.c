@@ -10,7 +10,7 @@
  * watched in the inner epoll beside the shim's pidfd; the shim's one ready
  * line ("started START_MS PIDS", or "failed START_MS MSG" when a command
  * could not be executed) becomes a `started` result carrying START_MS, the
- * real start time.  A shim that ends without the line, says "error ...",
+ * real start time (local_ready.c).  A shim that ends without the line, says "error ...",
  * or says nothing within 10 s (then it is killed) ends as a start failure,
  * with no `started` result.  The shim owns the processes; the daemon only
  * watches it through its pidfd and, when it has exited, reads
@@ -52,6 +52,7 @@
  * into logs.prev is the caller's business).
  */
 #include "backends/local/local.h"
+#include "backends/runrec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +62,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,84 +74,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
-#define LOCAL_READY_FD 3
-#define LOCAL_READY_TIMEOUT_MS 10000
-#define LOCAL_LINE_MAX 1024            /* the shim's ready line is at most ~512 bytes */
-#define LOCAL_FILE_MAX (1 << 20)
-#define LOCAL_HASH_MIN 256
-
-struct run;
-
-/* What an event of the inner epoll is about (its data.ptr; NULL: the eventfd). */
-struct watch {
-	enum { W_PID, W_READY, W_TIMER } kind;
-	struct run *r;
-};
-
-struct run {
-	uint64_t cookie;
-	pid_t pid;                     /* the shim */
-	unsigned long long starttime;  /* /proc/PID/stat field 22 */
-	int pidfd;                     /* -1 if the shim was already gone */
-	int64_t start_ms;              /* 0 = unknown, read RUN_DIR/started */
-	char *run_dir;
-	struct run *hnext;             /* PID hash chain, while watched */
-	struct run *qnext;             /* ready list, while queued */
-	struct watch wpid, wready;
-	/* while starting (start() until the ready line): */
-	int ready_fd;                  /* the pipe's read end, -1 when done */
-	char *line;                    /* what came of the line so far (LOCAL_LINE_MAX) */
-	size_t linelen;
-	int64_t ready_by;              /* monotonic ms: killed if no line by then */
-	struct run *snext, *sprev;     /* starting list */
-	bool confirmed;                /* a `started` result went out (adopted: true) */
-	char *failure;                 /* why it never got going, NULL: say how it ended */
-};
-
-struct local {
-	struct jf_backend be;          /* first: the engine holds &be */
-	char *shim_path;
-	int epfd;
-	int evfd;
-	int tfd;                       /* timerfd: the first starting run's deadline */
-	struct watch wtimer;
-	struct run **buckets;          /* PID hash of watched runs */
-	size_t nbuckets;               /* a power of two */
-	size_t nwatched;
-	struct run *qhead, *qtail;     /* ready list */
-	struct run *shead, *stail;     /* starting list, oldest first */
-};
+#include "backends/local/local_int.h"
 
 static const struct jf_backend_ops local_ops;
 
 /* ---- small helpers ---- */
 
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int sys_pidfd_open(pid_t pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-static int sys_pidfd_send_signal(int pidfd, int sig)
-{
-	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -167,57 +98,6 @@ static int write_all(int fd, const char *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
-}
-
-/*
- * Read a whole file of at most cap bytes; the caller frees *out (NUL-
- * terminated).  -1 with errno set (EFBIG when over the cap).
- */
-static int read_capped(const char *path, size_t cap, char **out, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	char *buf = malloc(cap + 1);
-	size_t n = 0;
-	if (!buf) {
-		close(fd);
-		errno = ENOMEM;
-		return -1;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + n, cap + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > cap) {
-			free(buf);
-			close(fd);
-			errno = EFBIG;
-			return -1;
-		}
-	}
-	close(fd);
-	buf[n] = '\0';
-	*out = buf;
-	if (len)
-		*len = n;
-	return 0;
-}
-
-static int run_path(char *buf, size_t n, const char *dir, const char *name)
-{
-	int k = snprintf(buf, n, "%s/%s", dir, name);
-	return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
 /* Field 22 of /proc/PID/stat: the start time in clock ticks since boot. */
@@ -282,7 +162,7 @@ static int open_verified(pid_t pid, unsigned long long starttime)
 	return pidfd;
 }
 
-static void describe_wait(const siginfo_t *si, char *buf, size_t n)
+void jf_local_describe_wait(const siginfo_t *si, char *buf, size_t n)
 {
 	if (si->si_pid == 0)
 		buf[0] = '\0';
@@ -419,86 +299,6 @@ static void run_queue(struct local *lb, struct run *r)
 
 /* ---- results ---- */
 
-static int64_t started_ms(const char *run_dir)
-{
-	char path[PATH_MAX], *text = NULL;
-	long long ms = 0;
-	if (run_path(path, sizeof(path), run_dir, "started") < 0 ||
-	    read_capped(path, LOCAL_FILE_MAX, &text, NULL) < 0)
-		return 0;
-	if (sscanf(text, "started %lld", &ms) != 1 && sscanf(text, "failed %lld", &ms) != 1)
-		ms = 0;
-	free(text);
-	return ms;
-}
-
-static bool json_int_field(json_t *o, const char *key, json_int_t *out)
-{
-	json_t *v = json_object_get(o, key);
-	if (!json_is_integer(v))
-		return false;
-	*out = json_integer_value(v);
-	return true;
-}
-
-/* RUN_DIR/result into out.  -1: missing (errno ENOENT) or unreadable (why). */
-static int result_read(const char *run_dir, struct jf_run_result *out,
-		       char *why, size_t whylen)
-{
-	char path[PATH_MAX], *text = NULL;
-	size_t len;
-	json_error_t je;
-	json_int_t v;
-	int rc = -1;
-
-	if (run_path(path, sizeof(path), run_dir, "result") < 0) {
-		snprintf(why, whylen, "run directory path too long");
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (read_capped(path, LOCAL_FILE_MAX, &text, &len) < 0) {
-		snprintf(why, whylen, "result: %s", strerror(errno));
-		return -1;
-	}
-	json_t *root = json_loadb(text, len, 0, &je);
-	free(text);
-	errno = EINVAL;
-	if (!json_is_object(root)) {
-		snprintf(why, whylen, "result: not a JSON object");
-		goto out;
-	}
-	if (!json_int_field(root, "exit_code", &v)) {
-		snprintf(why, whylen, "result: no exit_code");
-		goto out;
-	}
-	out->exit_code = (int)v;
-	if (json_int_field(root, "signal", &v))
-		out->term_signal = (int)v;
-	if (json_int_field(root, "start_ms", &v))
-		out->start_ms = v;
-	if (json_int_field(root, "end_ms", &v))
-		out->end_ms = v;
-	const char *msg = json_string_value(json_object_get(root, "message"));
-	snprintf(out->message, sizeof(out->message), "%s", msg ? msg : "");
-	out->start_failed = json_is_true(json_object_get(root, "start_failed"));
-	json_t *procs = json_object_get(root, "procs");
-	for (size_t i = 0; i < json_array_size(procs) && i < JF_RUN_MAX_PROCS; i++) {
-		json_t *p = json_array_get(procs, i);
-		struct jf_proc_result *pr = &out->procs[i];
-		const char *name = json_string_value(json_object_get(p, "name"));
-		snprintf(pr->name, sizeof(pr->name), "%s", name ? name : "");
-		if (json_int_field(p, "exit_code", &v))
-			pr->exit_code = (int)v;
-		if (json_int_field(p, "signal", &v))
-			pr->term_signal = (int)v;
-		out->nprocs = i + 1;
-	}
-	rc = 0;
-out:
-	json_decref(root);
-	return rc;
-}
-
 /* The run has ended (or its shim is gone): fill out, free r. */
 static void run_finish(struct run *r, struct jf_run_result *out)
 {
@@ -510,12 +310,12 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 	out->cookie = r->cookie;
 	/* Our own child: reap it.  An adopted shim is someone else's (ECHILD). */
 	if (r->pidfd >= 0 && waitid(P_PIDFD, (id_t)r->pidfd, &si, WEXITED | WNOHANG) == 0)
-		describe_wait(&si, shim, sizeof(shim));
+		jf_local_describe_wait(&si, shim, sizeof(shim));
 	if (!r->confirmed) {
 		/* it never got going: no `started` went out, so no result counts */
 		out->exit_code = 127;
 		out->start_failed = true;
-		out->start_ms = out->end_ms = wall_ms();
+		out->start_ms = out->end_ms = jf_be_wall_ms();
 		if (r->failure)
 			snprintf(out->message, sizeof(out->message), "%s", r->failure);
 		else
@@ -524,17 +324,17 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 				 shim[0] ? shim : "no status");
 		goto done;
 	}
-	if (result_read(r->run_dir, out, why, sizeof(why)) == 0)
+	if (jf_runrec_result(r->run_dir, out, why, sizeof(why)) == 0)
 		goto done;
 	int missing = errno == ENOENT;
 
-	int64_t start = r->start_ms ? r->start_ms : started_ms(r->run_dir);
+	int64_t start = r->start_ms ? r->start_ms : jf_runrec_started_ms(r->run_dir);
 	memset(out, 0, sizeof(*out));
 	out->cookie = r->cookie;
 	out->lost = true;
 	out->exit_code = -1;
 	out->start_ms = start;
-	out->end_ms = wall_ms();
+	out->end_ms = jf_be_wall_ms();
 	if (r->pidfd < 0) {
 		/* gone before we watched it (the daemon was down): bill up to its
 		 * last sign of life, the claim's mtime that the shim touches every
@@ -627,9 +427,9 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 	if (!text)
 		goto out;
 	size_t len = strlen(text);
-	if (len > LOCAL_FILE_MAX) {
+	if (len > JF_RUNREC_FILE_MAX) {
 		rc = jf_error_set(err, JF_EFBIG, 0, "launch: %zu bytes of arguments and environment, over %d",
-				  len, LOCAL_FILE_MAX);
+				  len, JF_RUNREC_FILE_MAX);
 		goto out;
 	}
 	if (run_path(path, sizeof(path), l->run_dir, "launch.json") < 0 ||
@@ -666,201 +466,6 @@ out:
 	return rc;
 }
 
-/* ---- pending starts: the ready line ---- */
-
-/* Arm the timerfd for the first starting run's deadline, or disarm it. */
-static void timer_arm(struct local *lb)
-{
-	struct itimerspec its;
-	memset(&its, 0, sizeof(its));
-	if (lb->shead) {
-		int64_t at = lb->shead->ready_by;
-		its.it_value.tv_sec = at / 1000;
-		its.it_value.tv_nsec = (at % 1000) * 1000000L;
-		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
-			its.it_value.tv_nsec = 1;
-	}
-	timerfd_settime(lb->tfd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
-static void starting_add(struct local *lb, struct run *r)
-{
-	r->snext = NULL;
-	r->sprev = lb->stail;
-	if (lb->stail)
-		lb->stail->snext = r;
-	else
-		lb->shead = r;
-	lb->stail = r;
-	if (lb->shead == r)
-		timer_arm(lb);
-}
-
-/* The run's start is settled one way or the other: no more pipe, off the list. */
-static void starting_done(struct local *lb, struct run *r)
-{
-	if (r->ready_fd < 0)
-		return;
-	epoll_ctl(lb->epfd, EPOLL_CTL_DEL, r->ready_fd, NULL);
-	close(r->ready_fd);
-	r->ready_fd = -1;
-	free(r->line);
-	r->line = NULL;
-	bool head = lb->shead == r;
-	if (r->sprev)
-		r->sprev->snext = r->snext;
-	else
-		lb->shead = r->snext;
-	if (r->snext)
-		r->snext->sprev = r->sprev;
-	else
-		lb->stail = r->sprev;
-	r->snext = r->sprev = NULL;
-	if (head)
-		timer_arm(lb);
-}
-
-static void set_failure(struct run *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void set_failure(struct run *r, const char *fmt, ...)
-{
-	char msg[JF_RUN_MSG_MAX];
-	va_list ap;
-	if (r->failure)
-		return;   /* the first reason is the one */
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	r->failure = strdup(msg);
-}
-
-/* A `started` result for r, from a ready line that said so. */
-static void confirm(struct run *r, int64_t start_ms, pid_t pid, struct jf_run_result *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->cookie = r->cookie;
-	out->started = true;
-	out->start_ms = start_ms;
-	out->pid = pid;
-	r->start_ms = start_ms;
-	r->confirmed = true;
-}
-
-/*
- * Act on a complete ready line: 1 with a `started` result in *out, 0 when
- * the run will end as a start failure (the shim exits; its pidfd tells).
- */
-static int ready_line(struct run *r, const char *line, struct jf_run_result *out)
-{
-	long long start_ms;
-	int first_pid = 0;
-	if (sscanf(line, "started %lld %d", &start_ms, &first_pid) == 2 && start_ms > 0) {
-		confirm(r, start_ms, first_pid, out);
-		return 1;
-	}
-	if (sscanf(line, "failed %lld", &start_ms) == 1 && start_ms > 0) {
-		/* nothing runs; the result says why, and the end follows */
-		confirm(r, start_ms, 0, out);
-		return 1;
-	}
-	if (strncmp(line, "error ", 6) == 0) {
-		set_failure(r, "jobfs-shim: %s", line + 6);
-		return 0;
-	}
-	set_failure(r, "jobfs-shim: unexpected ready line '%.80s'", line);
-	if (r->pidfd >= 0)
-		sys_pidfd_send_signal(r->pidfd, SIGKILL);
-	return 0;
-}
-
-/*
- * Read what the ready pipe has (it never blocks).  Returns 1 with a
- * `started` result in *out, 0 otherwise; the run's start is settled (the
- * pipe closed) once a line, EOF or an error came.
- */
-static int ready_read(struct local *lb, struct run *r, struct jf_run_result *out)
-{
-	if (r->ready_fd < 0)
-		return 0;
-	for (;;) {
-		char *nl = memchr(r->line, '\n', r->linelen);
-		if (nl || r->linelen == LOCAL_LINE_MAX - 1) {
-			/* a line, or LOCAL_LINE_MAX bytes without one: take what came */
-			if (nl)
-				*nl = '\0';
-			else
-				r->line[r->linelen] = '\0';
-			int got = ready_line(r, r->line, out);
-			starting_done(lb, r);
-			return got;
-		}
-		ssize_t n = read(r->ready_fd, r->line + r->linelen, LOCAL_LINE_MAX - 1 - r->linelen);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return 0;   /* more to come */
-		if (n <= 0) {
-			int got = 0;
-			if (n == 0 && r->linelen > 0) {
-				/* a last line without its newline */
-				r->line[r->linelen] = '\0';
-				got = ready_line(r, r->line, out);
-			} else if (n < 0) {
-				set_failure(r, "jobfs-shim: ready pipe: %s", strerror(errno));
-			}
-			/* EOF without a line: the shim ended; how, its pidfd tells */
-			starting_done(lb, r);
-			return got;
-		}
-		r->linelen += (size_t)n;
-	}
-}
-
-/*
- * The shim of a starting run has exited: whatever it wrote to the pipe is
- * still there.  Without a line, RUN_DIR/started is the record of a start
- * the pipe lost.  Returns 1 with a `started` result in *out.
- */
-static int ready_last(struct local *lb, struct run *r, struct jf_run_result *out)
-{
-	int got = ready_read(lb, r, out);
-	starting_done(lb, r);
-	if (got || r->confirmed || r->failure)
-		return got;
-	char path[PATH_MAX], *text = NULL;
-	long long ms = 0;
-	int first_pid = 0;
-	if (run_path(path, sizeof(path), r->run_dir, "started") == 0 &&
-	    read_capped(path, LOCAL_FILE_MAX, &text, NULL) == 0) {
-		if (sscanf(text, "started %lld %d", &ms, &first_pid) == 2 && ms > 0)
-			got = 1;
-		else if (sscanf(text, "failed %lld", &ms) == 1 && ms > 0)
-			got = 1, first_pid = 0;
-		free(text);
-	}
-	if (got)
-		confirm(r, ms, first_pid, out);
-	return got;
-}
-
-/* The timerfd fired: kill the shims that said nothing in time. */
-static void ready_timeouts(struct local *lb)
-{
-	uint64_t ticks;
-	(void)!read(lb->tfd, &ticks, sizeof(ticks));
-	int64_t now = mono_ms();
-	while (lb->shead && lb->shead->ready_by <= now) {
-		struct run *r = lb->shead;
-		set_failure(r, "jobfs-shim said nothing in %d s", LOCAL_READY_TIMEOUT_MS / 1000);
-		/* its processes die with it (PR_SET_PDEATHSIG); its pidfd tells */
-		if (r->pidfd >= 0)
-			sys_pidfd_send_signal(r->pidfd, SIGKILL);
-		starting_done(lb, r);
-	}
-	timer_arm(lb);
-}
-
 /* A shim that will not be a run: make sure it is gone and reaped. */
 static void shim_discard(pid_t pid, int pidfd, int grace_ms, char *how, size_t n)
 {
@@ -877,7 +482,7 @@ static void shim_discard(pid_t pid, int pidfd, int grace_ms, char *how, size_t n
 		while (waitid(P_PID, (id_t)pid, &si, WEXITED) < 0 && errno == EINTR)
 			;
 	}
-	describe_wait(&si, how, n);
+	jf_local_describe_wait(&si, how, n);
 }
 
 static int spawn_shim(struct local *lb, const char *run_dir, int ready_w, pid_t *pid)
@@ -1004,8 +609,8 @@ static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
 	/* pending from here: the ready line comes through reap() */
 	r->ready_fd = rp[0];
 	r->confirmed = false;
-	r->ready_by = mono_ms() + LOCAL_READY_TIMEOUT_MS;
-	starting_add(lb, r);
+	r->ready_by = jf_be_mono_ms() + LOCAL_READY_TIMEOUT_MS;
+	jf_local_starting_add(lb, r);
 	snprintf(out->handle, sizeof(out->handle), "local:%d:%llu", (int)pid, starttime);
 	out->pid = 0;
 	out->start_ms = 0;
@@ -1115,7 +720,7 @@ static enum jf_err local_recover(struct jf_backend *be, const char *run_dir, cha
 		return jf_error_set(err, JF_ENOENT, 0, "never started (no run directory)");
 	if (errno != EEXIST)
 		return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
-	if (read_capped(path, LOCAL_FILE_MAX, &text, NULL) < 0)
+	if (jf_runrec_read(path, JF_RUNREC_FILE_MAX, &text, NULL) < 0)
 		return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
 	int pid = 0, used = 0;
 	unsigned long long st = 0;
@@ -1169,19 +774,19 @@ static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_
 			if (!w)
 				continue;   /* the eventfd */
 			if (w->kind == W_TIMER) {
-				ready_timeouts(lb);
+				jf_local_ready_timeouts(lb);
 				continue;
 			}
 			struct run *r = w->r;
 			if (w->kind == W_READY) {
 				/* settled already in this batch (its shim's exit, a timeout)? */
-				if (r->ready_fd >= 0 && ready_read(lb, r, &out[n]))
+				if (r->ready_fd >= 0 && jf_local_ready_read(lb, r, &out[n]))
 					n++;
 				continue;
 			}
 			run_unwatch(lb, r);
 			if (!r->confirmed) {
-				if (ready_last(lb, r, &out[n]))
+				if (jf_local_ready_last(lb, r, &out[n]))
 					n++;
 				run_queue(lb, r);
 				continue;

@@ -61,7 +61,7 @@ static void set_down(struct slurm *s, const char *msg)
 		snprintf(s->down_msg, sizeof(s->down_msg), "%s", msg);
 		jf_sl_note_simple(s, JF_NOTE_UNREACHABLE, 0, 0, msg);
 	}
-	s->next_try_ms = mono_ms() + s->backoff_ms;
+	s->next_try_ms = jf_be_mono_ms() + s->backoff_ms;
 	s->backoff_ms = s->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->backoff_ms * 2;
 }
 
@@ -304,7 +304,7 @@ static void tell_ended(struct slurm *s, struct sub *b, struct elem *el, enum jf_
 		 * line's, else the supervisors' latest, to the second (Slurm's
 		 * times are whole seconds, cut), else now */
 		int64_t jc = jf_sl_jobcomp_end(s, el->job_id, el->start_ms / 1000);
-		end_ms = jc > 0 ? jc * 1000 : latest > 0 ? latest / 1000 * 1000 : wall_ms();
+		end_ms = jc > 0 ? jc * 1000 : latest > 0 ? latest / 1000 * 1000 : jf_be_wall_ms();
 		if (end_ms < el->start_ms)
 			end_ms = el->start_ms;
 	}
@@ -398,15 +398,15 @@ static bool poll_bulk(struct slurm *s, struct sub *b)
 	size_t n = 0;
 	struct jf_error err;
 	jf_error_clear(&err);
-	int64_t t0 = mono_ms();
+	int64_t t0 = jf_be_mono_ms();
 	enum jf_err rc = jf_slurm_job_get(s->rest, b->user, id, &jobs, &n, &err);
-	int64_t cost = mono_ms() - t0;
+	int64_t cost = jf_be_mono_ms() - t0;
 	if (!answered(s, rc, &err))
 		return false;
 	int64_t every = cost * BULK_COST_FACTOR;
 	if (every < s->cfg.poll_ms)
 		every = s->cfg.poll_ms;
-	b->next_bulk_ms = mono_ms() + every;
+	b->next_bulk_ms = jf_be_mono_ms() + every;
 	if (rc == JF_ENOENT) {
 		for (size_t i = 0; i < b->cap; i++)
 			if (b->elems[i].idx >= 0)
@@ -525,7 +525,7 @@ static bool poll_sub(struct slurm *s, struct sub *b)
 		    !poll_one(s, b, el))
 			return false;
 	}
-	if (mono_ms() >= b->next_bulk_ms && !poll_bulk(s, b))
+	if (jf_be_mono_ms() >= b->next_bulk_ms && !poll_bulk(s, b))
 		return false;
 	return true;
 }
@@ -736,7 +736,7 @@ bool jf_sl_poll_nodes(struct slurm *s)
 	enum jf_err rc = jf_slurm_nodes(s->rest, NULL, &nodes, &n, &err);
 	if (!answered(s, rc, &err))
 		return false;
-	s->next_nodes_ms = mono_ms() + NODES_EVERY_MS;
+	s->next_nodes_ms = jf_be_mono_ms() + NODES_EVERY_MS;
 	if (rc != JF_OK)
 		return true;
 	struct jf_be_machine *m = calloc(n ? n : 1, sizeof(*m));
@@ -787,7 +787,7 @@ bool jf_sl_poll_nodes(struct slurm *s)
 static void cycle(struct slurm *s)
 {
 	if (s->down) {
-		if (mono_ms() < s->next_try_ms)
+		if (jf_be_mono_ms() < s->next_try_ms)
 			return;
 		struct jf_error err;
 		jf_error_clear(&err);
@@ -816,7 +816,7 @@ static void cycle(struct slurm *s)
 		}
 		pp = &b->next;
 	}
-	if (mono_ms() >= s->next_nodes_ms)
+	if (jf_be_mono_ms() >= s->next_nodes_ms)
 		jf_sl_poll_nodes(s);
 }
 
@@ -839,15 +839,15 @@ void *jf_sl_thread_main(void *arg)
 			r->next = NULL;
 			take_req(s, r);
 		}
-		int64_t now = mono_ms();
+		int64_t now = jf_be_mono_ms();
 		if (got || now >= next_cycle) {
 			cycle(s);
-			next_cycle = mono_ms() + s->cfg.poll_ms;
+			next_cycle = jf_be_mono_ms() + s->cfg.poll_ms;
 		}
 		pthread_mutex_lock(&s->mu);
 		if (s->stop || s->rq_head)
 			continue;
-		int64_t wait = next_cycle - mono_ms();
+		int64_t wait = next_cycle - jf_be_mono_ms();
 		if (wait <= 0)
 			continue;
 		struct timespec ts;

@@ -1,0 +1,520 @@
+/*
+ * ending.c - what follows from an end.
+ *
+ * finish() takes each ended attempt; when the task's last node has ended,
+ * resolve_task() applies the spec's rules (core/lifecycle.c: retry in
+ * place, new attempt, fail the index, fail the group) and settle_group()
+ * decides the group's state from its counts.  The group timers
+ * (activeDeadlineSeconds, ttl) are checked here too.
+ *
+ * Store first: every step is committed before the backend is touched or
+ * the tree is told.
+ */
+#include "engine/engine_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/billing.h"
+
+static void describe_exit(const struct jf_run_result *r, char *buf, size_t n)
+{
+	if (r->lost)
+		snprintf(buf, n, "%s", r->message[0] ? r->message : "supervisor lost");
+	else if (r->start_failed)
+		snprintf(buf, n, "%s", r->message[0] ? r->message : "could not start");
+	else if (r->term_signal)
+		snprintf(buf, n, "killed by signal %d (%s), exit code %d", r->term_signal,
+			 strsignal(r->term_signal), r->exit_code);
+	else
+		snprintf(buf, n, "exit code %d", r->exit_code);
+}
+
+static bool succeeded_idx(void *ctx, int64_t i)
+{
+	void **c = ctx;
+	struct jf_engine *e = c[0];
+	struct grt *g = c[1];
+	struct jf_task_rec t;
+	if (jf_task_find(e->st, g->id, i, &t) != JF_OK)
+		return false;
+	bool ok = t.state == JF_ST_SUCCEEDED;
+	jf_task_release(&t);
+	return ok;
+}
+
+static void end_group(struct jf_engine *e, struct grt *g, int state, const char *reason,
+		      const char *msg)
+{
+	int64_t now = jf_eng_now(e);
+	jf_eng_group_ended(e, g, true);
+	jf_store_begin(e->st);
+	jf_group_set_state(e->st, g->id, state, msg, now);
+	jf_task_set_state_all(e->st, g->id,
+			      (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED), JF_ST_STOPPED,
+			      "the group ended", now, NULL);
+	jf_eng_group_event(e, 0, g->id, g->kind, state == JF_ST_SUCCEEDED ? "Normal" : "Warning",
+			   reason, "%s", msg);
+	if (g->queue_id)
+		jf_eng_group_event(e, g->queue_id, 0, g->kind,
+				   state == JF_ST_SUCCEEDED ? "Normal" : "Warning", reason,
+				   "group %s: %s", g->dirname, msg);
+	jf_store_commit(e->st);
+	jf_eng_kill_group(e, g->id, JF_WHY_STOP);
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+}
+
+/* ---- group timers: activeDeadlineSeconds and the queue's group_timeout ---- */
+
+struct timer_ctx {
+	struct jf_engine *e;
+	int64_t now;
+	int64_t next;       /* ms until the earliest timer still ahead, -1 none */
+	bool ended;
+};
+
+static void timer_ahead(struct timer_ctx *tc, int64_t at)
+{
+	int64_t in = at - tc->now;
+	if (tc->next < 0 || in < tc->next)
+		tc->next = in;
+}
+
+static int check_group_timers(void *ctx, int64_t gid)
+{
+	struct timer_ctx *tc = ctx;
+	struct jf_engine *e = tc->e;
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, gid, &rec) != JF_OK)
+		return 0;
+	int state = rec.state;
+	int64_t submitted = rec.submitted_ms, started = rec.started_ms, queue_id = rec.queue_id;
+	jf_group_release(&rec);
+	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
+		return 0;
+	struct grt *g = jf_eng_group(e, gid);
+	if (!g)
+		return 0;
+	char msg[160];
+	if (g->spec->active_deadline > 0 && submitted > 0) {
+		int64_t at = submitted + g->spec->active_deadline * 1000;
+		if (tc->now >= at) {
+			snprintf(msg, sizeof(msg), "DeadlineExceeded: the group ran past "
+				 "activeDeadlineSeconds (%llds)", (long long)g->spec->active_deadline);
+			end_group(e, g, JF_ST_FAILED, "DeadlineExceeded", msg);
+			tc->ended = true;
+			return 0;
+		}
+		timer_ahead(tc, at);
+	}
+	if (queue_id && started == 0 && submitted > 0) {
+		struct jf_queue_rec q;
+		int64_t limit = 0;
+		if (jf_queue_get(e->st, queue_id, &q) == JF_OK)
+			limit = q.group_timeout;
+		jf_queue_release(&q);
+		if (limit > 0 && tc->now >= submitted + limit * 1000) {
+			snprintf(msg, sizeof(msg), "GroupTimeout: no task started within the queue's "
+				 "group_timeout (%llds); the queue moves on", (long long)limit);
+			end_group(e, g, JF_ST_STOPPED, "GroupTimeout", msg);
+			tc->ended = true;
+		} else if (limit > 0) {
+			timer_ahead(tc, submitted + limit * 1000);
+		}
+	}
+	return 0;
+}
+
+int64_t jf_eng_group_timers(struct jf_engine *e)
+{
+	struct timer_ctx tc = { e, jf_eng_now(e), -1, false };
+	jf_group_list_active(e->st, check_group_timers, &tc);
+	/* a group that ended frees its queue: the next one may start now */
+	if (tc.ended)
+		jf_eng_schedule(e);
+	return tc.next;
+}
+
+void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
+{
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, g->id, &rec) != JF_OK)
+		return;
+	int state = rec.state;
+	int64_t completions = rec.completions;
+	jf_group_release(&rec);
+	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
+		return;
+	int64_t c[JF_ST__COUNT];
+	if (jf_group_count_tasks(e->st, g->id, c) != JF_OK)
+		return;
+	struct jf_group_counts gc = {
+		.completions = completions,
+		.succeeded = c[JF_ST_SUCCEEDED],
+		.failed = c[JF_ST_FAILED],
+		.running = c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING],
+		.waiting = c[JF_ST_WAITING],
+		.stopped = c[JF_ST_STOPPED],
+	};
+	const char *reason = "";
+	void *ctx[2] = { e, g };
+	enum jf_group_verdict v = jf_judge_group(g->spec, &gc, succeeded_idx, ctx, &reason);
+	char msg[256];
+	if (v == JF_GV_SUCCEEDED) {
+		snprintf(msg, sizeof(msg), "%lld/%lld tasks succeeded%s", (long long)gc.succeeded,
+			 (long long)completions,
+			 strcmp(reason, "SuccessPolicy") == 0 ? " (success policy met)" : "");
+		end_group(e, g, JF_ST_SUCCEEDED, "Completed", msg);
+		return;
+	}
+	if (v == JF_GV_STOPPED) {
+		snprintf(msg, sizeof(msg), "%lld/%lld tasks succeeded, %lld stopped",
+			 (long long)gc.succeeded, (long long)completions, (long long)gc.stopped);
+		end_group(e, g, JF_ST_STOPPED, "Stopped", msg);
+		return;
+	}
+	if (v == JF_GV_FAILED) {
+		snprintf(msg, sizeof(msg), "%s: %lld of %lld tasks failed", reason,
+			 (long long)gc.failed, (long long)completions);
+		end_group(e, g, JF_ST_FAILED, "Failed", msg);
+		return;
+	}
+	int64_t now = jf_eng_now(e);
+	if (gc.running > 0 && state == JF_ST_WAITING) {
+		jf_group_set_state(e->st, g->id, JF_ST_RUNNING, "", now);
+		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+	} else if (gc.running == 0 && state == JF_ST_RUNNING) {
+		jf_group_set_state(e->st, g->id, JF_ST_WAITING, "", now);
+		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+	}
+}
+
+/*
+ * The task's last node has ended: apply the rules.  carried: the caller's
+ * transaction (the node's end) is open and is committed with this one's,
+ * before anything is signalled or started - one sync for both.
+ */
+static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, bool carried)
+{
+	int64_t now = jf_eng_now(e);
+	struct jf_task_rec tr;
+	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK) {
+		if (carried)
+			jf_store_commit(e->st);
+		return;
+	}
+	struct jf_group_rec gr;
+	if (jf_group_get(e->st, g->id, &gr) != JF_OK) {
+		jf_task_release(&tr);
+		if (carried)
+			jf_store_commit(e->st);
+		return;
+	}
+	int64_t failures = tr.failures, gfailures = gr.failures;
+	int tstate = tr.state;
+	jf_task_release(&tr);
+	jf_group_release(&gr);
+
+	bool in_place = false;
+	jf_store_begin(e->st);
+	switch (t->why) {
+	case JF_WHY_STOP:
+		if (!jf_state_final(tstate))
+			jf_task_set_state(e->st, t->task_id, JF_ST_STOPPED, "stopped", now);
+		break;
+	case JF_WHY_PAUSE:
+		jf_task_set_state(e->st, t->task_id, JF_ST_PAUSED, "paused", now);
+		break;
+	case JF_WHY_RESTART:
+		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
+		break;
+	case JF_WHY_DEADLINE:
+		jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, "DeadlineExceeded", now);
+		break;
+	case JF_WHY_PREEMPT:
+		/* waits again; a preemption never uses up a retry (DESIGN 3) */
+		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, JF_PREEMPTED_MSG, now);
+		jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Preempted",
+			     "attempt %lld preempted by on-demand work; waiting to run again, "
+			     "%lld retries used", (long long)t->attempt, (long long)failures);
+		break;
+	case JF_WHY_NONE:
+	case JF_WHY_GANG:
+	case JF_WHY_TIMEOUT:
+		if (!t->failed) {
+			jf_task_set_state(e->st, t->task_id, JF_ST_SUCCEEDED, "", now);
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Normal", "Completed",
+				     "attempt %lld succeeded", (long long)t->attempt);
+			break;
+		}
+		struct jf_exit_facts f = {
+			.exit_code = t->fail_code,
+			.container = t->fail_container[0] ? t->fail_container : NULL,
+			.disruption = false,
+			.task_failures = failures,
+			.group_failures = gfailures,
+		};
+		const char *reason = "";
+		enum jf_verdict v = jf_judge_exit(g->spec, &f, &reason);
+		const char *what = t->fail_timeout ? "timed out" : "failed";
+		if (v != JF_V_RETRY_FREE) {
+			failures++;
+			jf_group_add_failure(e->st, g->id);
+		}
+		jf_task_set_counters(e->st, t->task_id, t->attempt, failures);
+		char left[64] = "";
+		if (g->spec->retries >= 0)
+			snprintf(left, sizeof(left), ", %lld retries left",
+				 (long long)(g->spec->retries - failures));
+		switch (v) {
+		case JF_V_RETRY_IN_PLACE:
+			in_place = true;
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "BackOff",
+				     "attempt %lld %s (exit code %d); restarting in place%s",
+				     (long long)t->attempt, what, t->fail_code, left);
+			break;
+		case JF_V_RETRY_NEW:
+		case JF_V_RETRY_FREE:
+			jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "BackOff",
+				     "attempt %lld %s (exit code %d); %s%s", (long long)t->attempt,
+				     what, t->fail_code,
+				     v == JF_V_RETRY_FREE ? "retrying, not counted ("
+							  : "retrying with a new attempt",
+				     v == JF_V_RETRY_FREE ? "podFailurePolicy Ignore)" : left);
+			break;
+		case JF_V_FAIL_TASK:
+		case JF_V_FAIL_GROUP: {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "%s: attempt %lld %s with exit code %d", reason,
+				 (long long)t->attempt, what, t->fail_code);
+			jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, msg, now);
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Failed", "%s", msg);
+			g->failed_tasks++;
+			if (v == JF_V_FAIL_GROUP) {
+				jf_store_commit(e->st);
+				if (carried)
+					jf_store_commit(e->st);
+				jf_eng_release_slots(e, t);
+				jf_idmap_del(&e->tasks, t->task_id);
+				jf_trun_free(t);
+				end_group(e, g, JF_ST_FAILED, "Failed", msg);
+				return;
+			}
+			break;
+		}
+		}
+		break;
+	}
+	/* a scheduling backend runs a task again only when it queued it again
+	 * itself (a requeue after preemption); otherwise another batch must */
+	if (e->delegated && !t->requeued)
+		jf_task_set_sub(e->st, t->task_id, 0);
+	jf_store_commit(e->st);
+	if (carried)
+		jf_store_commit(e->st);
+	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, false);
+	if (in_place && !t->held) {
+		/* resolved after a restart (jf_eng_resolve_ended): no slots to
+		 * restart in; the new attempt is placed afresh */
+		jf_store_begin(e->st);
+		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
+		jf_store_commit(e->st);
+		in_place = false;
+	}
+	if (in_place) {
+		/* same slots, new attempt on every node */
+		struct jf_group_rec rec;
+		uid_t uid = 0;
+		gid_t gid = 0;
+		if (jf_group_get(e->st, g->id, &rec) == JF_OK) {
+			uid = rec.uid;
+			gid = rec.gid;
+			jf_group_release(&rec);
+		}
+		jf_idmap_del(&e->tasks, t->task_id);
+		jf_eng_start_task(e, g, t, uid, gid);
+		return;
+	}
+	jf_eng_release_slots(e, t);
+	jf_idmap_del(&e->tasks, t->task_id);
+	jf_trun_free(t);
+	jf_eng_settle_group(e, g);
+}
+
+bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id,
+			  int64_t task_idx)
+{
+	struct jf_task_rec tr;
+	if (jf_task_get(e->st, task_id, &tr) != JF_OK)
+		return false;
+	int64_t attempt = tr.attempt;
+	jf_task_release(&tr);
+	struct trun *t = jf_trun_new(task_id, g->id, task_idx, g->spec->nodes);
+	if (!t)
+		return false;
+	t->attempt = attempt;
+	/* why it ended, as far as the store tells: a pause or stop of the
+	 * group, a preemption of the node; else by its exit codes */
+	struct jf_group_rec gr;
+	if (jf_group_get(e->st, g->id, &gr) == JF_OK) {
+		if (gr.state == JF_ST_PAUSED)
+			t->why = JF_WHY_PAUSE;
+		else if (gr.state == JF_ST_STOPPED)
+			t->why = JF_WHY_STOP;
+		jf_group_release(&gr);
+	}
+	bool ended = true;
+	for (int64_t i = 0; i < t->nodes && ended; i++) {
+		struct jf_node_rec n;
+		struct jf_attempt_rec a;
+		if (jf_node_find(e->st, task_id, i, &n) != JF_OK) {
+			ended = false;
+			break;
+		}
+		int64_t aid = n.attempt_id;
+		if (n.state == JF_ST_PREEMPTED && t->why == JF_WHY_NONE)
+			t->why = JF_WHY_PREEMPT;
+		jf_node_release(&n);
+		if (!aid || jf_attempt_get(e->st, aid, &a) != JF_OK) {
+			ended = false;
+			break;
+		}
+		ended = a.end_ms != 0;
+		if (ended && a.exit_code != 0 && !t->failed) {
+			t->failed = true;
+			t->fail_code = a.exit_code;
+		}
+		jf_attempt_release(&a);
+	}
+	if (!ended || !jf_idmap_put(&e->tasks, task_id, t)) {
+		jf_trun_free(t);
+		return false;
+	}
+	resolve_task(e, g, t, false);
+	return true;
+}
+
+void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
+{
+	int64_t attempt_id = (int64_t)res->cookie;
+	struct run *r = jf_idmap_del(&e->runs, attempt_id);
+	if (!r)
+		return;
+	struct trun *t = jf_idmap_get(&e->tasks, r->task_id);
+	struct grt *g = jf_eng_group(e, r->group_id);
+	int64_t now = jf_eng_now(e);
+	int64_t end_ms = res->end_ms > 0 ? res->end_ms : now;
+	bool ok = res->exit_code == 0 && !res->lost && !res->start_failed;
+	char how[JF_RUN_MSG_MAX + 64];
+	describe_exit(res, how, sizeof(how));
+
+	enum jf_why why = t ? t->why : JF_WHY_NONE;
+	int nstate;
+	const char *reason, *type = "Normal";
+	switch (why) {
+	case JF_WHY_STOP:
+		nstate = JF_ST_STOPPED;
+		reason = "Killing";
+		break;
+	case JF_WHY_PAUSE:
+		nstate = JF_ST_PAUSED;
+		reason = "Killing";
+		break;
+	case JF_WHY_RESTART:
+		nstate = JF_ST_WAITING;
+		reason = "Killing";
+		break;
+	case JF_WHY_PREEMPT:
+		nstate = JF_ST_PREEMPTED;
+		reason = "Preempted";
+		type = "Warning";
+		break;
+	default:
+		nstate = ok ? JF_ST_SUCCEEDED : JF_ST_FAILED;
+		reason = ok ? "Completed" : "Failed";
+		type = ok ? "Normal" : "Warning";
+		if (!ok && t && t->fail_timeout)
+			reason = "DeadlineExceeded";
+		break;
+	}
+
+	/* the task's last node: its end and the task's verdict share one
+	 * transaction (resolve_task commits it); nothing is signalled between */
+	bool last = t && g && t->live <= 1;
+	jf_store_begin(e->st);
+	/* a short task that rotated its logs is told of it before it ends */
+	jf_eng_check_rotation(e, r, true);
+	if (g && r->started && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
+		jf_eng_demand(e, g->req.model, -g->req.gpus);
+	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
+	jf_ledger_close(e->st, attempt_id, end_ms);
+	jf_node_set_state(e->st, r->node_id, nstate,
+			  why == JF_WHY_PREEMPT ? JF_PREEMPTED_MSG : ok ? "" : how, now);
+	struct jf_node_rec nr;
+	if (jf_node_get(e->st, r->node_id, &nr) == JF_OK) {
+		jf_node_set_run(e->st, r->node_id, nr.machine, nr.gpu_ids, nr.pid, res->exit_code,
+				nr.attempt, nr.attempt_id);
+		jf_node_release(&nr);
+	}
+	if (g) {
+		const char *cname = res->nprocs ? res->procs[0].name : "main";
+		for (size_t i = 0; i < res->nprocs; i++)
+			if (res->procs[i].exit_code != 0) {
+				cname = res->procs[i].name;
+				break;
+			}
+		if (why == JF_WHY_PREEMPT)
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
+				     reason, "%s preempted by on-demand work (%s); billed up to "
+				     "its end, it waits to run again", cname, how);
+		else if (reason[0] == 'K')
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
+				     "Stopped", "%s ended: %s", cname, how);
+		else
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
+				     reason, "%s %s", cname, how);
+	}
+	if (!last)
+		jf_store_commit(e->st);
+
+	if (t) {
+		for (int64_t i = 0; i < t->nodes; i++)
+			if (t->attempt_ids[i] == attempt_id) {
+				if (t->slots[i].machine < e->cluster->nmachines &&
+				    e->use[t->slots[i].machine].nodes > 0)
+					e->use[t->slots[i].machine].nodes--;
+				t->attempt_ids[i] = 0;
+			}
+		t->live--;
+		if (!ok && !t->failed && jf_eng_why_rank(t->why) <= jf_eng_why_rank(JF_WHY_TIMEOUT)) {
+			t->failed = true;
+			t->fail_code = res->exit_code;
+			snprintf(t->fail_container, sizeof(t->fail_container), "%s",
+				 res->nprocs ? res->procs[0].name : "");
+			for (size_t i = 0; i < res->nprocs; i++)
+				if (res->procs[i].exit_code != 0) {
+					snprintf(t->fail_container, sizeof(t->fail_container), "%s",
+						 res->procs[i].name);
+					break;
+				}
+			if (t->nodes > 1 && t->live > 0)
+				jf_eng_kill_task(e, t, JF_WHY_GANG);
+		}
+	}
+	if (g)
+		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, r->task_id, r->node_id, false);
+	free(r);
+	if (t && t->live <= 0 && g)
+		resolve_task(e, g, t, last);
+	else if (last)
+		jf_store_commit(e->st);   /* cannot happen (last: no node left); never left open */
+	jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
+}
+
