@@ -228,12 +228,14 @@ def group_spec(completions, rec):
 
 def settle(pid, secs=3.0):
     """The load is over (nothing running, readers gone): let the daemon
-    settle for `secs`, then its RSS, fds, and CPU use over 2 s (ms/s)."""
+    settle for `secs`, then its RSS, the anonymous part of it (its heap and
+    stacks; the rest is shared libraries' pages), fds, and CPU use over 2 s
+    (ms/s)."""
     time.sleep(secs)
-    rss, fds = proc_kib(pid, "VmRSS"), nfds(pid)
+    rss, anon, fds = proc_kib(pid, "VmRSS"), proc_kib(pid, "RssAnon"), nfds(pid)
     c0 = proc_cpu_s(pid)
     time.sleep(2.0)
-    return rss, fds, round((proc_cpu_s(pid) - c0) * 1000 / 2.0, 1)
+    return rss, anon, fds, round((proc_cpu_s(pid) - c0) * 1000 / 2.0, 1)
 
 
 def status_baseline(env, q, n=300):
@@ -438,7 +440,7 @@ def one_round(env, r, sz, q, sampler, asan):
                   % (got[:3], got[-3:]))
 
     t_end = time.monotonic()
-    rss_after, fds_after, idle_cpu = settle(pid)
+    rss_after, anon_after, fds_after, idle_cpu = settle(pid)
     print("round %d phases: setup %.1f s, release..done %.1f s, readers stopped %.1f s, "
           "settle %.1f s" % (r, t_rel - t_setup, t_run, t_end - t_rel - t_run,
                              time.monotonic() - t_end), flush=True)
@@ -461,7 +463,7 @@ def one_round(env, r, sz, q, sampler, asan):
         "readdir_p99_ms": ms(pct(lat["ls"], 99)),
         "readdir_max_ms": ms(max(lat["ls"], default=float("nan"))),
         "rss_peak_kib": sampler.peak(t_rel, t_end),
-        "rss_after_kib": rss_after, "fds_after": fds_after,
+        "rss_after_kib": rss_after, "anon_after_kib": anon_after, "fds_after": fds_after,
         "idle_cpu_ms_per_s": idle_cpu,
     }
     return res
@@ -476,7 +478,7 @@ def run_load(env, variant):
           "queue spec refused")
     pid = env.daemon.pid
     base = status_baseline(env, q)
-    rss0, fds0, cpu_idle0 = settle(pid, 0.5)
+    rss0, anon0, fds0, cpu_idle0 = settle(pid, 0.5)
     sampler = RssSampler(pid)
     sampler.start()
     env.load_rounds = []
@@ -494,7 +496,7 @@ def run_load(env, variant):
         "idle_status_p50_ms": round(pct(base, 50) * 1000, 3),
         "idle_status_p99_ms": round(pct(base, 99) * 1000, 3),
         "idle_status_max_ms": round(max(base) * 1000, 3),
-        "rss_before_kib": rss0, "fds_before": fds0, "idle_cpu_ms_per_s": cpu_idle0,
+        "rss_before_kib": rss0, "anon_before_kib": anon0, "fds_before": fds0, "idle_cpu_ms_per_s": cpu_idle0,
         "rounds": rounds, "wall_s": round(time.monotonic() - t_start, 1),
     }
     print_report(report)
@@ -550,12 +552,14 @@ def print_report(rep):
     row("readdir of groups/ p99 / max (ms)", "readdir_p99_ms", "readdir_max_ms")
     row("daemon RSS peak (KiB)", "rss_peak_kib")
     row("daemon RSS after, idle (KiB)", "rss_after_kib")
+    row("  of it anonymous (heap, stacks)", "anon_after_kib")
     row("daemon fds after", "fds_after")
     row("daemon CPU after, idle (ms/s)", "idle_cpu_ms_per_s")
     print("  before the load (idle daemon): status read p50 %.3f ms, p99 %.3f ms, max %.3f ms; "
-          "RSS %d KiB, %d fds, CPU %.1f ms/s"
+          "RSS %d KiB (%d anonymous), %d fds, CPU %.1f ms/s"
           % (rep["idle_status_p50_ms"], rep["idle_status_p99_ms"], rep["idle_status_max_ms"],
-             rep["rss_before_kib"], rep["fds_before"], rep["idle_cpu_ms_per_s"]))
+             rep["rss_before_kib"], rep["anon_before_kib"], rep["fds_before"],
+             rep["idle_cpu_ms_per_s"]))
 
 
 @case(timeout=300)
