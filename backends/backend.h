@@ -185,6 +185,7 @@ enum jf_elem_end {
 };
 
 #define JF_NOTE_HOSTS_MAX 1024
+#define JF_NOTE_GPU_IDS_MAX 96     /* a node's "0,1,..." (the store keeps as much) */
 
 struct jf_note {
 	enum jf_note_kind kind;
@@ -198,6 +199,8 @@ struct jf_note {
 	char handle[JF_HANDLE_MAX];   /* STARTED: how to signal the element */
 	size_t nhosts;             /* STARTED: node i ran on hosts[i] */
 	char **hosts;              /* owned by the note: jf_note_release() */
+	char **gpu_ids;            /* STARTED, NULL or nhosts entries: the GPUs
+				      node i was given ("0,1"; "" unknown), owned */
 	size_t nresults;           /* ENDED: node i's record (nodes without one: lost) */
 	struct jf_run_result *results;  /* owned by the note */
 	char message[JF_RUN_MSG_MAX];

@@ -174,10 +174,13 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 		char rd[4300];
 		snprintf(rd, sizeof(rd), "%s/%lld/%lld/%lld", dir, (long long)n->idx,
 			 (long long)n->run, (long long)i);
+		/* the GPUs Slurm gave the node, when it said */
+		const char *gpus = n->gpu_ids && (size_t)i < n->nhosts && n->gpu_ids[i] ?
+				   n->gpu_ids[i] : "";
 		int64_t node_id = 0, attempt_id = 0;
 		if (jf_node_ensure(e->st, task_id, i, &node_id) != JF_OK)
 			continue;
-		if (jf_attempt_create(e->st, node_id, t->attempt, rd, host, "", 0, &attempt_id) !=
+		if (jf_attempt_create(e->st, node_id, t->attempt, rd, host, gpus, 0, &attempt_id) !=
 		    JF_OK || !attempt_id)
 			continue;
 		char handle[JF_HANDLE_MAX + 24];
@@ -185,7 +188,7 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 			 (long long)i);
 		jf_attempt_started(e->st, attempt_id, handle, n->job_id, n->start_ms);
 		jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
-		jf_node_set_run(e->st, node_id, host, "", n->job_id, -1, t->attempt, attempt_id);
+		jf_node_set_run(e->st, node_id, host, gpus, n->job_id, -1, t->attempt, attempt_id);
 		jf_eng_bill_start(e, g, task_id, n->idx, node_id, i, attempt_id, t->attempt,
 				  n->start_ms);
 		if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)

@@ -22,6 +22,9 @@
  * then fills, sorts and removes repeats.  The formatter writes runs of
  * consecutive indexes as "a-b" into a buffer sized in advance.
  *
+ * A gres_detail entry's "(IDX:...)" after a "gpu" gres is an index set
+ * too, read with the same parser and printed comma by comma.
+ *
  * USE: the slurm backend expands a job's "nodes" into the hosts it tells
  * the engine about, and writes and reads array index sets ("--array").
  * Give max a bound that fits the caller's own limits: it is what keeps a
@@ -560,4 +563,65 @@ char *jf_idxset_format(const int64_t *idx, size_t n, int64_t throttle)
 	if (throttle > 0 && n > 0)
 		sprintf(w, "%%%" PRId64, throttle);
 	return buf;
+}
+
+enum jf_err jf_gres_gpu_ids(const char *detail, char *buf, size_t n)
+{
+	if (n > 0)
+		buf[0] = '\0';
+	if (!detail)
+		return JF_ENOENT;
+	/* the "gpu" gres: at the start or after a ',' outside parentheses */
+	const char *g = NULL;
+	int depth = 0;
+	for (const char *p = detail; *p && !g; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+		if (depth == 0 && (p == detail || p[-1] == ',') && strncmp(p, "gpu", 3) == 0 &&
+		    (p[3] == ':' || p[3] == '(' || p[3] == ',' || p[3] == '\0'))
+			g = p;
+	}
+	if (!g)
+		return JF_ENOENT;
+	const char *open = strchr(g, '(');
+	const char *comma = strchr(g, ',');
+	if (!open || (comma && comma < open))
+		return JF_ENOENT;           /* no index list for this gres */
+	if (strncmp(open, "(IDX:", 5) != 0)
+		return JF_EINVAL;
+	const char *list = open + 5, *close = strchr(list, ')');
+	if (!close)
+		return JF_EINVAL;
+	size_t len = (size_t)(close - list);
+	if (len == 3 && strncmp(list, "N/A", 3) == 0)
+		return JF_ENOENT;
+	char set[256];
+	if (len == 0 || len >= sizeof(set))
+		return JF_EINVAL;
+	memcpy(set, list, len);
+	set[len] = '\0';
+	int64_t *idx = NULL;
+	size_t k = 0;
+	struct jf_error err;
+	if (strchr(set, '%') || jf_idxset_parse(set, &idx, &k, 1024, NULL, &err) != JF_OK)
+		return JF_EINVAL;
+	size_t off = 0;
+	enum jf_err rc = JF_OK;
+	for (size_t i = 0; i < k && rc == JF_OK; i++) {
+		if (idx[i] > 1023) {
+			rc = JF_EINVAL;
+			break;
+		}
+		int w = snprintf(buf + off, n > off ? n - off : 0, "%s%" PRId64, i ? "," : "", idx[i]);
+		if (w < 0 || (size_t)w >= (n > off ? n - off : 0))
+			rc = JF_EFBIG;
+		else
+			off += (size_t)w;
+	}
+	free(idx);
+	if (rc != JF_OK && n > 0)
+		buf[0] = '\0';
+	return rc;
 }

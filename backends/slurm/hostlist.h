@@ -74,4 +74,12 @@ char *jf_idxset_format(const int64_t *idx, size_t n, int64_t throttle);
 enum jf_err jf_idxset_parse(const char *s, int64_t **idx, size_t *n, size_t max,
 			    int64_t *throttle, struct jf_error *err);
 
+/* The GPUs of one node from an entry of a Slurm job's gres_detail
+ * ("gpu:4090:2(IDX:0-1,4)", "gpu(IDX:3)", several gres joined by ','):
+ * their indexes as "0,1,4" in buf (n bytes).  JF_OK; JF_ENOENT when the
+ * entry names no GPU index ("", "gpu:0", "gpu:2(IDX:N/A)"); JF_EINVAL
+ * when malformed or an index is over 1023; JF_EFBIG when the list does
+ * not fit.  buf is "" on failure (when n > 0). */
+enum jf_err jf_gres_gpu_ids(const char *detail, char *buf, size_t n);
+
 #endif

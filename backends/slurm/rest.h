@@ -109,6 +109,9 @@ struct jf_slurm_job {
 	int exit_signal;            /* the signal it died of, 0 if it exited;
 				       Slurm's "ExitCode=exit_code:exit_signal" */
 	char *nodes;                /* hostlist "n[1-2]" or "" */
+	char **gres_detail;         /* one entry per node of `nodes`, in order:
+				       "gpu:4090:2(IDX:0-1)" (jf_gres_gpu_ids) */
+	size_t ngres_detail;
 	char batch_host[256];       /* the node running the script, "" */
 	char *name, *comment, *partition;
 	char *std_out;              /* standard_output as submitted (%j unexpanded) */

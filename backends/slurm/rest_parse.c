@@ -273,6 +273,9 @@ static void job_release(struct jf_slurm_job *j)
 {
 	free(j->array_task_string);
 	free(j->nodes);
+	for (size_t i = 0; i < j->ngres_detail; i++)
+		free(j->gres_detail[i]);
+	free(j->gres_detail);
 	free(j->name);
 	free(j->comment);
 	free(j->partition);
@@ -334,6 +337,24 @@ static enum jf_err job_from(json_t *o, size_t idx, struct jf_slurm_job *j, struc
 		job_release(j);
 		memset(j, 0, sizeof(*j));
 		return jf_error_set(err, JF_ENOMEM, 0, "slurmrestd answer: out of memory");
+	}
+	json_t *gd = json_object_get(o, "gres_detail");
+	size_t ng = json_array_size(gd);
+	if (ng > 65536)
+		ng = 0;             /* more than a job's nodes can be: not used */
+	if (ng && !(j->gres_detail = calloc(ng, sizeof(*j->gres_detail)))) {
+		job_release(j);
+		memset(j, 0, sizeof(*j));
+		return jf_error_set(err, JF_ENOMEM, 0, "slurmrestd answer: out of memory");
+	}
+	for (size_t i = 0; i < ng; i++) {
+		const char *d = json_string_value(json_array_get(gd, i));
+		if (!(j->gres_detail[i] = strdup(d ? d : ""))) {
+			job_release(j);
+			memset(j, 0, sizeof(*j));
+			return jf_error_set(err, JF_ENOMEM, 0, "slurmrestd answer: out of memory");
+		}
+		j->ngres_detail = i + 1;
 	}
 	return JF_OK;
 }

@@ -246,8 +246,10 @@ static void read_results(const struct sub *b, const struct elem *el, int64_t run
 }
 
 static void tell_started(struct slurm *s, struct sub *b, struct elem *el, int64_t run,
-			 int64_t job_id, int64_t start_ms, const char *nodes)
+			 const struct jf_slurm_job *j)
 {
+	int64_t job_id = j->job_id, start_ms = j->start_time * 1000;
+	const char *nodes = j->nodes;
 	elem_clear(el);
 	char **hosts = NULL;
 	size_t nh = 0;
@@ -280,6 +282,14 @@ static void tell_started(struct slurm *s, struct sub *b, struct elem *el, int64_
 		for (size_t i = 0; n.hosts && i < nh; i++)
 			n.hosts[i] = strdup(hosts[i]);
 		n.nhosts = n.hosts ? nh : 0;
+	}
+	/* the GPUs Slurm gave each node, when it says (one entry per node) */
+	if (n.nhosts && j->ngres_detail == n.nhosts && (n.gpu_ids = calloc(nh, sizeof(char *)))) {
+		for (size_t i = 0; i < nh; i++) {
+			char ids[JF_NOTE_GPU_IDS_MAX];
+			jf_gres_gpu_ids(j->gres_detail[i], ids, sizeof(ids));
+			n.gpu_ids[i] = strdup(ids);
+		}
 	}
 	note_push(s, &n);
 }
@@ -349,7 +359,7 @@ static void see_element(struct slurm *s, struct sub *b, const struct jf_slurm_jo
 	 * waited has Slurm's expected start time but no hosts) */
 	bool ran = j->start_time > 0 && j->nodes && j->nodes[0];
 	if ((running || final) && ran && el->run < run)
-		tell_started(s, b, el, run, j->job_id, j->start_time * 1000, j->nodes);
+		tell_started(s, b, el, run, j);
 	if (running && el->run == run && j->preempt_time > 0 && !el->preempting) {
 		el->preempting = true;
 		struct jf_note n;

@@ -126,6 +126,8 @@ def test_slurm_demo(env):
         n = env.status(t + "/nodes/0")
         check(n["state"] == "Succeeded" and n["machine"] in ("n1", "n2", "n3", "n4"),
               "%s node: %s" % (t, n))
+        check(str(n["gpus"]) == "1" and logs.split("gpus ")[1].split()[0] == n["cuda_visible_devices"],
+              "%s node: %s, logs %r" % (t, n, logs))
     ev = env.read(b + "/events")
     check(re.search(r"Submitted batch batch \d+ is slurm job \d+", ev), "events: %s" % ev)
     rows = check_costs(env, b, want_rows=3)
@@ -214,7 +216,7 @@ def test_slurm_gang(env):
     g = env.group("nodes: 4\ngpu: \"4090\"\ngpus: 2\n"
                   "command: [\"/bin/sh\", \"-c\"]\n"
                   "args: ['echo $(date +%%s.%%N) $JOB_NODE_INDEX $JOB_COMPLETION_INDEX "
-                  "$JOB_NODE_COUNT $JOB_MASTER_ADDR $JOB_MASTER_PORT > %s/$JOB_NODE_INDEX; sleep 1']\n"
+                  "$JOB_NODE_COUNT $JOB_MASTER_ADDR $JOB_MASTER_PORT $CUDA_VISIBLE_DEVICES > %s/$JOB_NODE_INDEX; sleep 1']\n"
                   % rec)
     env.wait(g, "Succeeded", timeout=60)
     lines = [open(os.path.join(rec, str(i))).read().split() for i in range(4)]
@@ -225,6 +227,11 @@ def test_slurm_gang(env):
     check(len({(l[4], l[5]) for l in lines}) == 1, "master differs: %s" % lines)
     hosts = sorted(env.status("%s/tasks/0/nodes/%d" % (g, i))["machine"] for i in range(4))
     check(hosts == ["n1", "n2", "n3", "n4"], "hosts: %s" % hosts)
+    # each node's status names the GPUs Slurm gave it, as the node saw them
+    for i, l in enumerate(lines):
+        n = env.status("%s/tasks/0/nodes/%d" % (g, i))
+        check(str(n["gpus"]) == "2" and len(l) == 7 and n["cuda_visible_devices"] == l[6],
+              "node %d: status %s, saw %s" % (i, n, l))
     rows = check_costs(env, g, want_rows=4)
     check(len({(r["start"], r["end"]) for r in rows}) == 1, "nodes billed apart: %s" % rows)
     check(all(r["gpus"] == "2" for r in rows), "rows: %s" % rows)

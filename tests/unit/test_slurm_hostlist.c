@@ -194,6 +194,64 @@ static void test_hostlist_first(void **state)
 	assert_int_equal(jf_hostlist_first("", buf, sizeof(buf)), JF_ENOENT);
 }
 
+/* ---- gres_detail: a node's GPUs ---------------------------------------- */
+
+static void test_gres_gpu_ids(void **state)
+{
+	static const struct {
+		const char *detail;
+		enum jf_err rc;
+		const char *want;
+	} c[] = {
+		/* as slurmrestd 22.05 answers (tests/unit/data/slurm) */
+		{ "gpu:4090:2(IDX:0-1)", JF_OK, "0,1" },
+		{ "gpu:4090:2(IDX:3-4)", JF_OK, "3,4" },
+		{ "gpu:4090:8(IDX:0-7)", JF_OK, "0,1,2,3,4,5,6,7" },
+		/* other spellings Slurm uses */
+		{ "gpu(IDX:3)", JF_OK, "3" },
+		{ "gpu:a100:3(IDX:0,2,5)", JF_OK, "0,2,5" },
+		{ "gpu:a100:4(IDX:0-1,4-5)", JF_OK, "0,1,4,5" },
+		{ "mps:100(0/100),gpu:2(IDX:6-7)", JF_OK, "6,7" },
+		{ "gpu:1(IDX:2),mps:50", JF_OK, "2" },
+		/* no GPU index named */
+		{ "", JF_ENOENT, "" },
+		{ NULL, JF_ENOENT, "" },
+		{ "gpu:0", JF_ENOENT, "" },
+		{ "gpu:4090:2(IDX:N/A)", JF_ENOENT, "" },
+		{ "mps:100(0/100)", JF_ENOENT, "" },
+		{ "gpux:2(IDX:0-1)", JF_ENOENT, "" },
+		{ "gpu:2,mps:1(IDX:0)", JF_ENOENT, "" },
+		/* malformed */
+		{ "gpu:2(IDX:0-1", JF_EINVAL, "" },
+		{ "gpu:2(0-1)", JF_EINVAL, "" },
+		{ "gpu:2(IDX:)", JF_EINVAL, "" },
+		{ "gpu:2(IDX:1-0)", JF_EINVAL, "" },
+		{ "gpu:2(IDX:a)", JF_EINVAL, "" },
+		{ "gpu:2(IDX:0-1%2)", JF_EINVAL, "" },
+		{ "gpu:2(IDX:1024)", JF_EINVAL, "" },
+		{ "gpu:2(IDX:0-99999999999)", JF_EINVAL, "" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char buf[96] = "x";
+		enum jf_err rc = jf_gres_gpu_ids(c[i].detail, buf, sizeof(buf));
+		if (rc != c[i].rc || strcmp(buf, c[i].want) != 0)
+			fail_msg("'%s': %d '%s', want %d '%s'", c[i].detail ? c[i].detail : "(null)",
+				 rc, buf, c[i].rc, c[i].want);
+	}
+	/* a list that does not fit: nothing half-written */
+	char small[6] = "x";
+	assert_int_equal(jf_gres_gpu_ids("gpu:4(IDX:0-3)", small, sizeof(small)), JF_EFBIG);
+	assert_string_equal(small, "");
+	assert_int_equal(jf_gres_gpu_ids("gpu:3(IDX:0-2)", small, sizeof(small)), JF_OK);
+	assert_string_equal(small, "0,1,2");
+	/* 64 GPUs, "0,1,...,63", is 181 bytes: the caller's buffer decides */
+	char big[256];
+	assert_int_equal(jf_gres_gpu_ids("gpu:64(IDX:0-63)", big, sizeof(big)), JF_OK);
+	assert_int_equal(strlen(big), 10 + 54 * 2 + 63);
+	assert_int_equal(jf_gres_gpu_ids("gpu:64(IDX:0-63)", big, 96), JF_EFBIG);
+}
+
 /* ---- index sets --------------------------------------------------------- */
 
 static void check_idx(const char *s, const char *want, int64_t want_thr)
@@ -420,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_hostlist_malformed),
 		cmocka_unit_test(test_hostlist_caps),
 		cmocka_unit_test(test_hostlist_first),
+		cmocka_unit_test(test_gres_gpu_ids),
 		cmocka_unit_test(test_hostlist_random),
 		cmocka_unit_test(test_idxset_forms),
 		cmocka_unit_test(test_idxset_malformed),

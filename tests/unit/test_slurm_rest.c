@@ -132,6 +132,26 @@ static void test_parse_array_pending(void **state)
 	assert_int_equal(j[0].array_task_id, 0);
 	assert_string_equal(j[0].state, "RUNNING");
 	jf_slurm_jobs_free(j, n);
+
+	/* GPUs: one gres_detail entry per node, in the order of `nodes` */
+	parse_file("job_gpu_gang_running.json", &j, &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(j[0].nodes, "n[1-2]");
+	assert_int_equal(j[0].ngres_detail, 2);
+	assert_string_equal(j[0].gres_detail[0], "gpu:4090:2(IDX:0-1)");
+	assert_string_equal(j[0].gres_detail[1], "gpu:4090:2(IDX:0-1)");
+	jf_slurm_jobs_free(j, n);
+	parse_file("job_gpu_running.json", &j, &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(j[0].nodes, "n1");
+	assert_int_equal(j[0].ngres_detail, 1);
+	assert_string_equal(j[0].gres_detail[0], "gpu:4090:2(IDX:3-4)");
+	jf_slurm_jobs_free(j, n);
+	/* none for a job without GPUs, or one still pending */
+	parse_file("job_array_pending.json", &j, &n);
+	assert_int_equal(j[0].ngres_detail, 0);
+	assert_null(j[0].gres_detail);
+	jf_slurm_jobs_free(j, n);
 }
 
 static void test_parse_ended(void **state)
