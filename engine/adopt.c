@@ -114,6 +114,26 @@ static void adopt_orphan(struct jf_engine *e, const struct jf_attempt_rec *a, in
 	r->killed = true;
 }
 
+/* What is left of the grace of t's preemption: from the earliest deadline
+ * its nodes' attempts recorded, never below 0; a full grace without one. */
+static int64_t preempt_left(struct jf_engine *e, const struct trun *t)
+{
+	int64_t grace = e->cluster->preempt_grace_s * 1000, at = 0;
+	for (int64_t i = 0; i < t->nodes; i++) {
+		struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[i]);
+		struct jf_attempt_rec a;
+		if (!r || jf_attempt_get(e->st, r->attempt_id, &a) != JF_OK)
+			continue;
+		if (a.kill_at_ms > 0 && (at == 0 || a.kill_at_ms < at))
+			at = a.kill_at_ms;
+		jf_attempt_release(&a);
+	}
+	if (at == 0)
+		return grace;
+	int64_t left = at - jf_eng_now(e);
+	return left < 0 ? 0 : left < grace ? left : grace;
+}
+
 static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 {
 	struct jf_node_rec n;
@@ -353,12 +373,13 @@ void jf_eng_adopt_all(struct jf_engine *e)
 	}
 	launch_unstarted(e, &launch);
 	free(launch.v);
-	/* a preemption the last daemon began: finish it, with a fresh grace (the
-	 * deadline it had was not recorded; a task gets at least its grace) */
+	/* a preemption the last daemon began: finish it by the deadline it
+	 * recorded (a full grace when there is none: a database from before
+	 * schema 7, or a crash before the deadline was committed) */
 	for (size_t i = 0; i < pre.n; i++) {
 		struct trun *t = jf_idmap_get(&e->tasks, pre.v[i]);
 		if (t && t->why == JF_WHY_NONE)
-			jf_eng_preempt_task(e, t, e->cluster->preempt_grace_s * 1000);
+			jf_eng_preempt_task(e, t, preempt_left(e, t));
 	}
 	free(pre.v);
 	free(l.v);

@@ -553,6 +553,8 @@ void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
 		if (!r || r->kill_at_ms)
 			continue;
 		r->kill_at_ms = now + grace_ms;
+		/* kept, so that a daemon restarted during the grace keeps it */
+		jf_attempt_set_kill_at(e->st, r->attempt_id, r->kill_at_ms);
 		if (r->handle[0])
 			jf_backend_signal(e->be, r->handle, JF_RUN_TERM);
 		jf_node_set_state(e->st, r->node_id, JF_ST_RUNNING, JF_PREEMPTING_MSG, now);
@@ -561,7 +563,7 @@ void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
 				     "Preempting",
 				     "on-demand work needs the GPUs: SIGTERM to %s, SIGKILL after "
 				     "%llds", g->spec->containers[0].name,
-				     (long long)(grace_ms / 1000));
+				     (long long)((grace_ms + 999) / 1000));
 			jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, r->node_id,
 				       false);
 		}

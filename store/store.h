@@ -31,7 +31,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 6
+#define JF_STORE_SCHEMA 7
 
 #define JF_NAME_MAX 64
 #define JF_GPU_IDS_MAX 96
@@ -112,6 +112,7 @@ struct jf_attempt_rec {
 	int exit_code;             /* -1 while running */
 	char *reason;
 	char cpuset[256];          /* cores pinned (cpu_exclusive), "0-19", "" if none */
+	int64_t kill_at_ms;        /* a preemption's SIGKILL deadline (engine clock), 0 none */
 };
 
 struct jf_ledger_rec {
@@ -254,6 +255,8 @@ enum jf_err jf_attempt_started(struct jf_store *st, int64_t id, const char *hand
 enum jf_err jf_attempt_ended(struct jf_store *st, int64_t id, int64_t end_ms, int exit_code,
 			     const char *reason);
 enum jf_err jf_attempt_set_cpuset(struct jf_store *st, int64_t id, const char *cpuset);
+/* A preemption began: its SIGKILL deadline, kept for a restarted daemon. */
+enum jf_err jf_attempt_set_kill_at(struct jf_store *st, int64_t id, int64_t kill_at_ms);
 enum jf_err jf_attempt_get(struct jf_store *st, int64_t id, struct jf_attempt_rec *a);
 /* The attempt of node_id numbered attempt; ENOENT if none. */
 enum jf_err jf_attempt_find(struct jf_store *st, int64_t node_id, int64_t attempt,

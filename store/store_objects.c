@@ -766,6 +766,16 @@ enum jf_err jf_attempt_set_cpuset(struct jf_store *st, int64_t id, const char *c
 	return jf_q_exec(st, s);
 }
 
+enum jf_err jf_attempt_set_kill_at(struct jf_store *st, int64_t id, int64_t kill_at_ms)
+{
+	sqlite3_stmt *s = jf_q(st, Q_ATTEMPT_SET_KILL_AT);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, kill_at_ms);
+	return jf_q_exec(st, s);
+}
+
 static enum jf_err attempt_row(sqlite3_stmt *s, struct jf_attempt_rec *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -783,6 +793,7 @@ static enum jf_err attempt_row(sqlite3_stmt *s, struct jf_attempt_rec *a)
 	a->exit_code = sqlite3_column_int(s, 11);
 	a->reason = jf_q_dup(s, 12);
 	jf_q_copy(s, 13, a->cpuset, sizeof(a->cpuset));
+	a->kill_at_ms = sqlite3_column_int64(s, 14);
 	if (!a->run_dir || !a->reason) {
 		jf_attempt_release(a);
 		return JF_ENOMEM;

@@ -159,6 +159,8 @@ static const char *const migrations[] = {
 	"CREATE INDEX submissions_group ON submissions(group_id, state);"
 	"ALTER TABLE tasks ADD COLUMN sub_id INTEGER NOT NULL DEFAULT 0;"
 	"CREATE INDEX tasks_sub ON tasks(sub_id) WHERE sub_id != 0;",
+	/* 6 -> 7: a preemption's deadline, so that a restarted daemon keeps it */
+	"ALTER TABLE attempts ADD COLUMN kill_at_ms INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -839,6 +839,60 @@ static void test_preempt_spot(void **state)
 		    sql_count(f, "SELECT min(rate) FROM ledger WHERE group_id = ?1", od));
 }
 
+static bool four_deadlines(struct fix *f, int64_t g)
+{
+	(void)g;
+	return sql_count(f, "SELECT count(*) FROM attempts WHERE kill_at_ms != 0", 0) == 4;
+}
+
+/* A daemon that dies during a preemption's grace keeps its deadline: the
+ * victims ignore SIGTERM, the grace is 30 s, and the restarted engine's
+ * clock is 29 s on; they are SIGKILLed about a second later, not after a
+ * fresh 30 s, and the on-demand task runs then. */
+static void test_preempt_deadline_kept(void **state)
+{
+	struct fix *f = *state;
+	jf_engine_free(f->e);
+	f->grace_s = 30;
+	engine_start(f);
+	int64_t spot = submit(f, "spot",
+			      "billing: spot\ngpu: A800\ncompletions: 8\nretries: 0\n"
+			      "command: [\"/bin/sh\", \"-c\", \"trap '' TERM; "
+			      "if [ -e $JOB_CHECKPOINT_DIR/t ]; then exit 0; fi; "
+			      "touch $JOB_CHECKPOINT_DIR/t; sleep 60\"]\n");
+	assert_true(run_until(f, all_running, spot, 10000, NULL, NULL));
+	int64_t od = submit(f, "od", "gpu: A800\ngpus: 4\ncommand: [\"true\"]\n");
+	assert_true(run_until(f, four_deadlines, 0, 10000, NULL, NULL));
+	int64_t at = sql_count(f, "SELECT min(kill_at_ms) FROM attempts WHERE kill_at_ms != 0", 0);
+	assert_int_equal(sql_count(f, "SELECT max(kill_at_ms) FROM attempts", 0) - at < 1000, 1);
+	int64_t now = test_now(f);
+	assert_true(at > now + 25000 && at <= now + 30000);
+
+	/* the daemon goes away during the grace; the victims do not */
+	jf_engine_free(f->e);
+	f->e = NULL;
+	f->be = NULL;
+	f->offset_ms += at - now - 1000;   /* one second of the grace left */
+	engine_start(f);
+	int64_t t0 = mono_ms();
+	assert_true(run_until(f, succeeded, od, 10000, NULL, NULL));
+	assert_true(mono_ms() - t0 < 5000);
+	/* the deadline was kept, not renewed */
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM attempts WHERE kill_at_ms != 0 AND "
+				      "abs(kill_at_ms - ?1) > 1000", at), 0);
+	char *ev = events(f, JF_SCOPE_GROUP, spot);
+	int preempted = 0;
+	for (const char *p = ev; (p = strstr(p, " Preempted tasks/")); p++)
+		preempted++;
+	free(ev);
+	assert_int_equal(preempted, 8);  /* 4 nodes and 4 tasks */
+	assert_int_equal(sql_count(f, "SELECT ifnull(sum(failures), 0) FROM tasks WHERE "
+				      "group_id = ?1", spot), 0);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_engine_ctl(f->e, spot, 0, "stop", &err), JF_OK);
+	assert_true(run_until(f, settled, spot, 10000, NULL, NULL));
+}
+
 static int64_t day_ms(int64_t t)
 {
 	return t - t % 86400000;
@@ -909,6 +963,7 @@ int main(void)
 		T(test_active_deadline),
 		T(test_unit_runtime_refused),
 		T(test_preempt_spot),
+		T(test_preempt_deadline_kept),
 		T(test_window),
 	};
 #undef T

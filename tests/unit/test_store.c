@@ -241,7 +241,8 @@ static void test_migrate_1_to_5(void **state)
 	f->st = NULL;
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE submissions; "
+	assert_int_equal(sqlite3_exec(h, "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
+				      "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE submissions; "
 				      "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN cpuset; DROP TABLE demand; "
 				      "PRAGMA user_version = 1",
 				      NULL, NULL, NULL), SQLITE_OK);
@@ -265,6 +266,41 @@ static void test_migrate_1_to_5(void **state)
 	assert_int_equal(jf_task_find(f->st, g, 2, &t), JF_OK);
 	assert_int_equal(jf_task_set_display(f->st, t.id, "warmup"), JF_EEXIST);
 	jf_task_release(&t);
+}
+
+/* A version-6 database (no preemption deadlines) keeps its attempts; they
+ * read as having none, and a deadline set then is kept. */
+static void test_migrate_6_to_7(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 1, 1);
+	int64_t t = task_id(f->st, g, 0), n0 = 0, a1 = 0;
+	assert_int_equal(jf_node_ensure(f->st, t, 0, &n0), JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1", "m0", "0", 1000, &a1), JF_OK);
+	assert_int_equal(jf_attempt_set_kill_at(f->st, a1, 1234), JF_OK);
+	jf_store_close(f->st);
+	f->st = NULL;
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
+				      "PRAGMA user_version = 6", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), 7);
+	struct jf_attempt_rec a;
+	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
+	assert_int_equal(a.kill_at_ms, 0);
+	assert_string_equal(a.run_dir, "/run/1");
+	assert_string_equal(a.gpu_ids, "0");
+	jf_attempt_release(&a);
+	assert_int_equal(jf_attempt_set_kill_at(f->st, a1, 1796160000123), JF_OK);
+	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
+	assert_int_equal(a.kill_at_ms, 1796160000123);
+	jf_attempt_release(&a);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 }
 
 static int sum_demand(void *ctx, int64_t t_ms, int64_t gpus)
@@ -1420,6 +1456,7 @@ static void test_migrate_4_to_5(void **state)
 	char sql[4096];
 	snprintf(sql, sizeof(sql),
 		 /* schema 6's outbox is not there yet at 4 */
+		 "ALTER TABLE attempts DROP COLUMN kill_at_ms;"
 		 "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE submissions;"
 		 "DROP TABLE ledger;"
 		 "CREATE TABLE ledger ("
@@ -2358,6 +2395,7 @@ int main(void)
 		T(test_txn_commit_rollback),
 		T(test_txn_accept_nested),
 		T(test_submissions),
+		T(test_migrate_6_to_7),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
