@@ -386,6 +386,17 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 				      NULL);
 		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Resumed", "resumed");
 		jf_store_commit(e->st);
+		/* a task still ending for the pause waits again when it has ended,
+		 * like those already paused (else it would stay Paused in a group
+		 * that is not) */
+		size_t i = 0;
+		int64_t k;
+		void *v;
+		while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
+			struct trun *t = v;
+			if (t->group_id == g->id && t->why == JF_WHY_PAUSE)
+				t->why = JF_WHY_RESTART;
+		}
 		if (e->delegated)
 			jf_eng_delegate_resumed(e, g->id);
 	} else if (strcmp(verb, "restart") == 0) {

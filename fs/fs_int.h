@@ -66,6 +66,7 @@ struct fh {
 				     * (other kinds: unused, 0) */
 	ino_t fino;                 /* FH_FILE: the inode of X when fd was opened */
 	bool dirty;                 /* written since the last submit */
+	size_t base;                /* FH_CTL: bytes of earlier lines, already acted on */
 	bool poisoned;              /* refused at write(): close reports it again */
 	int poison_errno;
 	uid_t uid;

@@ -413,6 +413,8 @@ static int grow(char **buf, size_t *cap, size_t need, size_t limit)
 	return 0;
 }
 
+static int act(struct jf_fs *fs, struct fh *h);
+
 void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -470,6 +472,14 @@ void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, 
 		return;
 	}
 	size_t limit = h->kind == FH_SPEC ? JF_SPEC_MAX_BYTES : CTL_MAX;
+	if (h->kind == FH_CTL) {
+		/* offsets count from the end of the last line acted on */
+		if ((size_t)off < h->base) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		off -= (off_t)h->base;
+	}
 	size_t end = (size_t)off + size;
 	int rc = grow(&h->buf, &h->cap, end, limit);
 	if (rc) {
@@ -501,6 +511,17 @@ void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, 
 			h->poisoned = true;
 			h->poison_errno = EINVAL;
 			fuse_reply_err(req, EINVAL);
+			return;
+		}
+	}
+	if (h->kind == FH_CTL && h->len > 0 && h->buf[h->len - 1] == '\n') {
+		/* a whole line: act on it now, so that write() itself reports a
+		 * refusal - a shell drops close()'s error, but `echo stop > ctl`
+		 * then says "write error: Device or resource busy" */
+		h->base += h->len;
+		int e = act(fs, h);
+		if (e) {
+			fuse_reply_err(req, e);
 			return;
 		}
 	}

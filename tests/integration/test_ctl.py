@@ -90,6 +90,47 @@ def test_verb_that_does_not_apply(env):
 
 
 @case(timeout=60)
+def test_shell_sees_refusals(env):
+    """A verb is acted on when its line is written, so the shell, which
+    drops close()'s error, still reports a refusal; several lines in one
+    open are several verbs, in order; a verb without a newline is acted on
+    at close."""
+    import subprocess
+    g = env.group(SLEEPER % (1, 1, env.work, "30"))
+    env.wait(g, "Running", timeout=10)
+    ctl = env.p(g, "ctl")
+    for sh in ("sh", "bash"):
+        # bash names the errno; dash says "I/O error" for any
+        busy = "Device or resource busy" if sh == "bash" else "error"
+        inval = "Invalid argument" if sh == "bash" else "error"
+        r = subprocess.run([sh, "-c", 'echo resume > "$1"', sh, ctl], capture_output=True,
+                           text=True)
+        check(r.returncode != 0 and busy in r.stderr,
+              "%s: echo resume > ctl of a Running group: rc %d, stderr %r"
+              % (sh, r.returncode, r.stderr))
+        r = subprocess.run([sh, "-c", 'echo explode > "$1"', sh, ctl], capture_output=True,
+                           text=True)
+        check(r.returncode != 0 and inval in r.stderr,
+              "%s: echo explode > ctl: rc %d, stderr %r" % (sh, r.returncode, r.stderr))
+    check(env.status(g)["state"] == "Running", "a refused verb changed the group")
+    # two verbs through one open: pause, then resume
+    r = subprocess.run(["sh", "-c", '{ echo pause; echo resume; } > "$1"', "sh", ctl],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "pause then resume: rc %d, %r" % (r.returncode, r.stderr))
+    ev = env.read(os.path.join(g, "events"))
+    check(ev.find(" Paused ") >= 0 and ev.find(" Resumed ") > ev.find(" Paused "),
+          "events: %s" % ev)
+    env.wait(g, "Running", timeout=10)
+    # no newline: acted on at close (its error there, for whoever checks it)
+    r = subprocess.run(["sh", "-c", 'printf stop > "$1"', "sh", ctl], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, "printf stop: rc %d, %r" % (r.returncode, r.stderr))
+    env.wait(g, "Stopped", timeout=10)
+    check(env.write(os.path.join(g, "ctl"), "pause") == errno.EBUSY,
+          "pause of a Stopped group without a newline: not EBUSY at close")
+
+
+@case(timeout=60)
 def test_pause_resume(env):
     g = env.group(SLEEPER % (2, 2, env.work, "1"))
     env.wait(g, pred=lambda s: s["running"] == 2, timeout=10, what="2 running")
