@@ -237,6 +237,64 @@ def test_slurm_gang(env):
     check(all(r["gpus"] == "2" for r in rows), "rows: %s" % rows)
 
 
+
+K8S = {
+    # file: (group state, message part, {task: (state, attempt)} or None)
+    "job.yaml": ("Succeeded", "1/1", {0: ("Succeeded", 1)}),
+    "job-backoff-limit-per-index-example.yaml":
+        ("Failed", "5 of 10",
+         {i: ("Failed", 2) if i % 2 == 0 else ("Succeeded", 1) for i in range(10)}),
+    "job-backoff-limit-per-index-failindex.yaml":
+        ("Failed", "2 of 4", {0: ("Failed", 2), 1: ("Failed", 1), 2: ("Succeeded", 1),
+                              3: ("Succeeded", 1)}),
+    "job-pod-failure-policy-example.yaml": ("Failed", "exit code 42", None),
+    "job-success-policy.yaml": ("Succeeded", "success policy met", {2: ("Succeeded", 1)}),
+}
+
+
+@case(timeout=180)
+def test_slurm_k8s_examples(env):
+    """The Kubernetes documentation's Job examples end on Slurm as Kubernetes
+    ends them (as they do locally: test_k8s.py), all five at once; the
+    success-policy one with its failures 3 s late (see below)."""
+    from test_k8s import example
+    texts = {f: example(f) for f in K8S}
+    # The success policy is met only if index 2's success is seen before
+    # backoffLimit + 1 = 7 failures (as in Kubernetes, whose controller
+    # checks the policy first among the pods one sync sees).  Slurm reports
+    # ends in its own order, so here the failing indexes fail 3 s later.
+    sp = "job-success-policy.yaml"
+    late = texts[sp].replace("              sys.exit(1)",
+                             "              import time; time.sleep(3); sys.exit(1)")
+    check(late != texts[sp], "the success-policy example changed: %r" % texts[sp])
+    texts[sp] = late
+    env.use_slurm()
+    q = env.queue("k8s")
+    groups = {}
+    for f, text in texts.items():
+        g = os.path.join(q, "groups", f[:-5])
+        env.mkdir(g)
+        env.submit(g, text)
+        groups[f] = g
+    for f, (state, msg, tasks) in K8S.items():
+        g = groups[f]
+        st = env.wait(g, ("Succeeded", "Failed"), timeout=150)
+        check(st["state"] == state and msg in st["message"],
+              "%s: %s %r, want %s with %r" % (f, st["state"], st["message"], state, msg))
+        for i, (ts, att) in (tasks or {}).items():
+            t = env.status(os.path.join(g, "tasks/%d" % i))
+            check((t["state"], t["attempt"]) == (ts, att),
+                  "%s task %d: %s attempt %s, want %s attempt %d"
+                  % (f, i, t["state"], t["attempt"], ts, att))
+    # FailJob: no task ran twice, and not all 12 completions were reached
+    g = groups["job-pod-failure-policy-example.yaml"]
+    st = env.status(g)
+    check(int(st["succeeded"]) < 12 and int(st["failures"]) >= 1, "FailJob: %s" % st)
+    wait_slurm_idle(env, timeout=60)
+    for g in groups.values():
+        check_costs(env, g)
+
+
 SPOT = """\
 billing: spot
 completions: 4
