@@ -267,6 +267,11 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		jf_eng_finish(e, &res);
 		return 0;
 	}
+	jf_store_begin(e->st);
+	jf_eng_event(e, g, task_id, task_idx, a->node_id, node_idx, "Normal", "Adopted",
+		     "%s taken over after a daemon restart (%s)", g->spec->containers[0].name,
+		     a->handle);
+	jf_store_commit(e->st);
 	return preempting ? 1 : 0;
 }
 

@@ -117,6 +117,9 @@ def crash_run(env, finish_while_down):
     ev = env.read(os.path.join(g, "events"))
     check(ev.count(" Started ") == n, "%d Started events after the crash, want %d:\n%s"
           % (ev.count(" Started "), n, ev))
+    # and the restarted daemon said it took each over
+    check(ev.count(" Adopted ") == n, "%d Adopted events after the crash, want %d:\n%s"
+          % (ev.count(" Adopted "), n, ev))
 
 
 @case(timeout=60)
