@@ -685,6 +685,11 @@ static void adopt_attempt(struct jf_engine *e, const struct jf_attempt_rec *a)
 	t->live++;
 	if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, g->req.gpus);
+	jf_store_begin(e->st);
+	jf_eng_event(e, g, task_id, idx, a->node_id, node_idx, "Normal", "Adopted",
+		     "%s taken over after a daemon restart (%s job %lld)",
+		     g->spec->containers[0].name, e->be->ops->name, (long long)a->pid);
+	jf_store_commit(e->st);
 }
 
 static int resend_or_follow(void *ctx, int64_t id)

@@ -495,6 +495,8 @@ def test_slurm_daemon_killed(env):
     for i in range(3):
         st = env.status("%s/tasks/%d" % (g, i))
         check(int(st["attempt"]) == 1, "task %d ran again: %s" % (i, st))
+        ev = env.read("%s/tasks/%d/nodes/0/events" % (g, i))
+        check(ev.count(" Adopted ") == 1 and "slurm job" in ev, "task %d events: %s" % (i, ev))
     # one row per node segment, from Slurm's times, not split at the crash
     check_costs(env, g, want_rows=3)
 
