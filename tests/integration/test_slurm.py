@@ -291,6 +291,11 @@ def test_slurm_k8s_examples(env):
     st = env.status(g)
     check(int(st["succeeded"]) < 12 and int(st["failures"]) >= 1, "FailJob: %s" % st)
     wait_slurm_idle(env, timeout=60)
+    # the group's verdict comes first, the ends of what it stopped after it
+    env.poll_until(lambda: all(int(env.status(g)["running"]) == 0 for g in groups.values())
+                   and " 0 node-seconds" in [l for l in env.read("billing/summary").splitlines()
+                                             if l.startswith("running now")][0],
+                   30, "every task to have ended and its segment to be closed")
     for g in groups.values():
         check_costs(env, g)
 
