@@ -62,20 +62,10 @@ static bool cpuset_parse(const char *s, uint64_t *set)
 static void adopt_orphan(struct jf_engine *e, const struct jf_attempt_rec *a, int64_t task_id,
 			 int64_t group_id, int64_t node_idx)
 {
-	struct run *r = calloc(1, sizeof(*r));
+	struct run *r = jf_eng_run_add(e, a->id, a->node_id, task_id, group_id, node_idx,
+				       a->attempt, a->handle);
 	if (!r)
 		return;
-	r->attempt_id = a->id;
-	r->node_id = a->node_id;
-	r->task_id = task_id;
-	r->group_id = group_id;
-	r->node_idx = node_idx;
-	r->attempt = a->attempt;
-	snprintf(r->handle, sizeof(r->handle), "%s", a->handle);
-	if (!jf_idmap_put(&e->runs, a->id, r)) {
-		free(r);
-		return;
-	}
 	struct jf_error err;
 	jf_error_clear(&err);
 	char handle[JF_HANDLE_MAX] = "";
@@ -167,22 +157,12 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		for (int64_t i = 0; i < t->nodes; i++)
 			t->slots[i].machine = e->cluster->nmachines;   /* none yet */
 	}
-	struct run *r = calloc(1, sizeof(*r));
+	struct run *r = jf_eng_run_add(e, a->id, a->node_id, task_id, g->id, node_idx, a->attempt,
+				       a->handle);
 	if (!r)
 		return 0;
-	r->attempt_id = a->id;
-	r->node_id = a->node_id;
-	r->task_id = task_id;
-	r->group_id = g->id;
-	r->node_idx = node_idx;
-	r->attempt = a->attempt;
-	snprintf(r->handle, sizeof(r->handle), "%s", a->handle);
 	if (g->spec->timeout > 0 && a->start_ms)
 		r->deadline_ms = a->start_ms + g->spec->timeout * 1000;
-	if (!jf_idmap_put(&e->runs, a->id, r)) {
-		free(r);
-		return 0;
-	}
 	if (node_idx < t->nodes) {
 		struct jf_sched_slot *s = &t->slots[node_idx];
 		s->machine = machine_index(e, a->machine);

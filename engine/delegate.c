@@ -667,20 +667,8 @@ static void adopt_attempt(struct jf_engine *e, const struct jf_attempt_rec *a)
 	}
 	if (t->hosts && !t->hosts[node_idx])
 		t->hosts[node_idx] = strdup(a->machine);
-	struct run *r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!jf_eng_run_add(e, a->id, a->node_id, task_id, g->id, node_idx, a->attempt, a->handle))
 		return;
-	r->attempt_id = a->id;
-	r->node_id = a->node_id;
-	r->task_id = task_id;
-	r->group_id = g->id;
-	r->node_idx = node_idx;
-	r->attempt = a->attempt;
-	snprintf(r->handle, sizeof(r->handle), "%s", a->handle);
-	if (!jf_idmap_put(&e->runs, a->id, r)) {
-		free(r);
-		return;
-	}
 	t->attempt_ids[node_idx] = a->id;
 	t->live++;
 	if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)

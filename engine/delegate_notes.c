@@ -199,20 +199,8 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 		jf_eng_event(e, g, task_id, n->idx, node_id, i, "Normal", "Started",
 			     "started %s on %s (%s job %lld)", g->spec->containers[0].name,
 			     host[0] ? host : "?", e->be->ops->name, (long long)n->job_id);
-		struct run *r = calloc(1, sizeof(*r));
-		if (!r)
+		if (!jf_eng_run_add(e, attempt_id, node_id, task_id, g->id, i, t->attempt, handle))
 			continue;
-		r->attempt_id = attempt_id;
-		r->node_id = node_id;
-		r->task_id = task_id;
-		r->group_id = g->id;
-		r->node_idx = i;
-		r->attempt = t->attempt;
-		snprintf(r->handle, sizeof(r->handle), "%.*s", JF_HANDLE_MAX - 1, handle);
-		if (!jf_idmap_put(&e->runs, attempt_id, r)) {
-			free(r);
-			continue;
-		}
 		t->attempt_ids[i] = attempt_id;
 		t->live++;
 	}

@@ -225,6 +225,11 @@ bool jf_eng_take_cores(struct jf_engine *e, struct trun *t, int64_t node, const 
 void jf_eng_give_cores(struct jf_engine *e, struct trun *t);
 /* Give back t's cores and its places on the machines (once). */
 void jf_eng_release_slots(struct jf_engine *e, struct trun *t);
+/* A new entry of e->runs, keyed by its attempt (handle NULL: none yet);
+ * NULL when out of memory (nothing added). */
+struct run *jf_eng_run_add(struct jf_engine *e, int64_t attempt_id, int64_t node_id,
+			   int64_t task_id, int64_t group_id, int64_t node_idx, int64_t attempt,
+			   const char *handle);
 /* How strong a reason to end a task is: a stronger one replaces a weaker. */
 int jf_eng_why_rank(enum jf_why w);
 /* After a restart: a task still Running whose every node's last attempt

@@ -118,6 +118,27 @@ void jf_eng_give_cores(struct jf_engine *e, struct trun *t)
 	t->cpusets = NULL;
 }
 
+struct run *jf_eng_run_add(struct jf_engine *e, int64_t attempt_id, int64_t node_id,
+			   int64_t task_id, int64_t group_id, int64_t node_idx, int64_t attempt,
+			   const char *handle)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->attempt_id = attempt_id;
+	r->node_id = node_id;
+	r->task_id = task_id;
+	r->group_id = group_id;
+	r->node_idx = node_idx;
+	r->attempt = attempt;
+	snprintf(r->handle, sizeof(r->handle), "%s", handle ? handle : "");
+	if (!jf_idmap_put(&e->runs, attempt_id, r)) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
 void jf_eng_release_slots(struct jf_engine *e, struct trun *t)
 {
 	jf_eng_give_cores(e, t);
@@ -241,19 +262,9 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 	if (jf_store_commit(e->st) != JF_OK || !attempt_id)
 		return;
 
-	struct run *r = calloc(1, sizeof(*r));
+	struct run *r = jf_eng_run_add(e, attempt_id, node_id, t->task_id, g->id, ni, attempt, NULL);
 	if (!r)
 		return;
-	r->attempt_id = attempt_id;
-	r->node_id = node_id;
-	r->task_id = t->task_id;
-	r->group_id = g->id;
-	r->node_idx = ni;
-	r->attempt = attempt;
-	if (!jf_idmap_put(&e->runs, attempt_id, r)) {
-		free(r);
-		return;
-	}
 	t->attempt_ids[ni] = attempt_id;
 	t->live++;
 	e->use[slot->machine].nodes++;
