@@ -786,6 +786,23 @@ static bool succeeded(struct fix *f, int64_t g)
 	return group_state(f, g) == JF_ST_SUCCEEDED;
 }
 
+/* How many times needle is in hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* The engine again, with a preempt_grace of secs. */
+static void restart_with_grace(struct fix *f, int64_t secs)
+{
+	jf_engine_free(f->e);
+	f->grace_s = secs;
+	engine_start(f);
+}
+
 /* The A800 machine (8 GPUs) full of 1-GPU spot tasks; an on-demand task of
  * 4 GPUs preempts exactly 4 of them: SIGTERM (the task sees it), billed to
  * its end, node Preempted, task waiting again with no retry used; then the
@@ -793,9 +810,7 @@ static bool succeeded(struct fix *f, int64_t g)
 static void test_preempt_spot(void **state)
 {
 	struct fix *f = *state;
-	jf_engine_free(f->e);
-	f->grace_s = 2;
-	engine_start(f);
+	restart_with_grace(f, 2);
 	int64_t spot = submit(f, "spot",
 			      "billing: spot\ngpu: A800\ncompletions: 8\nretries: 0\n"
 			      "command: [\"/bin/sh\", \"-c\", \"trap 'echo term >> "
@@ -818,11 +833,8 @@ static void test_preempt_spot(void **state)
 	assert_int_equal(sql_count(f, "SELECT ifnull(sum(failures), 0) FROM tasks WHERE "
 				      "group_id = ?1", spot), 0);
 	char *ev = events(f, JF_SCOPE_GROUP, spot);
-	int preempted = 0, preempting = 0;
-	for (const char *p = ev; (p = strstr(p, " Preempted tasks/")); p++)
-		preempted++;
-	for (const char *p = ev; (p = strstr(p, " Preempting tasks/")); p++)
-		preempting++;
+	int preempted = occurrences(ev, " Preempted tasks/");
+	int preempting = occurrences(ev, " Preempting tasks/");
 	free(ev);
 	assert_int_equal(preempting, 4);
 	assert_int_equal(preempted, 8);  /* the node's and the task's */
@@ -852,9 +864,7 @@ static bool four_deadlines(struct fix *f, int64_t g)
 static void test_preempt_deadline_kept(void **state)
 {
 	struct fix *f = *state;
-	jf_engine_free(f->e);
-	f->grace_s = 30;
-	engine_start(f);
+	restart_with_grace(f, 30);
 	int64_t spot = submit(f, "spot",
 			      "billing: spot\ngpu: A800\ncompletions: 8\nretries: 0\n"
 			      "command: [\"/bin/sh\", \"-c\", \"trap '' TERM; "
@@ -881,9 +891,7 @@ static void test_preempt_deadline_kept(void **state)
 	assert_int_equal(sql_count(f, "SELECT count(*) FROM attempts WHERE kill_at_ms != 0 AND "
 				      "abs(kill_at_ms - ?1) > 1000", at), 0);
 	char *ev = events(f, JF_SCOPE_GROUP, spot);
-	int preempted = 0;
-	for (const char *p = ev; (p = strstr(p, " Preempted tasks/")); p++)
-		preempted++;
+	int preempted = occurrences(ev, " Preempted tasks/");
 	free(ev);
 	assert_int_equal(preempted, 8);  /* 4 nodes and 4 tasks */
 	assert_int_equal(sql_count(f, "SELECT ifnull(sum(failures), 0) FROM tasks WHERE "
