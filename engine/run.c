@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/fault.h"
 #include "core/alloc.h"
 #include "core/billing.h"
 
@@ -199,19 +200,7 @@ void jf_eng_bill_start(struct jf_engine *e, const struct grt *g, int64_t task_id
  */
 static void fault(const char *point)
 {
-	static char name[32];
-	static long left = -1;
-	if (left == -1) {
-		const char *v = getenv("JOBFS_FAULT");
-		const char *colon = v ? strchr(v, ':') : NULL;
-		left = 0;
-		if (colon && (size_t)(colon - v) < sizeof(name)) {
-			memcpy(name, v, (size_t)(colon - v));
-			name[colon - v] = '\0';
-			left = strtol(colon + 1, NULL, 10);
-		}
-	}
-	if (left > 0 && strcmp(name, point) == 0 && --left == 0)
+	if (jf_fault_hit(point))
 		raise(SIGKILL);
 }
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/fault.h"
 #include "backends/runrec.h"
 #include "backends/slurm/hostlist.h"
 
@@ -548,13 +549,7 @@ static bool poll_sub(struct slurm *s, struct sub *b)
  */
 static void fault(const char *point)
 {
-	const char *v = getenv("JOBFS_FAULT");
-	static long left = -1;
-	size_t n = strlen(point);
-	if (left == -1)
-		left = v && strncmp(v, point, n) == 0 && v[n] == ':' ? strtol(v + n + 1, NULL, 10)
-								      : 0;
-	if (left > 0 && --left == 0)
+	if (jf_fault_hit(point))
 		raise(SIGKILL);
 }
 
