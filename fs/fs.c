@@ -3,8 +3,10 @@
  *
  * One thread serves everything: FUSE requests, ended runs from the
  * backend, a 250 ms timer (deadlines, kill grace, log growth) and signals
- * (SIGINT, SIGTERM, SIGHUP: unmount and return).  The notifier thread
- * (notify.c) only talks to the kernel.
+ * (SIGINT, SIGTERM, SIGHUP: unmount and return), and the toucher's
+ * coalescing timer (toucher.h).  No thread or process that holds
+ * /dev/fuse ever waits on the mount: the inotify touches come from a
+ * helper process that has no descriptor of it.
  *
  * Requests come first.  The engine yields (engine.h): a submission or an
  * ended run only asks for a scheduling pass, and the loop runs it when no
@@ -14,6 +16,8 @@
  * the passes and starts that a burst of submissions causes.
  */
 #include "fs/fs_int.h"
+
+#include "backends/fault.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +43,29 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-enum { SRC_FUSE = 1, SRC_BACKEND, SRC_TIMER, SRC_SIGNAL };
+enum { SRC_FUSE = 1, SRC_BACKEND, SRC_TIMER, SRC_SIGNAL, SRC_TOUCH };
+
+/*
+ * Fault point keep-device (the watchdog's test): a child that keeps this
+ * mount's /dev/fuse open, and nothing else, after the daemon dies - a
+ * connection the kernel then cannot abort, which only the next daemon's
+ * watchdog (fs/mountrec.c) can.
+ */
+static void keep_device(struct jf_fs *fs)
+{
+	int dev = fuse_session_fd(fs->se);
+	pid_t pid = fork();
+	if (pid != 0) {
+		fprintf(stderr, "jobfs: fault keep-device: pid %d keeps /dev/fuse\n", (int)pid);
+		return;
+	}
+	if (dev != 3 && dup2(dev, 3) < 0)
+		_exit(1);
+	close_range(0, 2, 0);
+	close_range(4, ~0U, 0);
+	for (;;)
+		pause();
+}
 
 /* The engine's question while it works through ended runs and starts. */
 static bool request_waiting(void *ctx)
@@ -88,6 +114,12 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 		jf_error_set(err, JF_EIO, 0, "cannot create the FUSE session");
 		goto fail;
 	}
+	/* before the mount, so that it never holds /dev/fuse (toucher.h) */
+	fs->nt = jf_toucher_new(fs->mountpoint);
+	if (!fs->nt) {
+		jf_error_set(err, JF_EIO, 0, "cannot start the touch helper: %s", strerror(errno));
+		goto fail;
+	}
 	if (fuse_session_mount(fs->se, fs->mountpoint) != 0) {
 		jf_error_set(err, JF_EIO, 0, "cannot mount on %s (is /dev/fuse usable? is "
 			     "fusermount3 installed?)", fs->mountpoint);
@@ -96,11 +128,8 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	fs->mounted = true;
 	jf_engine_set_notify(e, jf_fs_on_change, fs);
 	jf_engine_set_yielding(e, true, request_waiting, fs);
-	fs->nt = jf_notifier_new(fs);
-	if (!fs->nt) {
-		jf_error_set(err, JF_ENOMEM, 0, "cannot start the notifier thread");
-		goto fail;
-	}
+	if (jf_fault_hit("keep-device"))
+		keep_device(fs);
 
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -132,6 +161,7 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 		{ jf_engine_backend_fd(e), SRC_BACKEND },
 		{ fs->tfd, SRC_TIMER },
 		{ fs->sfd, SRC_SIGNAL },
+		{ jf_toucher_fd(fs->nt), SRC_TOUCH },
 	};
 	for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)srcs[i].src };
@@ -202,6 +232,9 @@ int jf_fs_run(struct jf_fs *fs)
 				jf_fs_poll_logs(fs);
 				break;
 			}
+			case SRC_TOUCH:
+				jf_toucher_flush(fs->nt, fs->se);
+				break;
 			case SRC_SIGNAL: {
 				struct signalfd_siginfo si;
 				if (read(fs->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
@@ -224,16 +257,16 @@ void jf_fs_free(struct jf_fs *fs)
 {
 	if (!fs)
 		return;
-	/* the notifier may be inside an open() of ours: answer until it ends */
-	jf_notifier_stop(fs->nt);
+	/* the touch helper may be inside a request of ours: answer until it ends */
+	jf_toucher_stop(fs->nt);
 	struct fuse_buf buf = { .mem = NULL };
-	for (int spins = 0; fs->se && !jf_notifier_done(fs->nt) && spins < 500; spins++) {
+	for (int spins = 0; fs->se && fs->mounted && !jf_toucher_gone(fs->nt) && spins < 500;
+	     spins++) {
 		struct pollfd pfd = { .fd = fuse_session_fd(fs->se), .events = POLLIN };
 		if (poll(&pfd, 1, 10) == 1 && fuse_session_receive_buf(fs->se, &buf) > 0)
 			fuse_session_process_buf(fs->se, &buf);
 	}
 	free(buf.mem);
-	jf_notifier_free(fs->nt);
 	for (struct watcher *w = fs->watchers; w; w = w->next) {
 		if (w->pending)
 			fuse_reply_err(w->pending, EINTR);
@@ -249,6 +282,8 @@ void jf_fs_free(struct jf_fs *fs)
 		fuse_session_unmount(fs->se);
 		fuse_session_destroy(fs->se);
 	}
+	/* the device is closed: a request of the helper's has failed by now */
+	jf_toucher_free(fs->nt);
 	/* handles whose background release the unmount dropped */
 	while (fs->fhs) {
 		struct fh *h = fs->fhs;

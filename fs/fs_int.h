@@ -18,6 +18,7 @@
 #include "fs/fs.h"
 #include "fs/inode.h"
 #include "fs/perm.h"
+#include "fs/toucher.h"
 #include "store/store.h"
 
 #define JF_SCRATCH_MAX 64           /* editor temp files at once */
@@ -81,7 +82,6 @@ struct cached {
 	int64_t at_ms;
 };
 
-struct notifier;
 
 struct jf_fs {
 	struct jf_engine *e;
@@ -104,7 +104,7 @@ struct jf_fs {
 	int64_t scratch_next;
 	struct watcher *watchers;
 	struct fh *fhs;             /* open handles: freed at exit if no release came */
-	struct notifier *nt;
+	struct jf_toucher *nt;      /* invalidations and inotify touches */
 	int epfd, tfd, sfd;
 	bool stop;
 };
@@ -215,14 +215,6 @@ void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 bool jf_ino_known(struct jf_fs *fs, uint64_t ino);
 /* The kernel was handed ino (an entry reply): count it. */
 void jf_ino_looked(struct jf_fs *fs, uint64_t ino);
-struct notifier *jf_notifier_new(struct jf_fs *fs);
-void jf_notifier_free(struct notifier *nt);
-/* Ask the notifier to end; it may still be waiting on a request of ours. */
-void jf_notifier_stop(struct notifier *nt);
-bool jf_notifier_done(struct notifier *nt);
-/* Queue a kernel attribute invalidation and an inotify touch of path. */
-void jf_notifier_touch(struct notifier *nt, uint64_t ino, const char *path);
-pid_t jf_notifier_tid(struct notifier *nt);
 void jf_fs_on_change(void *ctx, const struct jf_change *ch);
 void jf_fs_poll_logs(struct jf_fs *fs);
 void jf_watch_wake(struct jf_fs *fs);

@@ -3,14 +3,11 @@
  * something changed inside the daemon.
  *
  * The kernel raises no inotify event for changes it did not see, and it
- * caches attributes for attr_timeout.  So on every change the main thread
- * queues, per affected file, an attribute invalidation and a "touch"; a
- * notifier thread carries them out: fuse_lowlevel_notify_inval_inode
- * (attributes only, so no page lock is involved) and a one-byte write to
- * the file through the mount, which our write handler recognises by the
- * notifier's thread id and ignores.  The write is what makes inotify
- * report IN_MODIFY.  The notifier runs apart from the loop because both
- * calls need the loop to answer requests meanwhile.
+ * caches attributes for attr_timeout.  So on every change the loop queues,
+ * per affected file, an attribute invalidation and a "touch" with the
+ * toucher (toucher.h: invalidations from the loop, one-byte writes through
+ * the mount from a helper process that holds no /dev/fuse, so that a
+ * daemon killed while a touch waits never wedges its mount).
  *
  * Only what the kernel holds is touched (fs->looked: every entry we
  * handed out, less what it forgot): a file it holds, or any changed file
@@ -27,164 +24,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/lifecycle.h"
-
-#define NT_MAX 4096
-
-struct nt_item {
-	uint64_t ino;
-	char path[512];
-};
-
-struct notifier {
-	struct jf_fs *fs;
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct nt_item *items;
-	size_t n;
-	bool stop;
-	bool done;
-	pid_t tid;
-	bool started;
-};
-
-static void *nt_main(void *arg)
-{
-	struct notifier *nt = arg;
-	struct nt_item *work = malloc(NT_MAX * sizeof(*work));
-	/*
-	 * A private fd table: the touch fds opened below are files on our own
-	 * mount.  In the shared table a posix_spawn from the loop (a shim) would
-	 * inherit one, and its exec would close it: a FUSE FLUSH that only the
-	 * loop can answer, while the loop waits for that child.  Deadlock.
-	 */
-	if (unshare(CLONE_FILES) < 0) {
-		/* the race stays possible; the touches still work */
-	}
-	pthread_mutex_lock(&nt->mu);
-	nt->tid = (pid_t)syscall(SYS_gettid);
-	pthread_cond_broadcast(&nt->cv);
-	while (work) {
-		while (!nt->n && !nt->stop)
-			pthread_cond_wait(&nt->cv, &nt->mu);
-		if (nt->stop)
-			break;
-		size_t n = nt->n;
-		memcpy(work, nt->items, n * sizeof(*work));
-		nt->n = 0;
-		pthread_mutex_unlock(&nt->mu);
-		for (size_t i = 0; i < n; i++) {
-			fuse_lowlevel_notify_inval_inode(nt->fs->se, work[i].ino, -1, 0);
-			if (!work[i].path[0])
-				continue;
-			char full[4096];
-			snprintf(full, sizeof(full), "%s/%s", nt->fs->mountpoint, work[i].path);
-			int fd = open(full, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-			if (fd >= 0) {
-				if (write(fd, "\n", 1) < 0) {
-					/* nothing to do: the touch is a courtesy */
-				}
-				close(fd);
-			}
-		}
-		/* coalesce: changes in the next 100 ms go out together */
-		usleep(100 * 1000);
-		pthread_mutex_lock(&nt->mu);
-	}
-	nt->done = true;
-	pthread_mutex_unlock(&nt->mu);
-	free(work);
-	return NULL;
-}
-
-void jf_notifier_stop(struct notifier *nt)
-{
-	if (!nt)
-		return;
-	pthread_mutex_lock(&nt->mu);
-	nt->stop = true;
-	pthread_cond_broadcast(&nt->cv);
-	pthread_mutex_unlock(&nt->mu);
-}
-
-bool jf_notifier_done(struct notifier *nt)
-{
-	if (!nt)
-		return true;
-	pthread_mutex_lock(&nt->mu);
-	bool d = nt->done || !nt->started;
-	pthread_mutex_unlock(&nt->mu);
-	return d;
-}
-
-struct notifier *jf_notifier_new(struct jf_fs *fs)
-{
-	struct notifier *nt = calloc(1, sizeof(*nt));
-	if (!nt)
-		return NULL;
-	nt->fs = fs;
-	nt->items = malloc(NT_MAX * sizeof(*nt->items));
-	pthread_mutex_init(&nt->mu, NULL);
-	pthread_cond_init(&nt->cv, NULL);
-	if (!nt->items || pthread_create(&nt->th, NULL, nt_main, nt) != 0) {
-		free(nt->items);
-		free(nt);
-		return NULL;
-	}
-	nt->started = true;
-	pthread_mutex_lock(&nt->mu);
-	while (!nt->tid)
-		pthread_cond_wait(&nt->cv, &nt->mu);
-	pthread_mutex_unlock(&nt->mu);
-	return nt;
-}
-
-void jf_notifier_free(struct notifier *nt)
-{
-	if (!nt)
-		return;
-	pthread_mutex_lock(&nt->mu);
-	nt->stop = true;
-	pthread_cond_broadcast(&nt->cv);
-	pthread_mutex_unlock(&nt->mu);
-	if (nt->started)
-		pthread_join(nt->th, NULL);
-	pthread_mutex_destroy(&nt->mu);
-	pthread_cond_destroy(&nt->cv);
-	free(nt->items);
-	free(nt);
-}
-
-pid_t jf_notifier_tid(struct notifier *nt)
-{
-	return nt->tid;
-}
-
-void jf_notifier_touch(struct notifier *nt, uint64_t ino, const char *path)
-{
-	if (!nt)
-		return;
-	pthread_mutex_lock(&nt->mu);
-	bool dup = false;
-	for (size_t i = 0; i < nt->n && !dup; i++)
-		dup = nt->items[i].ino == ino;
-	if (!dup && nt->n < NT_MAX) {
-		nt->items[nt->n].ino = ino;
-		snprintf(nt->items[nt->n].path, sizeof(nt->items[nt->n].path), "%s",
-			 path ? path : "");
-		nt->n++;
-		pthread_cond_signal(&nt->cv);
-	}
-	pthread_mutex_unlock(&nt->mu);
-}
 
 /* ---- what the kernel holds ---- */
 
@@ -228,7 +73,7 @@ static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const cha
 			continue;
 		char path[600];
 		snprintf(path, sizeof(path), "%s/%s", base, jf_file_name(*files));
-		jf_notifier_touch(fs->nt, ino, base[0] ? path : NULL);
+		jf_toucher_queue(fs->nt, ino, base[0] ? path : NULL);
 	}
 }
 
@@ -525,6 +370,6 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 		if (!jf_obj_path(fs, JF_O_NODE, ino.id, base, sizeof(base)))
 			continue;
 		snprintf(full, sizeof(full), "%s/%s", base, jf_file_name(ino.file));
-		jf_notifier_touch(fs->nt, (uint64_t)k, full);
+		jf_toucher_queue(fs->nt, (uint64_t)k, full);
 	}
 }
