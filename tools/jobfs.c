@@ -37,6 +37,7 @@
 #include "core/quantity.h"
 #include "engine/engine.h"
 #include "fs/fs.h"
+#include "fs/mountrec.h"
 #include "store/store.h"
 
 #define EXIT_USAGE 1
@@ -191,19 +192,59 @@ static int state_uuid(struct jf_store *st, char *buf, size_t n)
 	return jf_meta_set(st, "uuid", buf) == JF_OK ? 0 : -1;
 }
 
-/* A mount left by a killed daemon answers ENOTCONN: detach it first. */
-static void clear_stale_mount(const char *mnt)
+/* path made absolute against the working directory (the daemon works in
+ * "/"); the caller frees it.  NULL in, NULL out. */
+static char *absolute(const char *path)
 {
-	struct stat sb;
-	if (stat(mnt, &sb) == 0 || errno != ENOTCONN)
+	if (!path)
+		return NULL;
+	char cwd[PATH_MAX], buf[2 * PATH_MAX];
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return strdup(path);
+	snprintf(buf, sizeof(buf), "%s/%s", cwd, path);
+	return strdup(buf);
+}
+
+/* What the watchdog did (fs/mountrec.h): on stderr, and in the log file
+ * when the daemon runs in the background. */
+static const char *say_log;
+
+static void say(const char *line)
+{
+	fprintf(stderr, "jobfs: %s\n", line);
+	if (!say_log)
 		return;
-	pid_t pid = fork();
-	if (pid == 0) {
-		execlp("fusermount3", "fusermount3", "-u", "-z", "-q", mnt, (char *)NULL);
-		_exit(127);
+	FILE *f = fopen(say_log, "ae");
+	if (f) {
+		fprintf(f, "jobfs: %s\n", line);
+		fclose(f);
 	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
+}
+
+/* One daemon per state directory.  The lock may be kept by what is left of
+ * a dead daemon stuck in its own dead mount: clear that, then try again. */
+static int take_lock(const char *state, const char *mnt, int *lockfd, char *msg, size_t n)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/lock", state);
+	*lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (*lockfd < 0) {
+		snprintf(msg, n, "state directory %s: %s", state, strerror(errno));
+		return -1;
+	}
+	if (flock(*lockfd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	int cleared = jf_mount_clear_dead(state, mnt, say, msg, n);
+	if (cleared < 0)
+		return -1;
+	/* a connection just aborted: its stuck waiters end and let go */
+	for (int i = 0; cleared && i < 50; i++) {
+		if (flock(*lockfd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		usleep(100 * 1000);
+	}
+	snprintf(msg, n, "state directory %s is in use by another jobfs", state);
+	return -1;
 }
 
 /* --log-cap: a quantity of bytes, 0 for no cap. */
@@ -350,6 +391,33 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return EXIT_SETUP;
 	}
+	char *abs_state = realpath(state, NULL);
+	if (!abs_state) {
+		fprintf(stderr, "jobfs: state directory %s: %s\n", state, strerror(errno));
+		return EXIT_SETUP;
+	}
+	free(state);
+	state = abs_state;
+	/* the mount point as an absolute path, without touching it: a dead
+	 * mount there may hang whoever does (fs/mountrec.h) */
+	char mnt[PATH_MAX];
+	if (jf_mount_abspath(o.mountpoint, mnt, sizeof(mnt)) < 0) {
+		fprintf(stderr, "jobfs: mount point %s: %s\n", o.mountpoint, strerror(errno));
+		return EXIT_SETUP;
+	}
+	/* what is read after the chdir("/") below */
+	char *jobcomp = absolute(o.slurm_jobcomp);
+	char *slurm_url = NULL;
+	if (o.slurm_url && !strncmp(o.slurm_url, "unix:", 5)) {
+		char *sock = absolute(o.slurm_url + 5);
+		if (sock && asprintf(&slurm_url, "unix:%s", sock) < 0)
+			slurm_url = NULL;
+		free(sock);
+	} else if (o.slurm_url) {
+		slurm_url = strdup(o.slurm_url);
+	}
+	o.slurm_jobcomp = jobcomp;
+	o.slurm_url = slurm_url;
 	if (geteuid() == 0 && o.allow_other)
 		share_state(state);
 	if (o.cluster) {
@@ -368,7 +436,6 @@ int main(int argc, char **argv)
 	} else {
 		cluster = jf_cluster_builtin();
 	}
-	clear_stale_mount(o.mountpoint);
 	/* each running node holds a pidfd: allow as many files as we may */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -398,12 +465,22 @@ int main(int argc, char **argv)
 		setsid();
 	}
 
-	/* one daemon per state directory */
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/lock", state);
-	int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
-		fail("state directory %s is in use by another jobfs", state);
+	char msg[4600];
+	if (!o.foreground) {
+		snprintf(path, sizeof(path), "%s/jobfs.log", state);
+		say_log = strdup(path);
+	}
+	int lockfd = -1;
+	if (take_lock(state, mnt, &lockfd, msg, sizeof(msg)) < 0 ||
+	    jf_mount_clear_dead(state, mnt, say, msg, sizeof(msg)) < 0) {
+		fail("%s", msg);
+		return EXIT_SETUP;
+	}
+	/* nothing the daemon or what it spawns does works in a directory that
+	 * could be on a mount (its own included): every path is absolute now */
+	if (chdir("/") < 0) {
+		fail("chdir /: %s", strerror(errno));
 		return EXIT_SETUP;
 	}
 	snprintf(path, sizeof(path), "%s/jobfs.db", state);
@@ -453,7 +530,7 @@ int main(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	struct jf_fs_options fo = {
-		.mountpoint = o.mountpoint, .allow_other = o.allow_other, .debug = o.debug,
+		.mountpoint = mnt, .allow_other = o.allow_other, .debug = o.debug,
 		.attr_timeout = 1.0,
 	};
 	struct jf_fs *fs = NULL;
@@ -461,6 +538,10 @@ int main(int argc, char **argv)
 		fail("%s", err.msg);
 		return EXIT_SETUP;
 	}
+	if (jf_mountrec_write(state, mnt) < 0)
+		fprintf(stderr, "jobfs: warning: cannot record the mount in %s/%s (%s): a mount "
+			"left by this daemon's death will not be cleared by the next one\n", state,
+			JF_MOUNTREC_NAME, strerror(errno));
 	if (report_fd >= 0) {
 		int devnull = open("/dev/null", O_RDWR);
 		snprintf(path, sizeof(path), "%s/jobfs.log", state);
@@ -482,7 +563,11 @@ int main(int argc, char **argv)
 	}
 	int rc = jf_fs_run(fs);
 	jf_fs_free(fs);
+	jf_mountrec_remove(state);
 	free(state);
+	free(jobcomp);
+	free(slurm_url);
+	free((char *)say_log);
 	close(lockfd);
 	return rc == 0 ? 0 : EXIT_SETUP;
 }
