@@ -6,7 +6,7 @@
 set -eu
 PKGS="gcc meson ninja-build pkg-config libfuse3-dev fuse3 libyaml-dev libjansson-dev
 libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotify-tools
-perl tar procps util-linux passwd sqlite3 psmisc
+perl tar procps util-linux passwd sqlite3 psmisc gdb
 clang libclang-rt-14-dev llvm-14"
 missing=""
 for p in $PKGS; do

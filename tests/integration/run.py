@@ -144,7 +144,8 @@ def mounts_under(tmp, with_dev=False):
                 mp = fields[4].replace("\\040", " ")
                 if mp == tmp or mp.startswith(tmp + "/"):
                     major, minor = fields[2].split(":")
-                    out.append((mp, os.makedev(int(major), int(minor))) if with_dev else mp)
+                    # fusectl's name: the kernel's dev_t, major << 20 | minor
+                    out.append((mp, int(major) << 20 | int(minor)) if with_dev else mp)
     except OSError:
         pass
     return out
@@ -180,6 +181,14 @@ def cleanup(tmp, keep):
     return None
 
 
+def daemon_pids(tmp):
+    try:
+        with open(os.path.join(tmp, "daemons.json")) as f:
+            return [d["pid"] for d in json.load(f) if d.get("pid")]
+    except (OSError, ValueError):
+        return []
+
+
 def daemon_tails(tmp, n=25):
     out = []
     try:
@@ -213,6 +222,8 @@ def run_one(t, args):
         timed_out = False
     except subprocess.TimeoutExpired:
         timed_out = True
+        # a hang: what every daemon's threads wait in, before anything is killed
+        hang_stacks = jfit.all_stacks(daemon_pids(tmp))
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
@@ -234,14 +245,12 @@ def run_one(t, args):
     except (OSError, ValueError):
         pass
     if timed_out:
-        result = {"status": "FAIL", "why": "timed out after %d s" % t["timeout"]}
+        result = {"status": "FAIL", "why": "timed out after %d s; the daemons' threads:\n%s"
+                  % (t["timeout"], hang_stacks)}
     elif result is None:
         result = {"status": "FAIL", "why": "test process exited %s without a result"
                   % proc.returncode}
     tails = daemon_tails(tmp)
-    if timed_out:
-        # a daemon still running after a hang: its stderr may say why
-        pass
     stuck = cleanup(tmp, args.keep or (result["status"] == "FAIL" and args.keep_failed))
     if stuck and result["status"] == "PASS":
         result = {"status": "FAIL", "why": stuck}

@@ -87,22 +87,6 @@ def task_path(g, t):
     return os.path.join(g, "tasks/%d" % t)
 
 
-def stacks(pid):
-    """The daemon's threads' stacks (gdb) and kernel stacks, for a hang."""
-    out = []
-    for t in sorted(os.listdir("/proc/%d/task" % pid)) if os.path.isdir("/proc/%d" % pid) else []:
-        try:
-            with open("/proc/%d/task/%s/stack" % (pid, t)) as f:
-                out.append("task %s kernel stack:\n%s" % (t, f.read()))
-        except OSError:
-            pass
-    if shutil.which("gdb"):
-        r = subprocess.run(["gdb", "-batch", "-p", str(pid), "-ex", "thread apply all bt"],
-                           capture_output=True, text=True, timeout=60)
-        out.append(r.stdout[-6000:])
-    return "\n".join(out)
-
-
 def guarded(env, fn, timeout=20):
     """fn() in a thread; if it blocks (a hung daemon), fail with its stacks."""
     import threading
@@ -118,7 +102,7 @@ def guarded(env, fn, timeout=20):
     th.join(timeout)
     if th.is_alive():
         raise TestFailure("the daemon did not answer for %d s:\n%s"
-                          % (timeout, stacks(env.daemon.pid)))
+                          % (timeout, env.all_stacks()))
     if "e" in box:
         raise box["e"]
     return box.get("v")

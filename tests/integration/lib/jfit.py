@@ -97,7 +97,12 @@ class Daemon:
             if self.proc.poll() is not None:
                 raise TestFailure("daemon exited with %s before the tree was ready"
                                   % self.proc.returncode)
-            if self.user:
+            # the daemon records its mount once mounted (STATE/mount); before
+            # that, README may still be the kernel's cached entry of a dead
+            # mount at the same place
+            if not self.recorded():
+                pass
+            elif self.user:
                 # without allow_other only the mounting user sees the tree
                 if subprocess.run(["runuser", "-u", self.user, "--", "test", "-e", readme],
                                   capture_output=True).returncode == 0:
@@ -108,6 +113,25 @@ class Daemon:
                 raise TestFailure("mount not ready: %s/README missing after %.0f s"
                                   % (self.mnt, timeout))
             time.sleep(0.02)
+
+    def recorded(self):
+        """Has this daemon recorded its mount (STATE/mount names its pid, or
+        that of its child when it runs under runuser)?"""
+        try:
+            with open(os.path.join(self.state, "mount")) as f:
+                m = re.search(r"^pid (\d+)$", f.read(), re.M)
+        except OSError:
+            return False
+        if not m:
+            return False
+        pid = int(m.group(1))
+        if pid == self.proc.pid:
+            return True
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                return int(f.read().rsplit(")", 1)[1].split()[1]) == self.proc.pid
+        except (OSError, IndexError, ValueError):
+            return False
 
     @property
     def pid(self):
@@ -144,13 +168,27 @@ class Daemon:
                               % timeout)
         self.check()
 
-    def kill9(self):
+    def kill9(self, detach=False, timeout=10.0):
+        """SIGKILL the daemon and reap it.  A daemon that cannot be reaped
+        within `timeout` (one of its threads stuck in a request on its own
+        mount) fails the test with the stacks of every thread of every
+        daemon of the test.  The dead mount stays, as it would for a user:
+        the next daemon clears it (fs/mountrec.h); detach=True detaches it
+        here instead."""
         self.killed = True
         self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        # the kernel keeps the dead mount: detach it
-        subprocess.run(["fusermount3", "-u", "-z", self.mnt], capture_output=True)
+        self.reap(timeout)
+        if detach:
+            # the kernel keeps the dead mount: detach it
+            subprocess.run(["fusermount3", "-u", "-z", self.mnt], capture_output=True)
         self.check()
+
+    def reap(self, timeout=10.0):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TestFailure("daemon %d (pid %d) not reaped %.0f s after SIGKILL:\n%s"
+                              % (self.n, self.pid, timeout, self.env.all_stacks()))
 
     def check(self):
         if self.checked:
@@ -183,6 +221,11 @@ class Env:
         self.slurm = False                        # use_slurm() was called
 
     # -- daemon lifecycle
+    def all_stacks(self):
+        """The stacks of every thread of every daemon this test started
+        (and of the processes they forked), for a hang."""
+        return all_stacks([d.pid for d in self.daemons if d.pid])
+
     def register_daemon(self, d):
         self.daemons.append(d)
         with open(os.path.join(self.tmp, "daemons.json"), "w") as f:
@@ -457,6 +500,92 @@ def money(text):
     frac = (m.group(2) or "").ljust(6, "0")
     v = int(m.group(1)) * 1000000 + (int(frac) if frac else 0)
     return v, m.group(3)
+
+
+def _children(pid):
+    out = []
+    for t in _listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                out += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def _listdir(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def _proc_state(pid, tid=None):
+    path = "/proc/%d/task/%s/stat" % (pid, tid) if tid else "/proc/%d/stat" % pid
+    try:
+        with open(path) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
+def all_stacks(pids):
+    """For a hang: every thread of every process in pids and of the
+    processes they forked that are still jobfs (the touch helper):
+    its state, what it waits in (wchan), its kernel stack, its open
+    descriptors of /dev/fuse, and gdb's backtrace of all threads when gdb
+    is installed (bounded: gdb cannot attach to a thread stuck in D)."""
+    out = []
+    seen = set()
+    todo = list(pids)
+    while todo:
+        pid = todo.pop(0)
+        if pid in seen or not os.path.isdir("/proc/%d" % pid):
+            continue
+        seen.add(pid)
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                comm = f.read().strip()
+        except OSError:
+            comm = "?"
+        if comm.startswith("jobfs") and comm != "jobfs-shim":
+            todo += _children(pid)
+        elif pid not in pids:
+            continue
+        fuse = [fd for fd in _listdir("/proc/%d/fd" % pid)
+                if _readlink("/proc/%d/fd/%s" % (pid, fd)) == "/dev/fuse"]
+        out.append("== pid %d (%s) state %s, /dev/fuse fds %s"
+                   % (pid, comm, _proc_state(pid), fuse or "none"))
+        for t in _listdir("/proc/%d/task" % pid):
+            wchan = _readtext("/proc/%d/task/%s/wchan" % (pid, t))
+            tfuse = [fd for fd in _listdir("/proc/%d/task/%s/fd" % (pid, t))
+                     if _readlink("/proc/%d/task/%s/fd/%s" % (pid, t, fd)) == "/dev/fuse"]
+            out.append("-- thread %s state %s wchan %s /dev/fuse fds %s\n%s"
+                       % (t, _proc_state(pid, t), wchan, tfuse or "none",
+                          _readtext("/proc/%d/task/%s/stack" % (pid, t))))
+        if shutil.which("gdb") and _proc_state(pid) not in ("Z", "X"):
+            try:
+                r = subprocess.run(["gdb", "-batch", "-p", str(pid), "-ex", "thread apply all bt"],
+                                   capture_output=True, text=True, timeout=20)
+                out.append(r.stdout[-6000:])
+            except subprocess.TimeoutExpired:
+                out.append("(gdb could not attach within 20 s)")
+    return "\n".join(out)
+
+
+def _readlink(path):
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+def _readtext(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def pid_alive(pid):
