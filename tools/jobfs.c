@@ -386,6 +386,23 @@ int main(int argc, char **argv)
 	char *state = o.state ? strdup(o.state) : default_state();
 	struct jf_cluster *cluster = NULL;
 	struct jf_error err = { 0 };
+	/* the mount point as an absolute path, without touching it: a dead
+	 * mount there may hang whoever does (fs/mountrec.h) */
+	char mnt[PATH_MAX];
+	if (jf_mount_abspath(o.mountpoint, mnt, sizeof(mnt)) < 0) {
+		fprintf(stderr, "jobfs: mount point %s: %s\n", o.mountpoint, strerror(errno));
+		return EXIT_SETUP;
+	}
+	char *state_abs = absolute(state);
+	size_t ml = strlen(mnt);
+	if (state_abs && !strncmp(state_abs, mnt, ml) &&
+	    (state_abs[ml] == '\0' || state_abs[ml] == '/' || !strcmp(mnt, "/"))) {
+		fprintf(stderr, "jobfs: state directory %s is inside the mount point %s: the "
+				"daemon would read its own database through itself; put it "
+				"elsewhere\n", state, mnt);
+		return EXIT_SETUP;
+	}
+	free(state_abs);
 	if (!state || mkdir_p(state, 0700) < 0) {
 		fprintf(stderr, "jobfs: state directory %s: %s\n", state ? state : "?",
 			strerror(errno));
@@ -398,13 +415,6 @@ int main(int argc, char **argv)
 	}
 	free(state);
 	state = abs_state;
-	/* the mount point as an absolute path, without touching it: a dead
-	 * mount there may hang whoever does (fs/mountrec.h) */
-	char mnt[PATH_MAX];
-	if (jf_mount_abspath(o.mountpoint, mnt, sizeof(mnt)) < 0) {
-		fprintf(stderr, "jobfs: mount point %s: %s\n", o.mountpoint, strerror(errno));
-		return EXIT_SETUP;
-	}
 	/* what is read after the chdir("/") below */
 	char *jobcomp = absolute(o.slurm_jobcomp);
 	char *slurm_url = NULL;

@@ -77,12 +77,7 @@ def test_kill_while_notifier_in_open(env):
     daemon is reaped at once, the mount answers ENOTCONN (or is gone), no
     process is left in the mount's requests, and a new daemon mounts and
     finishes the work."""
-    env.stop()
-    os.environ["JOBFS_FAULT"] = "touch-hold:1"
-    try:
-        env.start()
-    finally:
-        del os.environ["JOBFS_FAULT"]
+    env.start_with_fault("touch-hold:1")
     held_touch(env)
     d = env.daemon
     t0 = time.monotonic()
@@ -143,12 +138,7 @@ def test_watchdog_aborts_a_wedged_mount(env):
     if os.geteuid() != 0:
         from jfit import Skip
         raise Skip("aborting a connection through fusectl needs root")
-    env.stop()
-    os.environ["JOBFS_FAULT"] = "keep-device:1"
-    try:
-        env.start()
-    finally:
-        del os.environ["JOBFS_FAULT"]
+    env.start_with_fault("keep-device:1")
     g = env.group('command: ["sleep", "3"]\n')
     keeper = env.daemon.stderr_text()
     check("keeps /dev/fuse" in keeper, "no device keeper was started:\n" + keeper[-2000:])
@@ -171,3 +161,17 @@ def test_watchdog_aborts_a_wedged_mount(env):
     st = env.wait(g, ("Succeeded", "Failed"), timeout=20)
     check(st["state"] == "Succeeded", "group ended %s" % st["state"])
     print("watchdog: " + [x for x in log.splitlines() if "aborted FUSE connection" in x][0])
+
+
+@case(timeout=30)
+def test_state_inside_the_mount_refused(env):
+    """A state directory under the mount point would have the daemon read
+    its own database through itself: refused before anything is touched."""
+    mnt = os.path.join(env.tmp, "m2")
+    os.makedirs(mnt)
+    from jfit import jobfs_bin
+    r = subprocess.run([jobfs_bin(), "--state", os.path.join(mnt, "state"), mnt],
+                       capture_output=True, text=True, timeout=10)
+    check(r.returncode == 2, "exit %d: %s" % (r.returncode, r.stderr))
+    check("is inside the mount point" in r.stderr, r.stderr)
+    check(not os.path.exists(os.path.join(mnt, "state")), "the state directory was made")

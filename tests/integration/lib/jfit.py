@@ -236,6 +236,16 @@ class Env:
         self.daemon = Daemon(self, self.state, self.mnt, args=self.daemon_args).start()
         return self.daemon
 
+    def start_with_fault(self, point):
+        """Remount with JOBFS_FAULT=point (backends/fault.h) in the new
+        daemon's environment only."""
+        self.stop()
+        os.environ["JOBFS_FAULT"] = point
+        try:
+            return self.start()
+        finally:
+            del os.environ["JOBFS_FAULT"]
+
     def use_cluster(self, text):
         """Write `text` as a cluster file and remount on it (`--cluster
         FILE`) with a fresh state dir; later remounts keep the file."""
