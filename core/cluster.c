@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #include "core/billing.h"
@@ -69,10 +70,16 @@ void jf_cluster_free(struct jf_cluster *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->nmodels; i++)
+	for (size_t i = 0; i < c->nmodels; i++) {
 		free(c->models[i].name);
-	for (size_t i = 0; i < c->nmachines; i++)
+		for (size_t k = 0; k < c->models[i].nslurm_names; k++)
+			free(c->models[i].slurm_names[k]);
+		free(c->models[i].slurm_names);
+	}
+	for (size_t i = 0; i < c->nmachines; i++) {
 		free(c->machines[i].name);
+		free(c->machines[i].slurm_gpu);
+	}
 	free(c->models);
 	free(c->machines);
 	free(c->name);
@@ -106,6 +113,7 @@ struct jf_cluster *jf_cluster_builtin(void)
 	c->cpu_price_spot = 15000;
 	c->preempt_grace_s = 30;
 	c->spot_risk_max = JF_SPOT_RISK_DEFAULT;
+	c->untyped_model = -1;
 	for (size_t i = 0; i < NELEM(builtin_models); i++) {
 		const struct builtin_model *b = &builtin_models[i];
 		struct jf_gpu_model *m = &c->models[i];
@@ -153,6 +161,22 @@ int jf_cluster_model_index(const struct jf_cluster *c, const char *name)
 	return -1;
 }
 
+int jf_cluster_model_for_gres(const struct jf_cluster *c, const char *type)
+{
+	if (!c || !type)
+		return -1;
+	if (!type[0])
+		return c->untyped_model;
+	for (size_t i = 0; i < c->nmodels; i++)
+		if (strcasecmp(c->models[i].name, type) == 0)
+			return (int)i;
+	for (size_t i = 0; i < c->nmodels; i++)
+		for (size_t k = 0; k < c->models[i].nslurm_names; k++)
+			if (strcasecmp(c->models[i].slurm_names[k], type) == 0)
+				return (int)i;
+	return -1;
+}
+
 /* ---- integers ---- */
 
 /* Decimal digits only, no sign, no overflow. */
@@ -196,6 +220,8 @@ struct cparse {
 	int model_line[JF_CLUSTER_MAX_MODELS];
 	struct mref *refs;
 	size_t nrefs, cap_refs;
+	char *untyped;          /* slurm_untyped_gpu as written */
+	int untyped_line;
 };
 
 static int ev_line(const struct cparse *p)
@@ -508,7 +534,7 @@ static enum jf_err parse_price(struct cparse *p, int64_t *ondemand,
 
 /* ---- models[i] ---- */
 
-enum { MODEL_NAME, MODEL_VRAM, MODEL_CPU, MODEL_MEM, MODEL_PRICE, MODEL_NKEYS };
+enum { MODEL_NAME, MODEL_VRAM, MODEL_CPU, MODEL_MEM, MODEL_PRICE, MODEL_SLURM, MODEL_NKEYS };
 
 static const struct keydef model_keys[MODEL_NKEYS] = {
 	[MODEL_NAME] = { "name", true },
@@ -516,7 +542,23 @@ static const struct keydef model_keys[MODEL_NKEYS] = {
 	[MODEL_CPU] = { "cpu_per_gpu", true },
 	[MODEL_MEM] = { "memory_per_gpu", true },
 	[MODEL_PRICE] = { "price", true },
+	[MODEL_SLURM] = { "slurm_names", false },
 };
+
+/* slurm_names: [a100, nvidia_a100]: Slurm GRES types, each a name. */
+static enum jf_err slurm_name_item(struct cparse *p, size_t i, void *ctx)
+{
+	struct jf_gpu_model *m = ctx;
+	if (i >= JF_SLURM_NAMES_MAX)
+		return perr(p, ev_line(p), "more than %d Slurm names", JF_SLURM_NAMES_MAX);
+	char **names = realloc(m->slurm_names, (i + 1) * sizeof(*names));
+	if (!names)
+		return nomem(p);
+	m->slurm_names = names;
+	names[i] = NULL;
+	m->nslurm_names = i + 1;
+	return take_name(p, &names[i]);
+}
 
 /* A positive quantity small enough that JF_MACHINE_MAX_GPUS of it fit. */
 static enum jf_err take_quantity(struct cparse *p, bool cpu, int64_t *out)
@@ -556,6 +598,10 @@ static enum jf_err model_value(struct cparse *p, int key, void *ctx)
 		return take_quantity(p, false, &m->mem_bytes_per_gpu);
 	case MODEL_PRICE:
 		return parse_price(p, &m->price_ondemand, &m->price_spot);
+	case MODEL_SLURM: {
+		size_t n;
+		return parse_seq(p, slurm_name_item, m, &n);
+	}
 	}
 	return JF_OK;
 }
@@ -733,7 +779,7 @@ static enum jf_err mach_item(struct cparse *p, size_t i, void *ctx)
 /* ---- the top level ---- */
 
 enum { TOP_NAME, TOP_CURRENCY, TOP_CPU_PRICE, TOP_GRACE, TOP_RISK, TOP_MODELS,
-       TOP_MACHINES, TOP_NKEYS };
+       TOP_MACHINES, TOP_UNTYPED, TOP_NKEYS };
 
 static const struct keydef top_keys[TOP_NKEYS] = {
 	[TOP_NAME] = { "name", false },
@@ -743,6 +789,7 @@ static const struct keydef top_keys[TOP_NKEYS] = {
 	[TOP_RISK] = { "spot_risk_threshold", false },
 	[TOP_MODELS] = { "models", true },
 	[TOP_MACHINES] = { "machines", true },
+	[TOP_UNTYPED] = { "slurm_untyped_gpu", false },
 };
 
 static enum jf_err take_currency(struct cparse *p, char **out)
@@ -839,6 +886,44 @@ static enum jf_err top_value(struct cparse *p, int key, void *ctx)
 		if (n == 0)
 			return perr(p, line, "no machines: list at least one");
 		return JF_OK;
+	case TOP_UNTYPED:
+		p->untyped_line = line;
+		return take_name(p, &p->untyped);
+	}
+	return JF_OK;
+}
+
+/* slurm_untyped_gpu names a model; no Slurm name belongs to two models. */
+static enum jf_err resolve_slurm_names(struct cparse *p)
+{
+	struct jf_cluster *c = p->c;
+	if (p->untyped) {
+		c->untyped_model = jf_cluster_model_index(c, p->untyped);
+		if (c->untyped_model < 0) {
+			path_pop(p, 0);
+			path_push(p, "slurm_untyped_gpu");
+			return perr(p, p->untyped_line, "unknown model '%s'", p->untyped);
+		}
+	}
+	for (size_t i = 0; i < c->nmodels; i++) {
+		for (size_t k = 0; k < c->models[i].nslurm_names; k++) {
+			const char *nm = c->models[i].slurm_names[k];
+			for (size_t j = 0; j < c->nmodels; j++) {
+				bool clash = j != i && strcasecmp(c->models[j].name, nm) == 0;
+				/* a repeat is reported where it repeats */
+				for (size_t l = 0; !clash && l < c->models[j].nslurm_names; l++)
+					clash = (j < i || (j == i && l < k)) &&
+						strcasecmp(c->models[j].slurm_names[l], nm) == 0;
+				if (!clash)
+					continue;
+				path_pop(p, 0);
+				path_push(p, "models[%zu].slurm_names[%zu]", i, k);
+				return perr(p, p->model_line[i],
+					    "Slurm name '%s' is also model '%s' or one of its "
+					    "Slurm names: each Slurm GPU type is one model", nm,
+					    c->models[j].name);
+			}
+		}
 	}
 	return JF_OK;
 }
@@ -982,7 +1067,8 @@ static enum jf_err parse_document(struct cparse *p)
 	if (p->ev.type != YAML_STREAM_END_EVENT)
 		return perr(p, ev_line(p),
 			    "only one YAML document is allowed in a cluster file");
-	if ((rc = resolve_models(p)) || (rc = check_unique_machines(p)))
+	if ((rc = resolve_models(p)) || (rc = check_unique_machines(p)) ||
+	    (rc = resolve_slurm_names(p)))
 		return rc;
 	return set_defaults(p);
 }
@@ -1013,6 +1099,7 @@ enum jf_err jf_cluster_parse(const char *text, size_t len,
 	p->c->cpu_price_spot = 15000;
 	p->c->preempt_grace_s = 30;
 	p->c->spot_risk_max = JF_SPOT_RISK_DEFAULT;
+	p->c->untyped_model = -1;
 	if (!yaml_parser_initialize(&p->yp)) {
 		rc = nomem(p);
 		goto out_cluster;
@@ -1027,6 +1114,7 @@ out_cluster:
 	for (size_t i = 0; i < p->nrefs; i++)
 		free(p->refs[i].model);
 	free(p->refs);
+	free(p->untyped);
 	if (rc)
 		jf_cluster_free(p->c);
 	else

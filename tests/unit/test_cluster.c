@@ -761,6 +761,77 @@ static void test_file_limits(void **state)
 /* Every allocation of a parse and of the built-in cluster may fail: then
  * JF_ENOMEM (or, for libyaml's internal buffers, an error), and nothing
  * leaks. */
+/* Slurm's GPU types: slurm_names per model, slurm_untyped_gpu, case aside. */
+static void test_slurm_names(void **state)
+{
+	(void)state;
+	struct jf_cluster *c = parse_ok(
+		"slurm_untyped_gpu: A100\n"
+		"models:\n"
+		"  - {name: A100, slurm_names: [a100-sxm4-80gb, nvidia_a100], " MODEL_BASE ", "
+		PRICE_OK "}\n"
+		"  - {name: \"4090\", " MODEL_BASE ", " PRICE_OK "}\n"
+		"  - {name: H800, slurm_names: [], " MODEL_BASE ", " PRICE_OK "}\n"
+		"machines:\n  - {name: m0, model: A100, gpus: 8}\n");
+	assert_int_equal(c->models[0].nslurm_names, 2);
+	assert_string_equal(c->models[0].slurm_names[1], "nvidia_a100");
+	assert_int_equal(c->untyped_model, 0);
+	/* the model's own name, case aside; its Slurm names, case aside */
+	assert_int_equal(jf_cluster_model_for_gres(c, "A100"), 0);
+	assert_int_equal(jf_cluster_model_for_gres(c, "a100"), 0);
+	assert_int_equal(jf_cluster_model_for_gres(c, "NVIDIA_A100"), 0);
+	assert_int_equal(jf_cluster_model_for_gres(c, "a100-sxm4-80gb"), 0);
+	assert_int_equal(jf_cluster_model_for_gres(c, "4090"), 1);
+	assert_int_equal(jf_cluster_model_for_gres(c, "h800"), 2);
+	/* untyped GRES: the cluster's slurm_untyped_gpu */
+	assert_int_equal(jf_cluster_model_for_gres(c, ""), 0);
+	/* nothing prices these */
+	assert_int_equal(jf_cluster_model_for_gres(c, "t4"), -1);
+	assert_int_equal(jf_cluster_model_for_gres(c, "a10"), -1);
+	assert_int_equal(jf_cluster_model_for_gres(c, NULL), -1);
+	/* exact names stay exact for specs */
+	assert_int_equal(jf_cluster_model_index(c, "a100"), -1);
+	jf_cluster_free(c);
+	/* without slurm_untyped_gpu untyped GPUs are nobody's */
+	c = parse_ok(MODELS MACHINES);
+	assert_int_equal(c->untyped_model, -1);
+	assert_int_equal(jf_cluster_model_for_gres(c, ""), -1);
+	assert_int_equal(jf_cluster_model_for_gres(c, "4090"), 0);
+	jf_cluster_free(c);
+	/* the built-in cluster maps typed GRES by name only */
+	c = jf_cluster_builtin();
+	assert_int_equal(c->untyped_model, -1);
+	assert_int_equal(jf_cluster_model_for_gres(c, "l40s"), 1);
+	jf_cluster_free(c);
+
+	/* errors name the key and the line */
+	parse_bad("slurm_untyped_gpu: T4\n" MODELS MACHINES, 1, "slurm_untyped_gpu",
+		  "unknown model 'T4'");
+	parse_bad("slurm_untyped_gpu: [a]\n" MODELS MACHINES, 1, "slurm_untyped_gpu",
+		  "must be a name");
+	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK ", slurm_names: a100"), 2,
+		  "models[0].slurm_names", "must be a list");
+	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK ", slurm_names: [\"a b\"]"), 2,
+		  "models[0].slurm_names[0]", "");
+	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK ", slurm_names: [{a: 1}]"), 2,
+		  "models[0].slurm_names[0]", "must be a name, not a mapping");
+	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK
+			     ", slurm_names: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q]"),
+		  2, "models[0].slurm_names[16]", "more than 16 Slurm names");
+	/* one Slurm type is one model: not a second model's name or Slurm name */
+	parse_bad("models:\n"
+		  "  - {name: A100, slurm_names: [x100], " MODEL_BASE ", " PRICE_OK "}\n"
+		  "  - {name: X100, " MODEL_BASE ", " PRICE_OK "}\n" "machines:\n  - {name: m0, model: A100, gpus: 8}\n",
+		  2, "models[0].slurm_names[0]", "Slurm name 'x100' is also model 'X100'");
+	parse_bad("models:\n"
+		  "  - {name: A100, slurm_names: [same], " MODEL_BASE ", " PRICE_OK "}\n"
+		  "  - {name: B100, slurm_names: [SAME], " MODEL_BASE ", " PRICE_OK "}\n"
+		  "machines:\n  - {name: m0, model: A100, gpus: 8}\n", 3, "models[1].slurm_names[0]", "each Slurm GPU type is one model");
+	parse_bad("models:\n"
+		  "  - {name: A100, slurm_names: [dup, Dup], " MODEL_BASE ", " PRICE_OK "}\n"
+		  "machines:\n  - {name: m0, model: A100, gpus: 8}\n", 2, "models[0].slurm_names[1]", "is also model 'A100'");
+}
+
 static void test_out_of_memory(void **state)
 {
 	(void)state;
@@ -845,6 +916,7 @@ int main(void)
 		cmocka_unit_test(test_file_example_message),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_file_limits),
+		cmocka_unit_test(test_slurm_names),
 		cmocka_unit_test(test_out_of_memory),
 	};
 
