@@ -136,7 +136,7 @@ struct jf_batch {
 	size_t nidx;
 	int64_t throttle;          /* most elements running at once, 0 = no limit */
 	int64_t nodes;             /* per element: all at once (gang) */
-	const char *gpu_model;     /* NULL: no GPUs */
+	const char *gpu_model;     /* NULL: no GPUs; "": untyped GPUs */
 	int gpus;                  /* per node */
 	int64_t cpu_milli;         /* per node */
 	int64_t mem_bytes;         /* per node */
@@ -167,6 +167,8 @@ enum jf_note_kind {
 	JF_NOTE_PREEMPTING,        /* key idx run: the backend is preempting it */
 	JF_NOTE_ENDED,             /* key idx run: ended (state, times, per-node results) */
 	JF_NOTE_DONE,              /* key: nothing of it is left to run */
+	JF_NOTE_PENDING,           /* key: what of it waits, waits for this reason
+				    * (message, the backend's word; "" none) */
 	JF_NOTE_NODES,             /* the backend's machines changed (read them with
 				      machines()) */
 };

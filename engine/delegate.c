@@ -118,6 +118,46 @@ void jf_dlg_owner(struct jf_engine *e, int64_t group_id, uid_t *uid, gid_t *gid,
 
 /* ---- machines ---- */
 
+/* FNV-1a over what decides where work may go. */
+static uint64_t sig_add(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* Groups whose request was judged against other machines are judged
+ * again (a GPU model Slurm no longer has, or has now); if that changes
+ * anything a pass is asked for: it sends what can go now, and says why
+ * what cannot waits.  (At start-up no group is loaded yet: no pass.) */
+static void rejudge_groups(struct jf_engine *e)
+{
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	bool changed = false;
+	while (jf_idmap_next(&e->groups, &i, &k, &v)) {
+		struct grt *g = v;
+		if (g->ended)
+			continue;
+		struct jf_error err;
+		jf_error_clear(&err);
+		bool was = g->req_ok;
+		g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &err) &&
+			    jf_dlg_request_ok(e, g->spec, &err);
+		changed = changed || was != g->req_ok;
+	}
+	if (changed)
+		jf_eng_schedule(e);
+}
+
+/*
+ * Every node of the backend is a machine: with its GPUs where the cluster
+ * file prices their type (case aside, or through a model's slurm_names,
+ * or slurm_untyped_gpu for untyped GRES), with none (JF_MODEL_NONE) where
+ * it has no GPUs or GPUs nothing prices - CPU-only work may go anywhere.
+ */
 void jf_eng_delegate_machines(struct jf_engine *e)
 {
 	size_t n = 0;
@@ -126,25 +166,112 @@ void jf_eng_delegate_machines(struct jf_engine *e)
 	struct jf_machine *m = calloc(n ? n : 1, sizeof(*m));
 	if (!m)
 		return;
+	uint64_t sig = UINT64_C(14695981039346656037);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		int mi = bm[i].model[0] ? jf_cluster_model_index(c, bm[i].model) : -1;
-		if (mi < 0 || bm[i].gpus <= 0)
-			continue;   /* only GPU models jobfs prices are shown */
+		int mi = bm[i].gpus > 0 ? jf_cluster_model_for_gres(c, bm[i].model) : -1;
 		m[k].name = strdup(bm[i].name);
-		if (!m[k].name)
+		m[k].slurm_gpu = strdup(bm[i].model);
+		if (!m[k].name || !m[k].slurm_gpu) {
+			free(m[k].name);
+			free(m[k].slurm_gpu);
 			break;
-		m[k].model = (size_t)mi;
-		m[k].gpus = bm[i].gpus > 64 ? 64 : bm[i].gpus;
+		}
+		m[k].model = mi >= 0 ? (size_t)mi : JF_MODEL_NONE;
+		m[k].gpus = mi < 0 ? 0 : bm[i].gpus > 64 ? 64 : bm[i].gpus;
+		m[k].slurm_gpus = bm[i].gpus;
 		m[k].cpu_milli = bm[i].cpu_milli;
 		m[k].mem_bytes = bm[i].mem_bytes;
+		sig = sig_add(sig, &m[k].model, sizeof(m[k].model));
+		sig = sig_add(sig, &m[k].gpus, sizeof(m[k].gpus));
+		sig = sig_add(sig, &m[k].cpu_milli, sizeof(m[k].cpu_milli));
+		sig = sig_add(sig, &m[k].mem_bytes, sizeof(m[k].mem_bytes));
+		sig = sig_add(sig, bm[i].model, strlen(bm[i].model) + 1);
 		k++;
 	}
-	for (size_t i = 0; i < c->nmachines; i++)
+	for (size_t i = 0; i < c->nmachines; i++) {
 		free(c->machines[i].name);
+		free(c->machines[i].slurm_gpu);
+	}
 	free(c->machines);
 	c->machines = m;
 	c->nmachines = k;
+	if (sig != e->machines_sig) {
+		e->machines_sig = sig;
+		rejudge_groups(e);
+	}
+}
+
+/* The GPU types Slurm's nodes name, for a message: "4090 on 4 nodes (up
+ * to 8 each), t4 (not priced: ...) on 1 node (up to 2 each)". */
+static void slurm_models(const struct jf_engine *e, char *buf, size_t n)
+{
+	const struct jf_cluster *c = e->cluster;
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->nmachines && o + 1 < n; i++) {
+		const struct jf_machine *m = &c->machines[i];
+		if (!m->slurm_gpu || m->slurm_gpus <= 0)
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = c->machines[j].slurm_gpu && c->machines[j].slurm_gpus > 0 &&
+			       !strcmp(c->machines[j].slurm_gpu, m->slurm_gpu);
+		if (seen)
+			continue;
+		int nodes = 0, most = 0;
+		for (size_t j = i; j < c->nmachines; j++) {
+			const struct jf_machine *x = &c->machines[j];
+			if (x->slurm_gpu && x->slurm_gpus > 0 && !strcmp(x->slurm_gpu, m->slurm_gpu)) {
+				nodes++;
+				most = x->slurm_gpus > most ? x->slurm_gpus : most;
+			}
+		}
+		char what[160];
+		const char *sname = m->slurm_gpu[0] ? m->slurm_gpu : "untyped gpu";
+		if (m->model != JF_MODEL_NONE && strcmp(c->models[m->model].name, m->slurm_gpu))
+			snprintf(what, sizeof(what), "%s (model %s)", sname,
+				 c->models[m->model].name);
+		else if (m->model != JF_MODEL_NONE)
+			snprintf(what, sizeof(what), "%s", sname);
+		else
+			snprintf(what, sizeof(what), "%s (not priced: no model of the cluster "
+				 "file names it)", sname);
+		int w = snprintf(buf + o, n - o, "%s%s on %d node%s (up to %d each)", o ? ", " : "",
+				 what, nodes, nodes == 1 ? "" : "s", most);
+		o = w > 0 && (size_t)w < n - o ? o + (size_t)w : n - 1;
+	}
+	if (!buf[0])
+		snprintf(buf, n, "none: its nodes have no GPUs");
+}
+
+bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec,
+		       struct jf_error *err)
+{
+	if (!spec->gpu || spec->gpus <= 0)
+		return true;
+	const struct jf_cluster *c = e->cluster;
+	int mi = jf_cluster_model_index(c, spec->gpu);
+	for (size_t i = 0; mi >= 0 && i < c->nmachines; i++)
+		if ((int)c->machines[i].model == mi && c->machines[i].gpus >= spec->gpus)
+			return true;
+	char have[512];
+	slurm_models(e, have, sizeof(have));
+	jf_error_set(err, JF_EINVAL, 0,
+		     "key 'gpu': %s has no node with %d \"%s\" GPU%s; the GPUs its nodes have: %s",
+		     e->be->ops->name, spec->gpus, spec->gpu, spec->gpus == 1 ? "" : "s", have);
+	return false;
+}
+
+/* The GPU type to ask the backend for: that of a node whose GPUs are the
+ * model ("" for untyped GRES), else the model's own name. */
+const char *jf_dlg_gpu_type(const struct jf_engine *e, int model)
+{
+	const struct jf_cluster *c = e->cluster;
+	for (size_t i = 0; i < c->nmachines; i++)
+		if ((int)c->machines[i].model == model && c->machines[i].slurm_gpu)
+			return c->machines[i].slurm_gpu;
+	return c->models[model].name;
 }
 
 static const struct jf_be_machine *be_machine(struct jf_engine *e, const char *name)
@@ -165,7 +292,8 @@ void jf_eng_delegate_use(struct jf_engine *e, size_t m, struct jf_machine_use *u
 	const char *name = e->cluster->machines[m].name;
 	const struct jf_be_machine *bm = be_machine(e, name);
 	if (bm) {
-		int used = bm->gpus_used > 64 ? 64 : bm->gpus_used;
+		int have = e->cluster->machines[m].gpus;
+		int used = bm->gpus_used > have ? have : bm->gpus_used;
 		u->gpu_mask = used >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << used) - 1;
 		u->cpu_milli = bm->cpu_used_milli;
 		u->mem_bytes = bm->mem_used_bytes;
@@ -284,7 +412,7 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 		.nidx = nidx,
 		.throttle = sr->throttle,
 		.nodes = s->nodes,
-		.gpu_model = gpus > 0 ? e->cluster->models[g->req.model].name : NULL,
+		.gpu_model = gpus > 0 ? jf_dlg_gpu_type(e, g->req.model) : NULL,
 		.gpus = gpus,
 		.cpu_milli = cpu,
 		.mem_bytes = mem,
@@ -450,6 +578,25 @@ static int collect_group(void *ctx, int64_t id)
 	return 0;
 }
 
+/* A waiting group that cannot be sent says why in its message (and once
+ * in its events); the message clears once it can be. */
+static void say_unsendable(struct jf_engine *e, struct grt *g)
+{
+	struct jf_error err;
+	jf_error_clear(&err);
+	if (!g->req_ok && (jf_sched_request(e->cluster, g->spec, &g->req, &err) &&
+			   jf_dlg_request_ok(e, g->spec, &err)))
+		g->req_ok = true;
+	jf_store_begin(e->st);
+	jf_group_set_message(e->st, g->id, g->req_ok ? "" : err.msg);
+	if (!g->req_ok)
+		jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Unschedulable",
+				   "cannot be sent to %s: %s", e->be->ops->name, err.msg);
+	jf_store_commit(e->st);
+	g->unsendable_said = !g->req_ok;
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+}
+
 static void pass_group(struct pass *p, int64_t gid)
 {
 	struct jf_engine *e = p->e;
@@ -460,7 +607,13 @@ static void pass_group(struct pass *p, int64_t gid)
 	int64_t parallelism = rec.parallelism, queue_id = rec.queue_id;
 	jf_group_release(&rec);
 	struct grt *g = jf_eng_group(e, gid);
-	if (!g || !g->req_ok)
+	if (!g)
+		return;
+	/* (before the backend's first list of nodes nothing can be judged) */
+	if (g->req_ok != !g->unsendable_said && state == JF_ST_WAITING &&
+	    e->cluster->nmachines > 0)
+		say_unsendable(e, g);
+	if (!g->req_ok)
 		return;
 	struct queue_room *qr = room_of(p, queue_id);
 	if (!qr)

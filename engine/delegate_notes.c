@@ -83,6 +83,77 @@ static void on_refused(struct jf_engine *e, const struct jf_note *n)
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 }
 
+/*
+ * Slurm's reason for a job that waits, in the words of the pending reasons
+ * jobfs uses (README: Scheduling): the reason word and what it means.
+ * Unknown reasons keep Slurm's word.
+ */
+static const struct slurm_reason {
+	const char *slurm, *reason, *meaning;
+} slurm_reasons[] = {
+	{ "Resources", "Resources", "the nodes, CPUs, memory or GPUs it asks for are in use" },
+	{ "Priority", "Reservation", "work of a higher priority waits ahead of it" },
+	{ "JobArrayTaskLimit", "Parallelism", "as many of its tasks run as its parallelism allows" },
+	{ "QOSMaxJobsPerUserLimit", "QueueCapacity", "the QOS's limit of jobs per user is reached" },
+	{ "QOSMaxCpuPerUserLimit", "QueueCapacity", "the QOS's CPU limit per user is reached" },
+	{ "QOSMaxGRESPerUser", "QueueCapacity", "the QOS's GPU limit per user is reached" },
+	{ "QOSGrpCpuLimit", "QueueCapacity", "the QOS's CPU limit is reached" },
+	{ "AssocMaxJobsLimit", "QueueCapacity", "the account's limit of jobs is reached" },
+	{ "AssocGrpCpuLimit", "QueueCapacity", "the account's CPU limit is reached" },
+	{ "ReqNodeNotAvail", "Unschedulable", "nodes it needs are down, drained or reserved" },
+	{ "PartitionNodeLimit", "Unschedulable", "it asks for more nodes than its partition allows" },
+	{ "PartitionDown", "Unschedulable", "its partition is down" },
+	{ "PartitionInactive", "Unschedulable", "its partition is inactive" },
+	{ "BadConstraints", "Unschedulable", "no node meets its constraints" },
+	{ "Dependency", "Dependency", "it waits for another job" },
+	{ "JobHeldAdmin", "Paused", "it is held (paused)" },
+	{ "JobHeldUser", "Paused", "it is held by its user" },
+	{ "BeginTime", "Window", "its start time has not come" },
+};
+
+const char *jf_dlg_slurm_reason(const char *slurm, const char **meaning)
+{
+	for (size_t i = 0; i < sizeof(slurm_reasons) / sizeof(slurm_reasons[0]); i++)
+		if (!strcmp(slurm_reasons[i].slurm, slurm)) {
+			if (meaning)
+				*meaning = slurm_reasons[i].meaning;
+			return slurm_reasons[i].reason;
+		}
+	if (meaning)
+		*meaning = "";
+	return slurm;
+}
+
+/* What of a batch waits in the backend, and why: the group's message says
+ * so while it is not finished ("" clears what it said). */
+static void on_pending(struct jf_engine *e, const struct jf_note *n)
+{
+	struct jf_sub_rec sr;
+	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
+	if (!g || g->unsendable_said)
+		return;
+	uid_t uid;
+	gid_t gid;
+	int state;
+	jf_dlg_owner(e, g->id, &uid, &gid, &state);
+	if (state < 0 || jf_state_final(state) || (!n->message[0] && !g->reason_said))
+		return;
+	char msg[400] = "";
+	if (n->message[0]) {
+		const char *meaning;
+		const char *reason = jf_dlg_slurm_reason(n->message, &meaning);
+		snprintf(msg, sizeof(msg), "waiting in %s (job %lld): %s%s%s%s%s", e->be->ops->name,
+			 (long long)n->job_id, reason, meaning[0] ? ", " : "", meaning,
+			 strcmp(reason, n->message) ? "; Slurm's reason: " : "",
+			 strcmp(reason, n->message) ? n->message : "");
+	}
+	jf_store_begin(e->st);
+	jf_group_set_message(e->st, g->id, msg);
+	jf_store_commit(e->st);
+	g->reason_said = msg[0] != '\0';
+	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
+}
+
 static int active_event(void *ctx, int64_t gid)
 {
 	struct jf_engine *e = ctx;
@@ -363,6 +434,7 @@ void jf_eng_delegate_notes(struct jf_engine *e)
 			case JF_NOTE_PREEMPTING: on_preempting(e, no); break;
 			case JF_NOTE_ENDED: on_ended(e, no); break;
 			case JF_NOTE_DONE: on_done(e, no); break;
+			case JF_NOTE_PENDING: on_pending(e, no); break;
 			case JF_NOTE_NODES:
 				jf_eng_delegate_machines(e);
 				jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);

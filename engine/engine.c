@@ -286,7 +286,8 @@ static struct grt *group_load(struct jf_engine *e, int64_t group_id, bool *refus
 	}
 	struct jf_error rerr;
 	jf_error_clear(&rerr);
-	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &rerr);
+	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &rerr) &&
+		    (!e->delegated || jf_dlg_request_ok(e, g->spec, &rerr));
 	g->ended = jf_state_final(rec.state);
 	if (g->ended)
 		e->trim = true;

@@ -63,6 +63,8 @@ struct grt {                     /* an accepted group's runtime */
 	struct jf_spec *spec;
 	struct jf_sched_req req;
 	bool req_ok;
+	bool unsendable_said;        /* delegated: its message says why it cannot be sent */
+	bool reason_said;            /* delegated: its message says why the backend waits */
 	int64_t failed_tasks;        /* indexes failed for good (counted at load) */
 	bool ended;                  /* in a final state (as far as the engine saw) */
 	bool kept;                   /* ended, idle, among the JF_DONE_KEEP kept */
@@ -138,6 +140,7 @@ struct jf_engine {
 	bool again;                  /* schedule once more after this pass */
 	/* a backend that schedules for itself (delegate.c) */
 	bool delegated;
+	uint64_t machines_sig;       /* delegated: what the backend's machines were */
 	bool be_down;                /* it cannot be reached */
 	int64_t be_down_ms;          /* since when */
 	char be_msg[256];            /* why */
@@ -262,6 +265,14 @@ void jf_eng_delegate_withdraw(struct jf_engine *e, int64_t task_id);
 void jf_eng_delegate_use(struct jf_engine *e, size_t m, struct jf_machine_use *u);
 /* The cluster's machines become the backend's (those of priced GPU models). */
 void jf_eng_delegate_machines(struct jf_engine *e);
+/* Can the backend's nodes take spec's GPUs at all?  err names what they have. */
+bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec,
+		       struct jf_error *err);
+/* A Slurm pending reason as one of jobfs's (Resources, Parallelism, ...),
+ * and what it means ("" unknown: Slurm's word is returned). */
+const char *jf_dlg_slurm_reason(const char *slurm, const char **meaning);
+/* The backend's name for model's GPUs ("" for untyped GRES). */
+const char *jf_dlg_gpu_type(const struct jf_engine *e, int model);
 /* resume: the batches a pause held may run again. */
 void jf_eng_delegate_resumed(struct jf_engine *e, int64_t group_id);
 /* delegate.c, for delegate_notes.c: a batch's directory, the group of a

@@ -255,6 +255,10 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 	rc = jf_spec_parse(text, len, g.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP,
 			   &sub, &spec, err);
 	struct jf_sched_req req;
+	/* GPUs the scheduling backend's nodes do not have: say what they have */
+	if (rc == JF_OK && e->delegated && e->cluster->nmachines > 0 &&
+	    !jf_dlg_request_ok(e, spec, err))
+		rc = JF_EINVAL;
 	if (rc == JF_OK && !jf_sched_request(e->cluster, spec, &req, err)) {
 		/* a scheduling backend not heard from yet: it judges what fits */
 		if (e->delegated && e->cluster->nmachines == 0 &&

@@ -120,9 +120,17 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	if (g.state == JF_ST_DRAFT)
 		msg = "write spec.yaml to submit";
 	const char *trouble = jf_engine_backend_trouble(fs->e);
-	if (trouble && (!msg || !msg[0]) && (g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING ||
-					     g.state == JF_ST_PAUSED))
-		msg = trouble;   /* what it shows may be old: say why */
+	char both[1024];
+	if (trouble && (g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING ||
+			g.state == JF_ST_PAUSED)) {
+		/* what it shows may be old: say why first */
+		if (msg && msg[0]) {
+			snprintf(both, sizeof(both), "%s (last known: %s)", trouble, msg);
+			msg = both;
+		} else {
+			msg = trouble;
+		}
+	}
 	put_str(o, "message", msg);
 	put_str(o, "kind", g.kind == JF_KIND_BATCH ? "batch" : "group");
 	put_common(fs, o, JF_SCOPE_GROUP, id, g.created_ms, g.started_ms, g.finished_ms,
@@ -245,8 +253,14 @@ static json_t *machine_status(struct jf_fs *fs, int64_t id)
 	json_t *o = json_object();
 	char buf[96];
 	put_str(o, "name", m->name);
-	put_str(o, "model", c->models[m->model].name);
+	put_str(o, "model", m->model != JF_MODEL_NONE ? c->models[m->model].name : "");
 	put_int(o, "gpus", m->gpus);
+	if (m->slurm_gpu) {
+		/* what Slurm's GRES says, priced by a model or not */
+		put_str(o, "slurm_gpu_type", m->slurm_gpus > 0 && !m->slurm_gpu[0] ? "(untyped)"
+					     : m->slurm_gpu);
+		put_int(o, "slurm_gpus", m->slurm_gpus);
+	}
 	put_int(o, "gpus_free", m->gpus - __builtin_popcountll(u.gpu_mask));
 	uint64_t all = m->gpus >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << m->gpus) - 1);
 	buf[0] = '\0';

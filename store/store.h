@@ -181,6 +181,8 @@ enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_te
 			    int64_t now_ms);
 enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, int state, const char *message,
 			       int64_t now_ms);
+/* The message alone, the state as it is. */
+enum jf_err jf_group_set_message(struct jf_store *st, int64_t id, const char *message);
 enum jf_err jf_group_add_failure(struct jf_store *st, int64_t id);
 /* For restart: failures to 0, and every task (or only task_id) back to
  * Waiting with no failures counted. */

@@ -332,6 +332,16 @@ enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, int state, const
 	return jf_q_exec(st, s);
 }
 
+enum jf_err jf_group_set_message(struct jf_store *st, int64_t id, const char *message)
+{
+	sqlite3_stmt *s = jf_q(st, Q_GROUP_SET_MESSAGE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, message ? message : "");
+	return jf_q_exec(st, s);
+}
+
 enum jf_err jf_group_add_failure(struct jf_store *st, int64_t id)
 {
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_ADD_FAILURE);

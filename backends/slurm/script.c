@@ -128,7 +128,11 @@ json_t *jf_slurm_job_json(const struct jf_batch *b, const char *script, const ch
 	set(job, "cpus_per_task", json_integer(cores), &bad);
 	set(job, "memory_per_node", json_integer(mem_mb), &bad);
 	if (b->gpu_model && b->gpus > 0) {
-		snprintf(gres, sizeof(gres), "gpu:%s:%d", b->gpu_model, b->gpus);
+		/* an untyped GRES ("gpu:4" on the nodes) is asked for untyped */
+		if (b->gpu_model[0])
+			snprintf(gres, sizeof(gres), "gpu:%s:%d", b->gpu_model, b->gpus);
+		else
+			snprintf(gres, sizeof(gres), "gpu:%d", b->gpus);
 		set(job, "gres", json_string(gres), &bad);
 	}
 	int64_t limit = jf_slurm_time_limit(b->timeout_ms);

@@ -75,6 +75,7 @@ struct sub {
 	size_t cap, n;
 	int64_t next_bulk_ms;
 	int64_t starts_mtime_ns;
+	char pending_reason[64]; /* Slurm's reason for its waiting part, as last told */
 	struct sub *next;
 };
 

@@ -378,6 +378,16 @@ static void see_element(struct slurm *s, struct sub *b, const struct jf_slurm_jo
 		tell_ended(s, b, el, end_of(j->state), j->end_time * 1000, j->exit_code, words);
 }
 
+/* Slurm's reason for the batch's waiting part, told when it changes ("":
+ * nothing of it waits with a reason). */
+static void tell_pending(struct slurm *s, struct sub *b, const char *reason)
+{
+	if (!strcmp(b->pending_reason, reason))
+		return;
+	snprintf(b->pending_reason, sizeof(b->pending_reason), "%s", reason);
+	jf_sl_note_simple(s, JF_NOTE_PENDING, b->key, b->job_id, reason);
+}
+
 /* An element job Slurm no longer knows: how its nodes ended, from disk. */
 static void forgotten(struct slurm *s, struct sub *b, struct elem *el)
 {
@@ -428,10 +438,15 @@ static bool poll_bulk(struct slurm *s, struct sub *b)
 	if (rc != JF_OK)
 		return true;
 	bool pending = false;
+	const char *reason = "";   /* why what waits waits, in Slurm's words */
 	for (size_t i = 0; i < n; i++) {
 		const struct jf_slurm_job *j = &jobs[i];
 		if (j->array_job_id != b->job_id && j->job_id != b->job_id)
 			continue;
+		bool waits = !strcmp(j->state, "PENDING") && j->reason[0] &&
+			     strcmp(j->reason, "None") != 0;
+		if (waits && !reason[0])
+			reason = j->reason;
 		if (j->array_task_id < 0) {
 			/* the meta record: what has not started yet */
 			if (!final_state(j->state) && j->array_task_string &&
@@ -443,6 +458,7 @@ static bool poll_bulk(struct slurm *s, struct sub *b)
 			pending = true;
 		see_element(s, b, j);
 	}
+	tell_pending(s, b, reason);
 	/* elements told running that Slurm keeps no record of any more */
 	for (size_t i = 0; i < b->cap; i++) {
 		struct elem *el = &b->elems[i];
