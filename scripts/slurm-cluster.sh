@@ -14,8 +14,10 @@
 #   scripts/slurm-cluster.sh kill DIR NAME    stop one daemon (slurmrestd, slurmctld)
 #   scripts/slurm-cluster.sh revive DIR NAME  start it again
 #
-# Nodes: 8 CPUs, 16000 MB and 8 fake GPUs of model 4090 (gres.conf names
-# files that are symlinks to /dev/null) each.  Partitions over the same four
+# Nodes: 8 CPUs, 16000 MB and 8 fake GPUs each (gres.conf names files that
+# are symlinks to /dev/null), as JOBFS_SLURM_GRES says: "typed" (the
+# default: Gres=gpu:4090:8), "untyped" (Gres=gpu:8, as many sites configure
+# them) or "none" (CPU-only nodes, no GRES at all).  Partitions over the same four
 # nodes: "ondemand" (PriorityTier 10, the default) and "spot" (PriorityTier
 # 1, PreemptMode=REQUEUE, GraceTime JOBFS_SLURM_GRACE, default 5 s), with
 # preempt/partition_prio: on-demand work requeues spot work.
@@ -31,6 +33,13 @@ dir=${2:-}
 port=${JOBFS_SLURM_PORT:-16817}
 jwt_port=${JOBFS_SLURM_JWT_PORT:-16830}
 grace=${JOBFS_SLURM_GRACE:-5}
+gres_kind=${JOBFS_SLURM_GRES:-typed}
+case "$gres_kind" in
+typed) node_gres=" Gres=gpu:4090:8"; gres_line="NodeName=n[1-4] Name=gpu Type=4090 File=DIR/dev/gpu[0-7]" ;;
+untyped) node_gres=" Gres=gpu:8"; gres_line="NodeName=n[1-4] Name=gpu File=DIR/dev/gpu[0-7]" ;;
+none) node_gres=""; gres_line="" ;;
+*) echo "slurm-cluster: JOBFS_SLURM_GRES=$gres_kind: want typed, untyped or none" >&2; exit 1 ;;
+esac
 PKGS="munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin"
 
 usage() {
@@ -112,16 +121,14 @@ InactiveLimit=0
 PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
 RequeueExit=143
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p1 CPUs=8 RealMemory=16000 Gres=gpu:4090:8 State=UNKNOWN
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p2 CPUs=8 RealMemory=16000 Gres=gpu:4090:8 State=UNKNOWN
-NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p3 CPUs=8 RealMemory=16000 Gres=gpu:4090:8 State=UNKNOWN
-NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p4 CPUs=8 RealMemory=16000 Gres=gpu:4090:8 State=UNKNOWN
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p1 CPUs=8 RealMemory=16000${node_gres} State=UNKNOWN
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p2 CPUs=8 RealMemory=16000${node_gres} State=UNKNOWN
+NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p3 CPUs=8 RealMemory=16000${node_gres} State=UNKNOWN
+NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p4 CPUs=8 RealMemory=16000${node_gres} State=UNKNOWN
 PartitionName=ondemand Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF OverSubscribe=NO
 PartitionName=spot Nodes=n[1-4] MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE GraceTime=$grace OverSubscribe=NO
 EOF
-	cat > "$dir/gres.conf" <<EOF
-NodeName=n[1-4] Name=gpu Type=4090 File=$dir/dev/gpu[0-7]
-EOF
+	echo "$gres_line" | sed "s|DIR|$dir|" > "$dir/gres.conf"
 	printf 'include /etc/slurm/plugstack.conf.d/*\n' > "$dir/plugstack.conf"
 }
 
@@ -201,6 +208,7 @@ stop() {
 env_out() {
 	echo "SLURM_CONF=$dir/slurm.conf"
 	echo "JOBFS_SLURM_URL=unix:$dir/slurmrestd.socket"
+	echo "JOBFS_SLURM_GRES=$gres_kind"
 	[ "${JOBFS_SLURM_JWT:-0}" = 1 ] && echo "JOBFS_SLURM_JWT_URL=http://127.0.0.1:$jwt_port"
 	return 0
 }

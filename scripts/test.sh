@@ -8,7 +8,9 @@
 #   JOBFS_FUZZ_SECONDS=N scripts/test.sh      fuzz each parser N s (default 60, 0 = off)
 #   JOBFS_SLURM_PORT=N scripts/test.sh        the test Slurm cluster's first port
 #                                             (default 16817; see scripts/slurm-cluster.sh)
-# A Slurm cluster (scripts/slurm-cluster.sh) runs while the suites do.
+# A Slurm cluster (scripts/slurm-cluster.sh) runs while the suites do;
+# then the slurm suite runs again on a cluster with untyped GPUs and on
+# one of CPU-only nodes.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -25,7 +27,11 @@ run() {
 # a real Slurm cluster on this machine for the slurm backend's tests: they
 # must run, not skip (JOBFS_SLURM_REQUIRED); stopped by PID at the end
 slurm_dir=$(mktemp -d /tmp/jobfs-slurm.XXXXXX)
-trap 'scripts/slurm-cluster.sh stop "$slurm_dir" >/dev/null 2>&1 || true' EXIT
+slurm_dirs=$slurm_dir
+stop_clusters() {
+	for d in $slurm_dirs; do scripts/slurm-cluster.sh stop "$d" >/dev/null 2>&1 || true; done
+}
+trap stop_clusters EXIT
 if JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$slurm_dir" > "$slurm_dir/env"; then
 	SLURM_CONF=$(sed -n 's/^SLURM_CONF=//p' "$slurm_dir/env")
 	JOBFS_SLURM_URL=$(sed -n 's/^JOBFS_SLURM_URL=//p' "$slurm_dir/env")
@@ -44,6 +50,29 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export ASAN_OPTIONS UBSAN_OPTIONS
 scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false
 run build-asan
+# the slurm suite again (plain build) on clusters as many sites configure
+# them: untyped GPUs (Gres=gpu:8, mapped onto a model by the cluster file)
+# and CPU-only nodes, one at a time on the same ports
+scripts/slurm-cluster.sh stop "$slurm_dir" >/dev/null 2>&1 || true
+case " $suites " in *" integration "*)
+for kind in untyped none; do
+	kdir=$(mktemp -d /tmp/jobfs-slurm-$kind.XXXXXX)
+	slurm_dirs="$slurm_dirs $kdir"
+	log=build/slurm-$kind.log
+	if JOBFS_SLURM_GRES=$kind JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$kdir" > "$kdir/env"; then
+		echo "== slurm ($kind GRES): the slurm suite"
+		# shellcheck disable=SC2046
+		(export $(cat "$kdir/env"); JOBFS_BIN=build/tools/jobfs \
+			python3 tests/integration/run.py -k slurm) > "$log" 2>&1 || status=1
+		grep -E '^(FAIL|[0-9]+ passed)' "$log" || true
+	else
+		echo "== slurm ($kind GRES): the test cluster did not start" >&2
+		echo "0 passed, 1 failed" > "$log"
+		status=1
+	fi
+	scripts/slurm-cluster.sh stop "$kdir" >/dev/null 2>&1 || true
+done ;;
+esac
 # bounded fuzzing of every parser, fixed seed (JOBFS_FUZZ_SECONDS=0: skip)
 fuzz_seconds=${JOBFS_FUZZ_SECONDS:-60}
 rm -f build-fuzz/fuzz-results
@@ -63,6 +92,20 @@ if sys.argv[2] != "0":
     if not lines:
         failed += 1
         print("missing results:", p)
+# the slurm suite on the untyped and CPU-only clusters: run.py's own line
+for kind in ("untyped", "none"):
+    p = os.path.join("build", "slurm-%s.log" % kind)
+    if "integration" not in sys.argv[1].split():
+        continue
+    text = open(p).read() if os.path.exists(p) else ""
+    m = re.search(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$", text, re.M)
+    if not m:
+        failed += 1
+        print("missing results:", p)
+        continue
+    passed += int(m.group(1))
+    failed += int(m.group(2))
+    skipped += int(m.group(3) or 0)
 for d in ("build", "build-asan"):
     for s in sys.argv[1].split():
         p = os.path.join(d, "meson-logs", "testlog-%s.json" % s)

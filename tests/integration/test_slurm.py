@@ -18,6 +18,24 @@ import time
 from jfit import TestFailure, case, check, money
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The test cluster's GRES (scripts/slurm-cluster.sh): "typed" gpu:4090:8,
+# "untyped" gpu:8 (mapped onto the 4090 by the cluster file jfit gives the
+# daemon), "none": CPU-only nodes.  The README's test command runs this
+# suite on all three; GPU work runs where the nodes have GPUs, and the same
+# work asks for whole nodes by their CPUs where they have none.
+FLAVOR = os.environ.get("JOBFS_SLURM_GRES", "typed")
+GPUS = FLAVOR != "none"
+
+
+def gpu(n=1):
+    """The spec lines for n 4090s a node, or nothing on a CPU-only cluster."""
+    return ('gpu: "4090"\ngpus: %d\n' % n) if GPUS else ""
+
+
+def whole_node():
+    """A node's worth: its 8 GPUs, or on CPU-only nodes its 8 CPUs."""
+    return gpu(8) if GPUS else 'resources: {limits: {cpu: "8", memory: 4Gi}}\n'
+
 CLUSTER_SH = os.path.join(ROOT, "scripts", "slurm-cluster.sh")
 
 
@@ -96,8 +114,7 @@ def wait_slurm_idle(env, timeout=30):
                    interval=0.2)
 
 
-DEMO = """\
-gpu: "4090"
+DEMO = gpu(1) + """\
 count: 3
 command: ["/bin/sh", "-c"]
 args: ["echo hello from $JOB_NAME index $JOB_COMPLETION_INDEX on $(hostname) gpus $CUDA_VISIBLE_DEVICES; sleep $RUN_SECONDS; exit $EXIT_CODE"]
@@ -113,8 +130,22 @@ def test_slurm_demo(env):
     check(sorted(os.listdir(env.p("cluster/machines"))) == ["n1", "n2", "n3", "n4"],
           "machines: %s" % os.listdir(env.p("cluster/machines")))
     m = env.status_yaml("cluster/machines/n1")
-    check(m["gpus"] == "8" and m["backend"] == "slurm" and "spot" in m["partitions"],
+    check(m["gpus"] == ("8" if GPUS else "0") and m["backend"] == "slurm" and
+          "spot" in m["partitions"] and m["cpu"] == "8", "n1: %s" % m)
+    check(m["model"] == ("4090" if GPUS else "") and
+          m["slurm_gpu_type"] == {"typed": "4090", "untyped": "(untyped)", "none": ""}[FLAVOR],
           "n1: %s" % m)
+    # a GPU request no node can meet is refused when written, naming what they have
+    g = "queues/q/groups/h800"
+    env.mkdir("queues/q")
+    env.mkdir(g)
+    rc = env.write(g + "/spec.yaml", 'gpu: "H800"\ncommand: ["true"]\n')
+    st = env.status(g)
+    want = {"typed": "4090 on 4 nodes (up to 8 each)",
+            "untyped": "untyped gpu (model 4090) on 4 nodes (up to 8 each)",
+            "none": "none: its nodes have no GPUs"}[FLAVOR]
+    check(rc != 0 and st["state"] == "Invalid" and "no node with 1 \"H800\" GPU" in st["message"]
+          and want in st["message"], "H800 request: rc %s, status %s" % (rc, st))
     b = "tasks/demo"
     env.mkdir(b)
     env.submit(b, DEMO)
@@ -126,8 +157,13 @@ def test_slurm_demo(env):
         n = env.status(t + "/nodes/0")
         check(n["state"] == "Succeeded" and n["machine"] in ("n1", "n2", "n3", "n4"),
               "%s node: %s" % (t, n))
-        check(str(n["gpus"]) == "1" and logs.split("gpus ")[1].split()[0] == n["cuda_visible_devices"],
-              "%s node: %s, logs %r" % (t, n, logs))
+        if GPUS:
+            check(str(n["gpus"]) == "1" and
+                  logs.split("gpus ")[1].split()[0] == n["cuda_visible_devices"],
+                  "%s node: %s, logs %r" % (t, n, logs))
+        else:
+            check(str(n["gpus"]) == "0" and n["cuda_visible_devices"] == "",
+                  "%s node: %s" % (t, n))
     ev = env.read(b + "/events")
     check(re.search(r"Submitted batch batch \d+ is slurm job \d+", ev), "events: %s" % ev)
     rows = check_costs(env, b, want_rows=3)
@@ -158,12 +194,16 @@ def test_slurm_parallelism(env):
                   "args: ['echo \"$(date +%%s.%%N) start $JOB_TASK_INDEX\" >> %s/$JOB_TASK_INDEX;"
                   " sleep 2; echo \"$(date +%%s.%%N) end\" >> %s/$JOB_TASK_INDEX']\n" % (rec, rec))
     seen_throttle = []
+    said = []
 
     def look():
         for j in env.slurm_jobs():
             if "%3]" in j[0]:
                 seen_throttle.append(j[0])
-        return env.status(g)["state"] == "Succeeded"
+        st = env.status(g)
+        if "Parallelism" in st["message"]:
+            said.append(st["message"])
+        return st["state"] == "Succeeded"
     env.poll_until(look, timeout=100, what="the group to succeed", interval=0.2)
     ev = []
     for i in range(12):
@@ -177,9 +217,31 @@ def test_slurm_parallelism(env):
         peak = max(peak, cur)
     check(peak == 3, "peak concurrency %d, want exactly 3" % peak)
     check(seen_throttle, "Slurm never showed the array with %3")
+    # while the rest waited behind the throttle, the group said so in Slurm's words too
+    check(said and re.match(r"waiting in slurm \(job \d+\): Parallelism, .*; Slurm's reason: "
+                            r"JobArrayTaskLimit$", said[0]), "messages: %s" % said[:3])
     st = env.status(g)
     check(st["progress"] == "12/12" and st["parallelism"] == 3, "status: %s" % st)
     check_costs(env, g, want_rows=12)
+
+
+@case(timeout=120)
+def test_slurm_pending_reason(env):
+    """A group Slurm cannot start yet says why, in jobfs's words and Slurm's
+    (Resources: the nodes are taken); the message goes once it runs."""
+    env.use_slurm()
+    big = env.group("completions: 4\n" + whole_node() + "command: [\"sleep\", \"5\"]\n",
+                    name="big")
+    env.wait(big, pred=lambda s: s["running"] == 4, timeout=40, what="4 running")
+    w = env.group(whole_node() + "command: [\"true\"]\n", name="w")
+    st = env.wait(w, pred=lambda s: "Resources" in s["message"], timeout=20,
+                  what="the waiting group to say why")
+    check(st["state"] == "Waiting" and
+          re.match(r"waiting in slurm \(job \d+\): Resources, the nodes, CPUs, memory or "
+                   r"GPUs it asks for are in use$", st["message"]), "status: %s" % st)
+    st = env.wait(w, "Succeeded", timeout=60)
+    check("waiting" not in st["message"], "status after: %s" % st)
+    env.wait(big, "Succeeded", timeout=60)
 
 
 @case(timeout=120)
@@ -213,7 +275,7 @@ def test_slurm_gang(env):
     env.use_slurm()
     rec = os.path.join(env.work, "gang")
     os.makedirs(rec)
-    g = env.group("nodes: 4\ngpu: \"4090\"\ngpus: 2\n"
+    g = env.group("nodes: 4\n" + gpu(2) +
                   "command: [\"/bin/sh\", \"-c\"]\n"
                   "args: ['echo $(date +%%s.%%N) $JOB_NODE_INDEX $JOB_COMPLETION_INDEX "
                   "$JOB_NODE_COUNT $JOB_MASTER_ADDR $JOB_MASTER_PORT $CUDA_VISIBLE_DEVICES > %s/$JOB_NODE_INDEX; sleep 1']\n"
@@ -230,12 +292,97 @@ def test_slurm_gang(env):
     # each node's status names the GPUs Slurm gave it, as the node saw them
     for i, l in enumerate(lines):
         n = env.status("%s/tasks/0/nodes/%d" % (g, i))
-        check(str(n["gpus"]) == "2" and len(l) == 7 and n["cuda_visible_devices"] == l[6],
-              "node %d: status %s, saw %s" % (i, n, l))
+        if GPUS:
+            check(str(n["gpus"]) == "2" and len(l) == 7 and n["cuda_visible_devices"] == l[6],
+                  "node %d: status %s, saw %s" % (i, n, l))
+        else:
+            check(str(n["gpus"]) == "0" and len(l) == 6 and n["cuda_visible_devices"] == "",
+                  "node %d: status %s, saw %s" % (i, n, l))
     rows = check_costs(env, g, want_rows=4)
     check(len({(r["start"], r["end"]) for r in rows}) == 1, "nodes billed apart: %s" % rows)
-    check(all(r["gpus"] == "2" for r in rows), "rows: %s" % rows)
+    check(all(r["gpus"] == ("2" if GPUS else "0") for r in rows), "rows: %s" % rows)
 
+
+
+NAMED = """\
+name: named
+slurm_untyped_gpu: RTX4090
+models:
+  - name: RTX4090
+    slurm_names: ["4090", rtx-4090]
+    vram: 24Gi
+    cpu_per_gpu: 2
+    memory_per_gpu: 2Gi
+    price: {on-demand: "3.60", spot: "1.08"}
+machines:
+  - {name: unused, model: RTX4090, gpus: 8}
+"""
+
+UNPRICED = """\
+name: unpriced
+models:
+  - name: H100
+    vram: 80Gi
+    cpu_per_gpu: 2
+    memory_per_gpu: 2Gi
+    price: {on-demand: "20.00", spot: "6.00"}
+machines:
+  - {name: unused, model: H100, gpus: 8}
+"""
+
+
+@case(timeout=120)
+def test_slurm_gpu_names(env):
+    """The cluster file names Slurm's GPUs: a model whose slurm_names list
+    the nodes' GRES type (and slurm_untyped_gpu for untyped GRES) is what
+    the nodes have - a spec asks for it by the model's name and Slurm gets
+    its own; GPUs nothing prices are shown by Slurm's name, CPU-only work
+    still runs, and a request for a model no node has is refused."""
+    path = os.path.join(env.tmp, "named.yaml")
+    with open(path, "w") as f:
+        f.write(NAMED)
+    env.use_slurm("--cluster", path)
+    m = env.status_yaml("cluster/machines/n2")
+    g = env.group('gpu: RTX4090\ngpus: 2\ncommand: ["/bin/sh", "-c", '
+                  '"echo gpus $CUDA_VISIBLE_DEVICES; sleep 2"]\n', name="named") if GPUS else None
+    if GPUS:
+        check(m["model"] == "RTX4090" and m["gpus"] == "8", "n2: %s" % m)
+        st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+        check(st["state"] == "Succeeded", "group: %s" % st)
+        n = env.status(g + "/tasks/0/nodes/0")
+        logs = env.read(g + "/tasks/0/nodes/0/logs")
+        check(n["gpus"] == 2 and len(n["cuda_visible_devices"].split(",")) == 2 and
+              "gpus " + n["cuda_visible_devices"] in logs, "node %s, logs %r" % (n, logs))
+        rows = check_costs(env, g, want_rows=1)
+        check(rows[0]["gpu"] == "RTX4090" and rows[0]["gpus"] == "2", "ledger: %s" % rows)
+    else:
+        check(m["model"] == "" and m["gpus"] == "0", "n2: %s" % m)
+        q = env.queue("q")
+        env.mkdir(os.path.join(q, "groups/named"))
+        rc = env.write(os.path.join(q, "groups/named/spec.yaml"),
+                       'gpu: RTX4090\ncommand: ["true"]\n')
+        st = env.status(os.path.join(q, "groups/named"))
+        check(rc != 0 and "none: its nodes have no GPUs" in st["message"], "named: %s" % st)
+    # unpriced GPUs: shown with Slurm's name, not schedulable, CPU work runs
+    path = os.path.join(env.tmp, "unpriced.yaml")
+    with open(path, "w") as f:
+        f.write(UNPRICED)
+    env.use_slurm("--cluster", path)
+    m = env.status_yaml("cluster/machines/n3")
+    check(m["model"] == "" and m["gpus"] == "0" and m["cpu"] == "8" and
+          m["slurm_gpus"] == ("8" if GPUS else "0"), "n3: %s" % m)
+    cpu = env.group('command: ["true"]\n', name="cpu")
+    check(env.wait(cpu, ("Succeeded", "Failed"), timeout=60)["state"] == "Succeeded", "cpu")
+    q = env.queue("q")
+    h = os.path.join(q, "groups/h100")
+    env.mkdir(h)
+    rc = env.write(h + "/spec.yaml", 'gpu: H100\ncommand: ["true"]\n')
+    st = env.status(h)
+    want = {"typed": "4090 (not priced: no model of the cluster file names it) on 4 nodes",
+            "untyped": "untyped gpu (not priced: no model of the cluster file names it) on 4 nodes",
+            "none": "none: its nodes have no GPUs"}[FLAVOR]
+    check(rc != 0 and st["state"] == "Invalid" and want in st["message"],
+          "H100: rc %s, status %s" % (rc, st))
 
 
 K8S = {
@@ -303,10 +450,9 @@ def test_slurm_k8s_examples(env):
 SPOT = """\
 billing: spot
 completions: 4
-gpu: "4090"
-gpus: 8
+""" + whole_node() + """\
 command: ["/bin/sh", "-c"]
-args: ["n=$(cat $JOB_CHECKPOINT_DIR/n 2>/dev/null || echo 0); echo start attempt $JOB_ATTEMPT from $n; trap 'echo $n > $JOB_CHECKPOINT_DIR/n; echo saved $n; exit 143' TERM; while [ $n -lt 12 ]; do sleep 1 & wait $!; n=$((n+1)); done; echo done $n"]
+args: ["n=$(cat $JOB_CHECKPOINT_DIR/n 2>/dev/null || echo 0); echo start attempt $JOB_ATTEMPT from $n; trap 'echo $n > $JOB_CHECKPOINT_DIR/n; echo saved $n; exit 143' TERM; while [ $n -lt 12 ]; do sleep 1 & wait $!; n=$((n+1)); echo at $n; done; echo done $n"]
 """
 
 
@@ -315,8 +461,11 @@ def test_slurm_spot_preempted(env):
     env.use_slurm()
     spot = env.group(SPOT, name="spot")
     env.wait(spot, pred=lambda s: s["running"] == 4, timeout=60, what="4 spot tasks running")
-    time.sleep(2)
-    od = env.group("gpu: \"4090\"\ngpus: 8\ncommand: [\"/bin/sh\", \"-c\", \"echo od; sleep 2\"]\n",
+    # each has something to lose (its own count, not a wall-clock wait)
+    env.poll_until(lambda: all("at 2\n" in env.read("%s/tasks/%d/nodes/0/logs" % (spot, i))
+                               for i in range(4)), 60, "every spot task to count to 2",
+                   interval=0.2)
+    od = env.group(whole_node() + "command: [\"/bin/sh\", \"-c\", \"echo od; sleep 2\"]\n",
                    name="od")
     env.wait(od, "Succeeded", timeout=60)
     env.wait(spot, "Succeeded", timeout=120)

@@ -57,6 +57,15 @@ def jobfs_bin():
     return os.path.join(repo_root(), "build", "tools", "jobfs")
 
 
+def sanitized():
+    """True for a sanitizer build of the daemon (slower at everything)."""
+    try:
+        with open(jobfs_bin(), "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
 def have(prog):
     return shutil.which(prog) is not None
 
@@ -280,6 +289,12 @@ class Env:
         jobcomp = os.path.join(os.path.dirname(os.environ["SLURM_CONF"]), "log", "jobcomp.txt")
         if os.path.exists(jobcomp):
             self.daemon_args += ["--slurm-jobcomp", jobcomp]
+        if os.environ.get("JOBFS_SLURM_GRES") == "untyped" and "--cluster" not in args:
+            # untyped "gpu:8" GRES: the cluster file says which model they are
+            path = os.path.join(self.tmp, "cluster-untyped.yaml")
+            with open(path, "w") as f:
+                f.write(UNTYPED_CLUSTER)
+            self.daemon_args += ["--cluster", path]
         self.daemon_args += list(args)
         self.slurm = True
         return self.start()
@@ -482,6 +497,22 @@ class Env:
         import io
         rows = list(csv.DictReader(io.StringIO(self.read("billing/ledger.csv"))))
         return rows
+
+
+# The built-in cluster's 4090 (prices and sizes), and Slurm's untyped GPUs
+# are 4090s: what a site whose nodes say Gres=gpu:8 writes.
+UNTYPED_CLUSTER = """\
+name: untyped
+slurm_untyped_gpu: "4090"
+models:
+  - name: "4090"
+    vram: 24Gi
+    cpu_per_gpu: 20
+    memory_per_gpu: 101Gi
+    price: {on-demand: "3.60", spot: "1.08"}
+machines:
+  - {name: unused, model: "4090", gpus: 8}
+"""
 
 
 def parse_status(text):
