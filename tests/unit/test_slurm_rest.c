@@ -1361,6 +1361,37 @@ static void live_get(struct jf_slurm_rest *r, const char *id, struct jf_slurm_jo
 }
 
 /* wait (at most secs) until job id's first record is in state st */
+/* Until Slurm has written the job's completion record (jobcomp/filetxt, in
+ * the test cluster's log/jobcomp.txt beside $SLURM_CONF): written once the
+ * job's end, state and exit code are all set, so what is read after it is
+ * final.  The state alone shows FAILED before the exit code is filled in. */
+static void live_wait_completed(int64_t jid, int secs)
+{
+	const char *conf = getenv("SLURM_CONF");
+	if (!conf || !*conf)
+		fail_msg("SLURM_CONF is not set: cannot read Slurm's completion records");
+	char path[4200], want[64];
+	snprintf(path, sizeof(path), "%s", conf);
+	char *slash = strrchr(path, '/');
+	snprintf(slash ? slash + 1 : path, sizeof(path) - (size_t)(slash ? slash + 1 - path : 0),
+		 "log/jobcomp.txt");
+	snprintf(want, sizeof(want), "JobId=%" PRId64 " ", jid);
+	int64_t until = mono_ms() + secs * 1000;
+	while (mono_ms() < until) {
+		FILE *f = fopen(path, "r");
+		char line[4096];
+		bool seen = false;
+		while (f && !seen && fgets(line, sizeof(line), f))
+			seen = strncmp(line, want, strlen(want)) == 0;
+		if (f)
+			fclose(f);
+		if (seen)
+			return;
+		usleep(200 * 1000);
+	}
+	fail_msg("job %" PRId64 ": no completion record in %s after %d s", jid, path, secs);
+}
+
 static void live_wait_state(struct jf_slurm_rest *r, int64_t jid, const char *st, int secs)
 {
 	char id[32];
@@ -1548,11 +1579,22 @@ static void test_live_signal_cancel(void **state)
 	/* SIGTERM without cancelling: the script catches it, goes on for 2 s
 	 * and exits 7 */
 	int64_t jid = live_submit(r,
-				  "#!/bin/sh\ntrap 'got=1' TERM\nwhile [ -z \"$got\" ]; do sleep 1; "
-				  "done\nsleep 2\nexit 7\n",
+				  "#!/bin/sh\ntrap 'got=1' TERM\n: > /tmp/jf-test-signal.$SLURM_JOB_ID\n"
+				  "while [ -z \"$got\" ]; do sleep 1; done\nsleep 2\nexit 7\n",
 				  "jf-test-signal", NULL);
 	snprintf(id, sizeof(id), "%" PRId64, jid);
 	live_wait_state(r, jid, "RUNNING", 60);
+	/* RUNNING in Slurm comes before the script runs, and a signal sent
+	 * before it does is lost: wait for the script's own word that its trap
+	 * is set */
+	char ready[64];
+	snprintf(ready, sizeof(ready), "/tmp/jf-test-signal.%" PRId64, jid);
+	int64_t until = mono_ms() + 60 * 1000;
+	while (access(ready, F_OK) != 0 && mono_ms() < until)
+		usleep(100 * 1000);
+	if (access(ready, F_OK) != 0)
+		fail_msg("job %s: its script never started (no %s after 60 s)", id, ready);
+	unlink(ready);
 	jf_error_clear(&err);
 	if (jf_slurm_job_signal(r, NULL, id, SIGTERM, &err) != JF_OK)
 		fail_msg("SIGTERM: %s", err.msg);
@@ -1560,7 +1602,9 @@ static void test_live_signal_cancel(void **state)
 	assert_string_equal(j[0].state, "RUNNING");
 	jf_slurm_jobs_free(j, n);
 	live_wait_state(r, jid, "FAILED", 60);
+	live_wait_completed(jid, 60);
 	live_get(r, id, &j, &n);
+	assert_string_equal(j[0].state, "FAILED");
 	assert_int_equal(j[0].exit_code, 7);
 	assert_int_equal(j[0].exit_signal, 0);
 	jf_slurm_jobs_free(j, n);
