@@ -205,6 +205,16 @@ static char *absolute(const char *path)
 	return strdup(buf);
 }
 
+/* What main() made before the daemon took it over (the cluster goes to the
+ * engine), for the ways out before that. */
+static void free_setup(char *state, char *jobcomp, char *slurm_url, struct jf_cluster *cluster)
+{
+	free(state);
+	free(jobcomp);
+	free(slurm_url);
+	jf_cluster_free(cluster);
+}
+
 /* What the watchdog did (fs/mountrec.h): on stderr, and in the log file
  * when the daemon runs in the background. */
 static const char *say_log;
@@ -391,6 +401,7 @@ int main(int argc, char **argv)
 	char mnt[PATH_MAX];
 	if (jf_mount_abspath(o.mountpoint, mnt, sizeof(mnt)) < 0) {
 		fprintf(stderr, "jobfs: mount point %s: %s\n", o.mountpoint, strerror(errno));
+		free(state);
 		return EXIT_SETUP;
 	}
 	char *state_abs = absolute(state);
@@ -400,17 +411,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "jobfs: state directory %s is inside the mount point %s: the "
 				"daemon would read its own database through itself; put it "
 				"elsewhere\n", state, mnt);
+		free(state_abs);
+		free(state);
 		return EXIT_SETUP;
 	}
 	free(state_abs);
 	if (!state || mkdir_p(state, 0700) < 0) {
 		fprintf(stderr, "jobfs: state directory %s: %s\n", state ? state : "?",
 			strerror(errno));
+		free(state);
 		return EXIT_SETUP;
 	}
 	char *abs_state = realpath(state, NULL);
 	if (!abs_state) {
 		fprintf(stderr, "jobfs: state directory %s: %s\n", state, strerror(errno));
+		free(state);
 		return EXIT_SETUP;
 	}
 	free(state);
@@ -435,12 +450,14 @@ int main(int argc, char **argv)
 		char *text = read_file(o.cluster, &len, 1024 * 1024);
 		if (!text) {
 			fprintf(stderr, "jobfs: cluster file %s: %s\n", o.cluster, strerror(errno));
+			free_setup(state, jobcomp, slurm_url, NULL);
 			return EXIT_SETUP;
 		}
 		enum jf_err rc = jf_cluster_parse(text, len, &cluster, &err);
 		free(text);
 		if (rc) {
 			fprintf(stderr, "jobfs: cluster file %s: %s\n", o.cluster, err.msg);
+			free_setup(state, jobcomp, slurm_url, NULL);
 			return EXIT_SETUP;
 		}
 	} else {
@@ -464,6 +481,7 @@ int main(int argc, char **argv)
 			close(p[1]);
 			char msg[1100];
 			ssize_t n = read(p[0], msg, sizeof(msg) - 1);
+			free_setup(state, jobcomp, slurm_url, cluster);
 			if (n == 2 && !memcmp(msg, "ok", 2))
 				return 0;
 			if (n <= 0)
@@ -485,6 +503,10 @@ int main(int argc, char **argv)
 	if (take_lock(state, mnt, &lockfd, msg, sizeof(msg)) < 0 ||
 	    jf_mount_clear_dead(state, mnt, say, msg, sizeof(msg)) < 0) {
 		fail("%s", msg);
+		free_setup(state, jobcomp, slurm_url, cluster);
+		free((char *)say_log);
+		if (lockfd >= 0)
+			close(lockfd);
 		return EXIT_SETUP;
 	}
 	/* nothing the daemon or what it spawns does works in a directory that

@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 
-from jfit import TestFailure, case, check, jobfs_bin
+from jfit import TestFailure, case, check, sanitized
 
 CAPACITY = 64
 
@@ -132,12 +132,6 @@ with open(out, "w") as f:
 """
 
 
-def sanitized():
-    try:
-        with open(jobfs_bin(), "rb") as f:
-            return b"__asan_init" in f.read()
-    except OSError:
-        return False
 
 
 def pct(xs, p):

@@ -20,7 +20,7 @@ import subprocess
 import time
 from decimal import Decimal
 
-from jfit import TestFailure, case, check, pid_alive
+from jfit import TestFailure, case, check, pid_alive, sanitized
 
 RUNLOG = r"""echo "START $JOB_GROUP $JOB_TASK_INDEX $JOB_NODE_INDEX $JOB_ATTEMPT $(date +%%s.%%N)" >> %(log)s
 echo "hello $JOB_GROUP $JOB_TASK_INDEX $JOB_NODE_INDEX"
@@ -239,7 +239,9 @@ def test_torture(env):
     kills = 50 if env.long else 12
     rnd = random.Random(seed)
     log = os.path.join(env.work, "runs.log")
-    groups = workload(env, log, 8 if env.long else 2)
+    # a sanitizer build restarts slower, so more of the work ends between
+    # kills: more work, so that all the kills fall inside it
+    groups = workload(env, log, (12 if sanitized() else 8) if env.long else 2)
     done = final(env, groups)
     n = 0
     t0 = time.monotonic()
