@@ -1,5 +1,5 @@
 /*
- * alloc.c - one node's resources split across its containers (DESIGN 5.3,
+ * alloc.c - one node's resources split across its containers (reference 5.3,
  * product document 004 section 4).  See alloc.h.
  *
  * THE RULES

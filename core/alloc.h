@@ -1,6 +1,6 @@
 /*
  * alloc.h - one node's cpu, memory and GPUs split across its containers
- * (DESIGN 5.3, product document 004 section 4), and exclusive core picking.
+ * (reference 5.3, product document 004 section 4), and exclusive core picking.
  *
  * jf_alloc_new() takes the node's real resources (what the scheduler gave
  * it: millicores, bytes, a GPU id mask) and the spec's containers, and

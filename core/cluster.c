@@ -39,7 +39,7 @@
 #define PATH_LEN 160
 #define GIB (INT64_C(1) << 30)
 
-/* ---- the built-in cluster (DESIGN 7) ---- */
+/* ---- the built-in cluster (reference 7) ---- */
 
 static const struct builtin_model {
 	const char *name;

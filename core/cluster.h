@@ -8,7 +8,7 @@
  *
  * Money is integer micro-units of `currency` (1 CNY = 1,000,000).
  *
- * jf_cluster_builtin() is DESIGN 7's embedded default; jf_cluster_parse()
+ * jf_cluster_builtin() is reference 7's embedded default; jf_cluster_parse()
  * reads the YAML cluster file (format in the README).  Both return a heap
  * cluster the caller frees with jf_cluster_free().
  */

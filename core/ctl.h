@@ -1,5 +1,5 @@
 /*
- * ctl.h - what a write to a `ctl` file says (DESIGN 4).
+ * ctl.h - what a write to a `ctl` file says (reference 4).
  *
  * A ctl write is exactly one verb, pause, resume, stop or restart, with
  * optional blanks (space, tab, CR) around it and at most one trailing

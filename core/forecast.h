@@ -1,6 +1,6 @@
 /*
  * forecast.h - spot preemption risk from the cluster's own on-demand demand
- * (DESIGN 5.4, /cluster/forecast).
+ * (reference 5.4, /cluster/forecast).
  *
  * One struct jf_forecast per GPU model.  The engine feeds it samples of the
  * model's on-demand GPU use, in time order, at every change and/or every

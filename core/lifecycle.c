@@ -265,7 +265,7 @@ enum jf_verdict jf_judge_exit(const struct jf_spec *spec, const struct jf_exit_f
 		}
 	}
 	if (f->disruption) {
-		/* a preemption never uses up a retry (DESIGN 3) */
+		/* a preemption never uses up a retry (reference 3) */
 		*reason = "Preempted";
 		return JF_V_RETRY_FREE;
 	}

@@ -1,7 +1,7 @@
 /*
  * lifecycle.h - states of groups, tasks and nodes, and the legal moves.
  *
- * One enum of states serves all three levels (DESIGN 3 lists what `status`
+ * One enum of states serves all three levels (reference 3 lists what `status`
  * shows).  Moves are driven by named events through tables in lifecycle.c;
  * jf_task_next()/jf_node_next()/jf_group_next() return the next state or -1
  * when the event does not apply (the caller turns that into EBUSY).

@@ -1,5 +1,5 @@
 /*
- * names.h - which directory names the tree accepts (DESIGN 1).
+ * names.h - which directory names the tree accepts (reference 1).
  *
  * A name matches [A-Za-z0-9][A-Za-z0-9._-]{0,62}: a letter or digit, then
  * up to 62 letters, digits, dots, underscores or dashes.  So "." and ".."

@@ -1,6 +1,6 @@
 /*
  * plan.c - one scheduling pass: FIFO over groups with backfill behind
- * reservations (DESIGN 5.1-5.3).  See plan.h.
+ * reservations (reference 5.1-5.3).  See plan.h.
  *
  * THE RULES
  *

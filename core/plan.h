@@ -1,6 +1,6 @@
 /*
  * plan.h - one scheduling pass: which waiting tasks start now, and what is
- * reserved for those that must wait (FIFO with backfill, DESIGN 5.1-5.3).
+ * reserved for those that must wait (FIFO with backfill, reference 5.1-5.3).
  *
  * The engine fills a struct jf_plan_in snapshot (running allocations, queue
  * capacities, groups in submission order, the time now) and hands a machine

@@ -1,6 +1,6 @@
 /*
  * preempt.h - which running spot tasks to preempt so that on-demand work
- * fits (DESIGN 5.4): the pure decision, not the killing.
+ * fits (reference 5.4): the pure decision, not the killing.
  *
  * The engine calls jf_preempt_choose() when an on-demand gang cannot be
  * placed on what is free now.  It passes the machines as they are, the

@@ -1,5 +1,5 @@
 /*
- * queue_spec.c - the queue spec of DESIGN 2.2.
+ * queue_spec.c - the queue spec of reference 2.2.
  *
  * Keys: capacity (nodes, >= 0, 0 = unlimited), group_timeout (a duration,
  * 0 = off), partition and spot_partition (Slurm partitions for the

@@ -2,9 +2,9 @@
  * spec.h - the task spec model and its three parsers.
  *
  * One model, struct jf_spec, comes from either form a user writes into a
- * group's or batch's spec.yaml: the native form (DESIGN 2.1) or a
- * Kubernetes batch/v1 Job (DESIGN 2.3, after ${VAR} substitution).  The
- * queue spec (DESIGN 2.2) has its own small struct.
+ * group's or batch's spec.yaml: the native form (reference 2.1) or a
+ * Kubernetes batch/v1 Job (reference 2.3, after ${VAR} substitution).  The
+ * queue spec (reference 2.2) has its own small struct.
  *
  * Parsing is strict: unknown keys, wrong types, out-of-range values and bad
  * quantities fail with JF_EINVAL and a message naming the key and the line.

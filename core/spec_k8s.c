@@ -1,5 +1,5 @@
 /*
- * spec_k8s.c - import of a Kubernetes batch/v1 Job (DESIGN 2.3).
+ * spec_k8s.c - import of a Kubernetes batch/v1 Job (reference 2.3).
  *
  * The Job keeps Kubernetes' meaning: completions and parallelism default
  * to 1; backoffLimit is the group's failure limit (default 6, unlimited

@@ -1,5 +1,5 @@
 /*
- * spec_native.c - the native group/task spec of DESIGN 2.1.
+ * spec_native.c - the native group/task spec of reference 2.1.
  *
  * Every key of 2.1 is read here; anything else is an error naming the key
  * and line.  A spec has either the single-container shorthand (image,

@@ -373,7 +373,7 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
 	bool ok = true;
 	/* the GPUs a node gets are split across its containers as locally
-	 * (DESIGN 5.3): positions in the node's list, mapped by the shim */
+	 * (reference 5.3): positions in the node's list, mapped by the shim */
 	struct jf_alloc *al = NULL;
 	int gpus = g->req.model >= 0 ? g->req.gpus : 0;
 	uint64_t mask = gpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << gpus) - 1;

@@ -238,7 +238,7 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 		jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, "DeadlineExceeded", now);
 		break;
 	case JF_WHY_PREEMPT:
-		/* waits again; a preemption never uses up a retry (DESIGN 3) */
+		/* waits again; a preemption never uses up a retry (reference 3) */
 		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, JF_PREEMPTED_MSG, now);
 		jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Preempted",
 			     "attempt %lld preempted by on-demand work; waiting to run again, "

@@ -69,7 +69,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 void jf_engine_free(struct jf_engine *e);
 /* A clean stop: close every open ledger segment now.  The processes run on;
  * the next daemon opens new segments for them from this instant when it
- * adopts them (DESIGN 5.5: a segment closes when the daemon stops). */
+ * adopts them (reference 5.5: a segment closes when the daemon stops). */
 void jf_engine_stop_billing(struct jf_engine *e);
 
 void jf_engine_set_notify(struct jf_engine *e, jf_change_fn fn, void *ctx);

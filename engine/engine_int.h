@@ -38,7 +38,7 @@ enum jf_why {
 	JF_WHY_RESTART,     /* ctl restart */
 	JF_WHY_GANG,        /* another node of the same task failed */
 	JF_WHY_DEADLINE,    /* the group's activeDeadlineSeconds passed */
-	JF_WHY_PREEMPT,     /* a spot task yields to on-demand work (DESIGN 5.4) */
+	JF_WHY_PREEMPT,     /* a spot task yields to on-demand work (reference 5.4) */
 };
 
 /* A node being preempted says so in its status; the message is also how a

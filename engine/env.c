@@ -1,5 +1,5 @@
 /*
- * env.c - the environment of a node's processes (DESIGN 3).
+ * env.c - the environment of a node's processes (reference 3).
  *
  * Order, later entries winning: a base (PATH, HOME, USER, LOGNAME, LANG
  * from the user's account and the daemon's PATH), the container's env as

@@ -293,7 +293,7 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 	char **argvs[JF_RUN_MAX_PROCS] = { 0 };
 	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
 	bool ok = true;
-	/* each container sees the GPUs the allocator gave it (DESIGN 5.3) */
+	/* each container sees the GPUs the allocator gave it (reference 5.3) */
 	struct jf_alloc *al = NULL;
 	jf_alloc_new(slot->cpu_milli, slot->mem_bytes, slot->gpu_mask, s->containers, np, &al,
 		     NULL);

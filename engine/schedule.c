@@ -11,7 +11,7 @@
  * taken from the group's waiting tasks, lowest index first.  Groups the
  * planner says can never run get a message and one Warning event.
  *
- * Spot yields (DESIGN 5.4).  On-demand groups go to the planner before spot
+ * Spot yields (reference 5.4).  On-demand groups go to the planner before spot
  * groups, so freed GPUs go to on-demand work first.  A spot group with a
  * unit_runtime goes to the planner only while the forecast's risk of a
  * preemption within that time is at most the cluster's

@@ -516,7 +516,7 @@ static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **
 		jf_cpu_format(req.cpu_milli, cpu, sizeof(cpu));
 		jf_mem_format(req.mem_bytes, mem, sizeof(mem));
 		fprintf(f, "node: {cpu: \"%s\", memory: \"%s\", gpus: %d}\n", cpu, mem, req.gpus);
-		/* the split across containers (DESIGN 5.3); GPU ids are the node's
+		/* the split across containers (reference 5.3); GPU ids are the node's
 		 * own once it ran, else the first ones for the shape */
 		uint64_t mask = ran && n.gpu_ids[0] ? jf_gpu_ids_parse(n.gpu_ids)
 			       : req.gpus >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << req.gpus) - 1);

@@ -4,7 +4,7 @@
  *
  * Each object's status is built once as a JSON object (jansson keeps keys
  * in insertion order) and printed either as JSON or as `key: value` YAML.
- * Keys follow DESIGN 3: state, name, message, created, started, finished,
+ * Keys follow reference 3: state, name, message, created, started, finished,
  * cost, duration, node_seconds, then the counts of groups and queues or the
  * index/attempt of tasks and nodes.  Times are RFC 3339 UTC, "" if none.
  */

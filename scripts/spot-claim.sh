@@ -1,6 +1,6 @@
 #!/bin/sh
 # The product's claim about unit_runtime and the preemption forecast
-# (document 000, DESIGN 5.4), in simulated time: replays
+# (document 000, reference 5.4), in simulated time: replays
 # tests/sim/spot-week.yaml on the real engine twice, with the forecast (the
 # cluster's default spot_risk_threshold, 0.2) and without it
 # (--spot-risk-threshold 1), and prints one markdown table of the spot

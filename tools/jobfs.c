@@ -1,5 +1,5 @@
 /*
- * jobfs - mount the batch-job tree (DESIGN 7).
+ * jobfs - mount the batch-job tree (reference 7).
  *
  *   jobfs [--state DIR] [--cluster FILE] [--backend local|slurm] [--log-cap SIZE]
  *         [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]

@@ -12,7 +12,7 @@
  * store reads 0 as "not set"): JF_SIM_EPOCH_MS is the usual start.
  *
  * What a run does, read from the environment of the node's first container
- * (the product demo's variables, DESIGN 2.1):
+ * (the product demo's variables, reference 2.1):
  *   RUN_SECONDS   how long the node runs: "600", "0.25" (ms precision) or a
  *                 range "300-900" drawn uniformly in whole seconds from the
  *                 backend's seeded generator; default 60.

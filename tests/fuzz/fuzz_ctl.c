@@ -1,5 +1,5 @@
 /*
- * fuzz_ctl.c - libFuzzer target: a write to a ctl file (DESIGN 4).
+ * fuzz_ctl.c - libFuzzer target: a write to a ctl file (reference 4).
  * The work and the invariants are in targets.c; see scripts/fuzz.sh.
  */
 #include "tests/fuzz/targets.h"

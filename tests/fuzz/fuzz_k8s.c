@@ -1,5 +1,5 @@
 /*
- * fuzz_k8s.c - libFuzzer target: a Kubernetes Job (DESIGN 2.3) with ${VAR} substitution.
+ * fuzz_k8s.c - libFuzzer target: a Kubernetes Job (reference 2.3) with ${VAR} substitution.
  * The work and the invariants are in targets.c; see scripts/fuzz.sh.
  */
 #include "tests/fuzz/targets.h"

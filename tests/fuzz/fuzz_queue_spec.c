@@ -1,5 +1,5 @@
 /*
- * fuzz_queue_spec.c - libFuzzer target: the queue spec (DESIGN 2.2).
+ * fuzz_queue_spec.c - libFuzzer target: the queue spec (reference 2.2).
  * The work and the invariants are in targets.c; see scripts/fuzz.sh.
  */
 #include "tests/fuzz/targets.h"

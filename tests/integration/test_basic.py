@@ -195,7 +195,7 @@ env:
 
 @case(timeout=60)
 def test_env_and_checkpoint(env):
-    """The environment DESIGN 3 promises reaches the process."""
+    """The environment reference 3 promises reaches the process."""
     spec = """\
 completions: 2
 gpu: "4090"

@@ -1,4 +1,4 @@
-"""Billing to the second through daemon stops and crashes (DESIGN 5.5): a clean
+"""Billing to the second through daemon stops and crashes (reference 5.5): a clean
 stop closes every open segment and the next daemon opens the next one where
 it ended; a crash (kill -9) leaves it open and the next daemon closes it at
 the process's real end.  Either way the ledger's seconds match what the

@@ -1,24 +1,22 @@
-"""Kubernetes batch/v1 Jobs: the import, and every example in
-shared/k8s-examples ending as its README says Kubernetes ends it."""
+"""Kubernetes batch/v1 Jobs: the import, and every fixture in
+tests/fixtures/k8s ending as its README says Kubernetes ends it."""
 import os
 import subprocess
 import time
 
 import jfit
-from jfit import Skip, case, check, pid_alive
+from jfit import Skip, TestFailure, case, check, pid_alive
 
 
 def examples_dir():
-    d = os.path.join(os.path.dirname(jfit.repo_root()), "shared", "k8s-examples")
-    if not os.path.isdir(d):
-        raise Skip("no k8s examples at %s (the repo's ../shared/k8s-examples)" % d)
-    return d
+    return os.path.join(jfit.repo_root(), "tests", "fixtures", "k8s")
 
 
 def example(name):
+    """A fixture's text; a missing one fails the test, never skips it."""
     path = os.path.join(examples_dir(), name)
     if not os.path.isfile(path):
-        raise Skip("example %s is absent from %s" % (name, examples_dir()))
+        raise TestFailure("fixture %s is missing" % path)
     with open(path) as f:
         return f.read()
 

@@ -117,7 +117,7 @@ containers:
 
 @case(timeout=60)
 def test_multi_container_allocation(env):
-    """DESIGN 5.3: the product document's example must come out exactly."""
+    """reference 5.3: the product document's example must come out exactly."""
     g = env.group("""\
 gpu: "4090"
 gpus: 1
@@ -152,7 +152,7 @@ containers:
             problems.append("allocation of side lacks its 8 cores")
         if not ("93" in main and "8G" in side):
             problems.append("allocation lacks the memory split (about 93G / 8G)")
-    check(not problems, "DESIGN 5.3 per-container split not honoured: %s; allocation:\n%s"
+    check(not problems, "reference 5.3 per-container split not honoured: %s; allocation:\n%s"
           % ("; ".join(problems), alloc))
 
 
@@ -402,7 +402,7 @@ command: ["/bin/sh", "-c", "echo spot $JOB_TASK_INDEX attempt $JOB_ATTEMPT; slee
     except TestFailure:
         check(env.ctl(spot, "stop") == 0, "stop spot")
         raise TestFailure("no preemption: on-demand work that cannot fit still waits behind "
-                          "running spot nodes after 8 s (DESIGN 5.4)")
+                          "running spot nodes after 8 s (reference 5.4)")
     check(st["state"] == "Succeeded", "the on-demand task ended %s: %s" % (st["state"], st["message"]))
     ev = env.read(os.path.join(spot, "events"))
     check(" Preempted " in ev, "no Preempted event on the spot group:\n%s" % ev)
@@ -436,7 +436,7 @@ def test_queue_group_timeout(env):
     except TestFailure:
         env.ctl(a, "stop")
         raise TestFailure("group_timeout 1s was accepted but the group still waits after 5 s "
-                          "(DESIGN 2.2: never accept a key and then ignore it)")
+                          "(reference 2.2: never accept a key and then ignore it)")
     check(st["state"] in ("Stopped", "Failed"), "the waiting group ended %s" % st["state"])
     ev = env.read(os.path.join(b, "events"))
     check(" GroupTimeout " in ev, "no GroupTimeout event:\n%s" % ev)

@@ -1,4 +1,4 @@
-"""The scheduler on a real mount (DESIGN 5.1-5.3, core/plan.c): queue
+"""The scheduler on a real mount (reference 5.1-5.3, core/plan.c): queue
 capacity and group parallelism, 100-node gangs all at once, the gang peak
 of nodes x parallelism, backfill behind a reservation, and groups that can
 never run.

@@ -411,8 +411,7 @@ def test_slurm_k8s_examples(env):
     # checks the policy first among the pods one sync sees).  Slurm reports
     # ends in its own order, so here the failing indexes fail 3 s later.
     sp = "job-success-policy.yaml"
-    late = texts[sp].replace("              sys.exit(1)",
-                             "              import time; time.sleep(3); sys.exit(1)")
+    late = texts[sp].replace("          exit 1\n", "          sleep 3; exit 1\n")
     check(late != texts[sp], "the success-policy example changed: %r" % texts[sp])
     texts[sp] = late
     env.use_slurm()

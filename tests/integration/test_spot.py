@@ -1,4 +1,4 @@
-"""Spot work yields to on-demand work (DESIGN 5.4): preemption with SIGTERM and
+"""Spot work yields to on-demand work (reference 5.4): preemption with SIGTERM and
 a grace period, checkpoints that survive it, billing to the second, and spot
 tasks that wait for a low-risk window by the recorded on-demand demand."""
 import os

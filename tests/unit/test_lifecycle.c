@@ -4,7 +4,7 @@
  * whole groups.
  *
  * The expected tables below are written out from the diagram at the top
- * of core/lifecycle.c and DESIGN 3-4; every cell not listed must be -1, so
+ * of core/lifecycle.c and reference 3-4; every cell not listed must be -1, so
  * a move added or lost in the code shows up here.  Specs are built by hand
  * (zeroed, then the fields under test set), as the engine would get them
  * from the parser.

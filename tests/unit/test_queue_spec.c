@@ -1,5 +1,5 @@
 /*
- * test_queue_spec.c - the queue spec (DESIGN 2.2): defaults, every key,
+ * test_queue_spec.c - the queue spec (reference 2.2): defaults, every key,
  * and every error with its key and line; a refused spec leaves *out alone.
  */
 #include <stdarg.h>

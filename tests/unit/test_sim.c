@@ -16,7 +16,7 @@
  * a week of mixed work in well under 30 s of wall time, every group final,
  * capacities never exceeded.
  *
- * Spot and the preemption forecast (DESIGN 5.4): a smaller
+ * Spot and the preemption forecast (reference 5.4): a smaller
  * tests/sim/spot-week.yaml played with the forecast and without; the
  * product's claim in the direction the model makes it hold (see
  * test_spot_forecast).
@@ -846,7 +846,7 @@ static void test_week(void **state)
 	assert_true(ss.signalled >= 3);
 }
 
-/* ---- spot work and the preemption forecast (DESIGN 5.4, issue 4) ----
+/* ---- spot work and the preemption forecast (reference 5.4, issue 4) ----
  *
  * A smaller tests/sim/spot-week.yaml (whose two replays give the README's
  * table, scripts/spot-claim.sh), played twice on the same seed: with the

@@ -1,5 +1,5 @@
 /*
- * test_spec.c - the native spec (DESIGN 2.1) and the YAML tree under it.
+ * test_spec.c - the native spec (reference 2.1) and the YAML tree under it.
  *
  * Happy paths cover every key of 2.1; every error path checks the code and
  * that the message names the key and starts with the right "line N: ".
@@ -119,7 +119,7 @@ static void minimal_defaults(void **state)
 	jf_spec_free(NULL);
 }
 
-/* DESIGN 2.1's example, shorthand form, every key a local run accepts. */
+/* reference 2.1's example, shorthand form, every key a local run accepts. */
 static const char design_example[] =
 	"name: best-practice-batch-demo   # display name\n"
 	"billing: spot\n"
