@@ -20,9 +20,10 @@ if [ -n "$missing" ]; then
 	fi
 	echo "deps: installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
+	# wait for the dpkg lock (a fresh machine may be upgrading itself) rather than fail
+	apt-get -o DPkg::Lock::Timeout=900 update -qq
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends $missing >/dev/null
 fi
 # FUSE needs its device; containers sometimes lack the node, or run without
 # udev, whose Debian rule makes it 0666 so that ordinary users can mount

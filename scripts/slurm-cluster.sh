@@ -60,9 +60,10 @@ install() {
 	fi
 	echo "slurm-cluster: installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
+	# wait for the dpkg lock (a fresh machine may be upgrading itself) rather than fail
+	apt-get -o DPkg::Lock::Timeout=900 update -qq
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends $missing >/dev/null
 }
 
 write_config() {
