@@ -142,11 +142,8 @@ static void rejudge_groups(struct jf_engine *e)
 		if (g->ended)
 			continue;
 		struct jf_error err;
-		jf_error_clear(&err);
 		bool was = g->req_ok;
-		g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &err) &&
-			    jf_dlg_request_ok(e, g->spec, &err);
-		changed = changed || was != g->req_ok;
+		changed = jf_eng_judge_request(e, g, &err) != was || changed;
 	}
 	if (changed)
 		jf_eng_schedule(e);
@@ -584,9 +581,8 @@ static void say_unsendable(struct jf_engine *e, struct grt *g)
 {
 	struct jf_error err;
 	jf_error_clear(&err);
-	if (!g->req_ok && (jf_sched_request(e->cluster, g->spec, &g->req, &err) &&
-			   jf_dlg_request_ok(e, g->spec, &err)))
-		g->req_ok = true;
+	if (!g->req_ok)
+		jf_eng_judge_request(e, g, &err);   /* and its reason, to say */
 	jf_store_begin(e->st);
 	jf_group_set_message(e->st, g->id, g->req_ok ? "" : err.msg);
 	if (!g->req_ok)

@@ -245,6 +245,14 @@ const char *jf_engine_backend_trouble(struct jf_engine *e)
 	return buf;
 }
 
+bool jf_eng_judge_request(struct jf_engine *e, struct grt *g, struct jf_error *err)
+{
+	jf_error_clear(err);
+	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, err) &&
+		    (!e->delegated || jf_dlg_request_ok(e, g->spec, err));
+	return g->req_ok;
+}
+
 /* ---- the group cache ---- */
 
 /* Parse group_id's accepted spec into the cache.  NULL if there is none, or
@@ -285,9 +293,7 @@ static struct grt *group_load(struct jf_engine *e, int64_t group_id, bool *refus
 		goto fail;
 	}
 	struct jf_error rerr;
-	jf_error_clear(&rerr);
-	g->req_ok = jf_sched_request(e->cluster, g->spec, &g->req, &rerr) &&
-		    (!e->delegated || jf_dlg_request_ok(e, g->spec, &rerr));
+	jf_eng_judge_request(e, g, &rerr);
 	g->ended = jf_state_final(rec.state);
 	if (g->ended)
 		e->trim = true;

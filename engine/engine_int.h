@@ -265,6 +265,10 @@ void jf_eng_delegate_withdraw(struct jf_engine *e, int64_t task_id);
 void jf_eng_delegate_use(struct jf_engine *e, size_t m, struct jf_machine_use *u);
 /* The cluster's machines become the backend's (those of priced GPU models). */
 void jf_eng_delegate_machines(struct jf_engine *e);
+/* g->req and g->req_ok from its spec and today's machines (and, on a
+ * scheduling backend, whether its nodes have the GPUs at all); err says
+ * why not. */
+bool jf_eng_judge_request(struct jf_engine *e, struct grt *g, struct jf_error *err);
 /* Can the backend's nodes take spec's GPUs at all?  err names what they have. */
 bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec,
 		       struct jf_error *err);
