@@ -38,58 +38,59 @@
 
 #include "core/err.h"
 
-#define JF_HANDLE_MAX 64
+#define JF_HANDLE_MAX    64
 #define JF_RUN_MAX_PROCS 16
-#define JF_RUN_MSG_MAX 256
+#define JF_RUN_MSG_MAX   256
 
 /* One container: a process (tree) started from argv with its own env. */
 struct jf_proc {
-	const char *name;          /* container name, "main" */
-	char *const *argv;         /* NULL-terminated; argv[0] searched in PATH of envp */
-	char *const *envp;         /* NULL-terminated, complete environment */
+	const char *name;  /* container name, "main" */
+	char *const *argv; /* NULL-terminated; argv[0] searched in PATH of envp */
+	char *const *envp; /* NULL-terminated, complete environment */
 };
 
 struct jf_launch {
-	const char *run_dir;       /* exists; the backend writes stdout, stderr, logs
-				      and its own records here */
-	const char *cwd;           /* working directory of the processes */
-	uid_t uid;                 /* run as this user (only when the daemon is root; */
-	gid_t gid;                 /*   otherwise processes run as the daemon's user) */
+	const char *run_dir; /* exists; the backend writes stdout, stderr, logs
+				and its own records here */
+	const char *cwd;     /* working directory of the processes */
+	uid_t uid;           /* run as this user (only when the daemon is root; */
+	gid_t gid;           /*   otherwise processes run as the daemon's user) */
 	const struct jf_proc *procs;
-	size_t nprocs;             /* 1 .. JF_RUN_MAX_PROCS */
-	int64_t log_cap_bytes;     /* 0 = no cap */
-	const int *cpus;           /* CPU ids to pin to, NULL = no pinning */
+	size_t nprocs;         /* 1 .. JF_RUN_MAX_PROCS */
+	int64_t log_cap_bytes; /* 0 = no cap */
+	const int *cpus;       /* CPU ids to pin to, NULL = no pinning */
 	size_t ncpus;
 };
 
 struct jf_run_started {
 	char handle[JF_HANDLE_MAX];
-	pid_t pid;                 /* the first container's process */
-	int64_t start_ms;          /* wall clock, ms since the epoch, when it started */
-	bool pending;              /* the start is not confirmed yet: pid and start_ms
-				      are 0 and come later in a `started` result
-				      (the caller zeroes the struct before start()) */
+	pid_t pid;        /* the first container's process */
+	int64_t start_ms; /* wall clock, ms since the epoch, when it started */
+	bool pending;     /* the start is not confirmed yet: pid and start_ms
+			     are 0 and come later in a `started` result
+			     (the caller zeroes the struct before start()) */
 };
 
 struct jf_proc_result {
 	char name[64];
-	int exit_code;             /* 0..255; 128+sig when killed by a signal */
-	int term_signal;           /* 0 or the signal that killed it */
+	int exit_code;   /* 0..255; 128+sig when killed by a signal */
+	int term_signal; /* 0 or the signal that killed it */
 };
 
 struct jf_run_result {
 	uint64_t cookie;
-	int exit_code;             /* the node's: first container that failed, else 0 */
-	int term_signal;           /* of that container, 0 if none */
+	int exit_code;   /* the node's: first container that failed, else 0 */
+	int term_signal; /* of that container, 0 if none */
 	int64_t start_ms;
 	int64_t end_ms;
-	bool lost;                 /* supervisor vanished without a record; end_ms = when noticed */
-	bool start_failed;         /* a command could not be executed (exit_code 127/126) */
-	char message[JF_RUN_MSG_MAX];  /* human words: "exit 1", "killed by SIGKILL", "exec foo: No such file" */
+	bool lost;         /* supervisor vanished without a record; end_ms = when noticed */
+	bool start_failed; /* a command could not be executed (exit_code 127/126) */
+	char message[JF_RUN_MSG_MAX]; /* human words: "exit 1", "killed by SIGKILL", "exec foo: No
+					 such file" */
 	size_t nprocs;
 	struct jf_proc_result procs[JF_RUN_MAX_PROCS];
-	bool timed_out;            /* the supervisor ended it at its timeout (slurm) */
-	bool signalled;            /* it was told to stop from outside (SIGTERM) */
+	bool timed_out; /* the supervisor ended it at its timeout (slurm) */
+	bool signalled; /* it was told to stop from outside (SIGTERM) */
 	/* Not an end: a pending start is confirmed (its processes run since
 	 * start_ms; pid is the first container's); the end comes later.  Only
 	 * cookie, start_ms, pid and this are set.  Backends zero every result. */
@@ -99,8 +100,8 @@ struct jf_run_result {
 
 /* Signals the engine sends; backends map them to what they can do. */
 enum jf_run_signal {
-	JF_RUN_TERM,               /* polite: SIGTERM to every process */
-	JF_RUN_KILL,               /* SIGKILL to every process */
+	JF_RUN_TERM, /* polite: SIGTERM to every process */
+	JF_RUN_KILL, /* SIGKILL to every process */
 };
 
 /*
@@ -124,87 +125,87 @@ enum jf_run_signal {
  * element (0 first, one more per requeue) is attempt attempt_base + r.
  */
 struct jf_batch {
-	uint64_t key;              /* the engine's submission id */
-	const char *dir;           /* exists; the element's node i of run r keeps its
-				      files in DIR/<idx>/<r>/<i> */
-	const char *name;          /* for people: "queue/group" or the batch name */
-	const char *user;          /* who the job runs as (a user name) */
+	uint64_t key;     /* the engine's submission id */
+	const char *dir;  /* exists; the element's node i of run r keeps its
+			     files in DIR/<idx>/<r>/<i> */
+	const char *name; /* for people: "queue/group" or the batch name */
+	const char *user; /* who the job runs as (a user name) */
 	uid_t uid;
 	gid_t gid;
 	const char *partition;
-	const int64_t *idx;        /* task indexes, increasing */
+	const int64_t *idx; /* task indexes, increasing */
 	size_t nidx;
-	int64_t throttle;          /* most elements running at once, 0 = no limit */
-	int64_t nodes;             /* per element: all at once (gang) */
-	const char *gpu_model;     /* NULL: no GPUs; "": untyped GPUs */
-	int gpus;                  /* per node */
-	int64_t cpu_milli;         /* per node */
-	int64_t mem_bytes;         /* per node */
-	int64_t timeout_ms;        /* per attempt, 0 = none */
-	int64_t kill_grace_ms;     /* TERM -> KILL at the timeout */
+	int64_t throttle;      /* most elements running at once, 0 = no limit */
+	int64_t nodes;         /* per element: all at once (gang) */
+	const char *gpu_model; /* NULL: no GPUs; "": untyped GPUs */
+	int gpus;              /* per node */
+	int64_t cpu_milli;     /* per node */
+	int64_t mem_bytes;     /* per node */
+	int64_t timeout_ms;    /* per attempt, 0 = none */
+	int64_t kill_grace_ms; /* TERM -> KILL at the timeout */
 	int64_t attempt_base;
-	int64_t tasks;             /* JOB_TASK_COUNT */
+	int64_t tasks; /* JOB_TASK_COUNT */
 	bool node_index;
-	bool spot;                 /* may be preempted (and requeued) */
-	const char *ckpt_root;     /* JOB_CHECKPOINT_DIR = CKPT_ROOT/<idx> */
-	const struct jf_proc *procs;  /* envp without the per-element variables, */
-	size_t nprocs;                /* which the node's supervisor adds */
-	const int *const *gpu_slots;  /* per proc: positions in the node's GPUs, -1 ends;
-					 NULL: every proc sees them all */
+	bool spot;                   /* may be preempted (and requeued) */
+	const char *ckpt_root;       /* JOB_CHECKPOINT_DIR = CKPT_ROOT/<idx> */
+	const struct jf_proc *procs; /* envp without the per-element variables, */
+	size_t nprocs;               /* which the node's supervisor adds */
+	const int *const *gpu_slots; /* per proc: positions in the node's GPUs, -1 ends;
+					NULL: every proc sees them all */
 	int64_t log_cap_bytes;
-	const char *cwd;           /* NULL: the run directory's work/ */
-	bool resend;               /* handed over before, the answer not recorded: look
-				      for it before sending it again */
+	const char *cwd; /* NULL: the run directory's work/ */
+	bool resend;     /* handed over before, the answer not recorded: look
+			    for it before sending it again */
 };
 
 enum jf_note_kind {
-	JF_NOTE_ACCEPTED,          /* key: the backend's id for it (job) */
-	JF_NOTE_REFUSED,           /* key: refused for good (message); not sent again */
-	JF_NOTE_UNREACHABLE,       /* the backend cannot be reached (message): batches
-				      wait, what runs is shown as last seen */
-	JF_NOTE_REACHABLE,         /* it can again */
-	JF_NOTE_STARTED,           /* key idx run: started at start_ms on hosts */
-	JF_NOTE_PREEMPTING,        /* key idx run: the backend is preempting it */
-	JF_NOTE_ENDED,             /* key idx run: ended (state, times, per-node results) */
-	JF_NOTE_DONE,              /* key: nothing of it is left to run */
-	JF_NOTE_PENDING,           /* key: what of it waits, waits for this reason
-				    * (message, the backend's word; "" none) */
-	JF_NOTE_NODES,             /* the backend's machines changed (read them with
-				      machines()) */
+	JF_NOTE_ACCEPTED,    /* key: the backend's id for it (job) */
+	JF_NOTE_REFUSED,     /* key: refused for good (message); not sent again */
+	JF_NOTE_UNREACHABLE, /* the backend cannot be reached (message): batches
+				wait, what runs is shown as last seen */
+	JF_NOTE_REACHABLE,   /* it can again */
+	JF_NOTE_STARTED,     /* key idx run: started at start_ms on hosts */
+	JF_NOTE_PREEMPTING,  /* key idx run: the backend is preempting it */
+	JF_NOTE_ENDED,       /* key idx run: ended (state, times, per-node results) */
+	JF_NOTE_DONE,        /* key: nothing of it is left to run */
+	JF_NOTE_PENDING,     /* key: what of it waits, waits for this reason
+			      * (message, the backend's word; "" none) */
+	JF_NOTE_NODES,       /* the backend's machines changed (read them with
+				machines()) */
 };
 
 enum jf_elem_end {
-	JF_END_COMPLETED,          /* ran to its end: the node results say how */
+	JF_END_COMPLETED, /* ran to its end: the node results say how */
 	JF_END_FAILED,
-	JF_END_CANCELLED,          /* cancelled (by the engine, or someone else) */
-	JF_END_TIMEOUT,            /* the backend's own time limit */
-	JF_END_REQUEUED,           /* preempted (or failed over) and queued again by the
-				      backend: another run follows */
-	JF_END_PREEMPTED,          /* preempted and not queued again */
-	JF_END_NODE_FAIL,          /* a machine failed */
-	JF_END_NEVER_RAN,          /* ended without starting (cancelled while waiting) */
-	JF_END_LOST,               /* the backend forgot it before its end was seen */
+	JF_END_CANCELLED, /* cancelled (by the engine, or someone else) */
+	JF_END_TIMEOUT,   /* the backend's own time limit */
+	JF_END_REQUEUED,  /* preempted (or failed over) and queued again by the
+			     backend: another run follows */
+	JF_END_PREEMPTED, /* preempted and not queued again */
+	JF_END_NODE_FAIL, /* a machine failed */
+	JF_END_NEVER_RAN, /* ended without starting (cancelled while waiting) */
+	JF_END_LOST,      /* the backend forgot it before its end was seen */
 };
 
-#define JF_NOTE_HOSTS_MAX 1024
-#define JF_NOTE_GPU_IDS_MAX 96     /* a node's "0,1,..." (the store keeps as much) */
+#define JF_NOTE_HOSTS_MAX   1024
+#define JF_NOTE_GPU_IDS_MAX 96 /* a node's "0,1,..." (the store keeps as much) */
 
 struct jf_note {
 	enum jf_note_kind kind;
 	uint64_t key;
-	int64_t job_id;            /* ACCEPTED, STARTED, ENDED: the backend's job id */
-	int64_t idx;               /* task index */
-	int64_t run;               /* 0, then one more per requeue */
-	int64_t start_ms, end_ms;  /* STARTED, ENDED: the backend's own times */
+	int64_t job_id;           /* ACCEPTED, STARTED, ENDED: the backend's job id */
+	int64_t idx;              /* task index */
+	int64_t run;              /* 0, then one more per requeue */
+	int64_t start_ms, end_ms; /* STARTED, ENDED: the backend's own times */
 	enum jf_elem_end end;
-	int exit_code;             /* ENDED: the element's, from the backend */
-	char handle[JF_HANDLE_MAX];   /* STARTED: how to signal the element */
-	size_t nhosts;             /* STARTED: node i ran on hosts[i] */
-	char **hosts;              /* owned by the note: jf_note_release() */
-	char **gpu_ids;            /* STARTED, NULL or nhosts entries: the GPUs
-				      node i was given ("0,1"; "" unknown), owned */
-	size_t nresults;           /* ENDED: node i's record (nodes without one: lost) */
-	struct jf_run_result *results;  /* owned by the note */
+	int exit_code;                 /* ENDED: the element's, from the backend */
+	char handle[JF_HANDLE_MAX];    /* STARTED: how to signal the element */
+	size_t nhosts;                 /* STARTED: node i ran on hosts[i] */
+	char **hosts;                  /* owned by the note: jf_note_release() */
+	char **gpu_ids;                /* STARTED, NULL or nhosts entries: the GPUs
+					  node i was given ("0,1"; "" unknown), owned */
+	size_t nresults;               /* ENDED: node i's record (nodes without one: lost) */
+	struct jf_run_result *results; /* owned by the note */
 	char message[JF_RUN_MSG_MAX];
 };
 
@@ -213,11 +214,11 @@ void jf_note_release(struct jf_note *n);
 /* A machine as the backend sees it (NODES), for /cluster. */
 struct jf_be_machine {
 	char name[64];
-	char model[64];            /* GPU model, "" for none */
+	char model[64]; /* GPU model, "" for none */
 	int gpus, gpus_used;
 	int64_t cpu_milli, cpu_used_milli;
 	int64_t mem_bytes, mem_used_bytes;
-	char state[64];            /* "idle", "mixed", "down+drain", ... */
+	char state[64]; /* "idle", "mixed", "down+drain", ... */
 	char partitions[256];
 };
 
@@ -225,19 +226,17 @@ struct jf_backend;
 
 struct jf_backend_ops {
 	const char *name;
-	enum jf_err (*start)(struct jf_backend *be, const struct jf_launch *l,
-			     uint64_t cookie, struct jf_run_started *out,
-			     struct jf_error *err);
-	enum jf_err (*adopt)(struct jf_backend *be, const char *handle,
-			     const char *run_dir, uint64_t cookie, struct jf_error *err);
-	enum jf_err (*signal)(struct jf_backend *be, const char *handle,
-			      enum jf_run_signal sig);
+	enum jf_err (*start)(struct jf_backend *be, const struct jf_launch *l, uint64_t cookie,
+			     struct jf_run_started *out, struct jf_error *err);
+	enum jf_err (*adopt)(struct jf_backend *be, const char *handle, const char *run_dir,
+			     uint64_t cookie, struct jf_error *err);
+	enum jf_err (*signal)(struct jf_backend *be, const char *handle, enum jf_run_signal sig);
 	/* A start whose result the engine never recorded (it died inside
-	 * start(), or before a pending start was confirmed): JF_OK with the run's handle and start time when the run got
-	 * going (the engine adopts it), JF_ENOENT when nothing ran and, from now
-	 * on, nothing will.  NULL: the backend cannot tell (JF_ENOENT). */
-	enum jf_err (*recover)(struct jf_backend *be, const char *run_dir, char *handle,
-			       size_t n, int64_t *start_ms, struct jf_error *err);
+	 * start(), or before a pending start was confirmed): JF_OK with the run's handle and start
+	 * time when the run got going (the engine adopts it), JF_ENOENT when nothing ran and, from
+	 * now on, nothing will.  NULL: the backend cannot tell (JF_ENOENT). */
+	enum jf_err (*recover)(struct jf_backend *be, const char *run_dir, char *handle, size_t n,
+			       int64_t *start_ms, struct jf_error *err);
 	int (*fd)(struct jf_backend *be);
 	size_t (*reap)(struct jf_backend *be, struct jf_run_result *out, size_t max);
 	void (*free)(struct jf_backend *be);
@@ -310,8 +309,7 @@ static inline int jf_backend_fd(struct jf_backend *be)
 	return be->ops->fd(be);
 }
 
-static inline size_t jf_backend_reap(struct jf_backend *be, struct jf_run_result *out,
-				     size_t max)
+static inline size_t jf_backend_reap(struct jf_backend *be, struct jf_run_result *out, size_t max)
 {
 	return be->ops->reap(be, out, max);
 }

@@ -72,11 +72,11 @@ __extension__ typedef unsigned __int128 u128;
  * may need 160 bits, so b is taken in a high and a low 32-bit part. */
 static uint64_t muldiv(uint64_t a, u128 b, u128 d, u128 *rem)
 {
-	u128 t1 = (u128)a * (uint64_t)(b >> 32);       /* < 2^128 */
-	u128 q1 = t1 / d, r1 = t1 % d;                  /* r1 < 2^95 */
-	u128 t2 = (r1 << 32) + (u128)a * (uint32_t)b;   /* < 2^127 + 2^96 */
+	u128 t1 = (u128)a * (uint64_t)(b >> 32);      /* < 2^128 */
+	u128 q1 = t1 / d, r1 = t1 % d;                /* r1 < 2^95 */
+	u128 t2 = (r1 << 32) + (u128)a * (uint32_t)b; /* < 2^127 + 2^96 */
 	*rem = t2 % d;
-	return (uint64_t)((q1 << 32) + t2 / d);         /* <= a since b <= d */
+	return (uint64_t)((q1 << 32) + t2 / d); /* <= a since b <= d */
 }
 
 /* Share `units` among n containers whose limits are lim[] (0 = none) by the
@@ -148,29 +148,32 @@ static bool name_ok(const char *s)
 }
 
 enum jf_err jf_alloc_new(int64_t cpu_milli, int64_t mem_bytes, uint64_t gpu_mask,
-			 const struct jf_container *ctr, size_t n,
-			 struct jf_alloc **out, struct jf_error *err)
+			 const struct jf_container *ctr, size_t n, struct jf_alloc **out,
+			 struct jf_error *err)
 {
 	*out = NULL;
 	if (n == 0 || n > JF_ALLOC_MAX_CONTAINERS)
-		return jf_error_set(err, JF_EINVAL, 0, "allocation: %zu containers (1 to %d)",
-				    n, JF_ALLOC_MAX_CONTAINERS);
+		return jf_error_set(err, JF_EINVAL, 0, "allocation: %zu containers (1 to %d)", n,
+				    JF_ALLOC_MAX_CONTAINERS);
 	int64_t cpu_lim[JF_ALLOC_MAX_CONTAINERS], mem_lim[JF_ALLOC_MAX_CONTAINERS];
 	for (size_t i = 0; i < n; i++) {
 		if (!name_ok(ctr[i].name))
 			return jf_error_set(err, JF_EINVAL, 0,
 					    "allocation: container %zu: name must be 1 to %d "
-					    "letters, digits, '.', '_' or '-'", i + 1, JF_SPEC_MAX_NAME);
+					    "letters, digits, '.', '_' or '-'",
+					    i + 1, JF_SPEC_MAX_NAME);
 		if (ctr[i].cpu_milli < 0 || ctr[i].mem_bytes < 0)
 			return jf_error_set(err, JF_EINVAL, 0,
-					    "allocation: container %s: negative limit", ctr[i].name);
+					    "allocation: container %s: negative limit",
+					    ctr[i].name);
 		cpu_lim[i] = ctr[i].cpu_milli;
 		mem_lim[i] = ctr[i].mem_bytes;
 	}
 	if (cpu_milli < (int64_t)n || mem_bytes < (int64_t)n)
 		return jf_error_set(err, JF_EINVAL, 0,
 				    "allocation: node of %lldm and %lld bytes is too small for "
-				    "%zu containers", (long long)cpu_milli, (long long)mem_bytes, n);
+				    "%zu containers",
+				    (long long)cpu_milli, (long long)mem_bytes, n);
 
 	struct jf_alloc *a = calloc(1, sizeof(*a) + n * sizeof(a->c[0]));
 	if (!a)
@@ -215,7 +218,7 @@ void jf_alloc_free(struct jf_alloc *a)
  *   gpus: [0]
  *   requests: {cpu: "3", memory: "24469248Ki"}
  */
-#define YAML_PER_CTR 640  /* name 63, four quantities 4 x 32, ids 192, text */
+#define YAML_PER_CTR 640 /* name 63, four quantities 4 x 32, ids 192, text */
 
 char *jf_alloc_yaml(const struct jf_alloc *a)
 {
@@ -246,7 +249,7 @@ char *jf_alloc_yaml(const struct jf_alloc *a)
 					"  requests: {cpu: \"%s\", memory: \"%s\"}\n",
 					c->name, cpu, mem, about, ids, rcpu, rmem);
 	}
-	if (len >= cap) {	/* cannot happen: YAML_PER_CTR bounds an entry */
+	if (len >= cap) { /* cannot happen: YAML_PER_CTR bounds an entry */
 		free(buf);
 		return NULL;
 	}
@@ -338,9 +341,9 @@ void jf_cpuset_format(const uint64_t *set, int ncores, char *buf, size_t n)
 		int start = i;
 		while (i < ncores && bit(set, i))
 			i++;
-		int r = i - 1 == start
-				? snprintf(buf + len, n - len, "%s%d", len ? "," : "", start)
-				: snprintf(buf + len, n - len, "%s%d-%d", len ? "," : "", start, i - 1);
+		int r = i - 1 == start ? snprintf(buf + len, n - len, "%s%d", len ? "," : "", start)
+				       : snprintf(buf + len, n - len, "%s%d-%d", len ? "," : "",
+						  start, i - 1);
 		len += (size_t)r;
 	}
 }

@@ -23,19 +23,19 @@
 #include "core/spec.h"
 
 #define JF_ALLOC_MAX_CONTAINERS JF_SPEC_MAX_CONTAINERS
-#define JF_CPU_MAX_CORES        4096  /* core ids 0 .. 4095 */
+#define JF_CPU_MAX_CORES        4096 /* core ids 0 .. 4095 */
 #define JF_CPUSET_WORDS         (JF_CPU_MAX_CORES / 64)
 
 struct jf_alloc {
-	size_t n;                       /* containers, 1 .. JF_ALLOC_MAX_CONTAINERS */
+	size_t n; /* containers, 1 .. JF_ALLOC_MAX_CONTAINERS */
 	struct jf_alloc_ctr {
 		char name[JF_SPEC_MAX_NAME + 1];
-		int64_t cpu_milli;      /* limit */
-		int64_t mem_bytes;      /* limit */
-		uint64_t gpu_mask;      /* bit i = GPU id i */
-		int gpus;               /* GPUs in gpu_mask: limit and request */
-		int64_t req_cpu_milli;  /* cpu_milli / 4 */
-		int64_t req_mem_bytes;  /* mem_bytes / 4 */
+		int64_t cpu_milli;     /* limit */
+		int64_t mem_bytes;     /* limit */
+		uint64_t gpu_mask;     /* bit i = GPU id i */
+		int gpus;              /* GPUs in gpu_mask: limit and request */
+		int64_t req_cpu_milli; /* cpu_milli / 4 */
+		int64_t req_mem_bytes; /* mem_bytes / 4 */
 	} c[];
 };
 
@@ -46,8 +46,8 @@ struct jf_alloc {
  * negative, or the node has fewer millicores or bytes than containers;
  * JF_ENOMEM.  On error *out is NULL. */
 enum jf_err jf_alloc_new(int64_t cpu_milli, int64_t mem_bytes, uint64_t gpu_mask,
-			 const struct jf_container *ctr, size_t n,
-			 struct jf_alloc **out, struct jf_error *err);
+			 const struct jf_container *ctr, size_t n, struct jf_alloc **out,
+			 struct jf_error *err);
 void jf_alloc_free(struct jf_alloc *a);
 
 /* The `allocation` file's "containers:" section, one YAML list entry per

@@ -41,8 +41,8 @@ int64_t jf_bill_seconds(int64_t start_ms, int64_t end_ms)
 	return e > s ? e - s : 0;
 }
 
-int64_t jf_bill_rate(const struct jf_cluster *c, int model, int gpus,
-		     int64_t cpu_milli, enum jf_billing mode)
+int64_t jf_bill_rate(const struct jf_cluster *c, int model, int gpus, int64_t cpu_milli,
+		     enum jf_billing mode)
 {
 	unsigned __int128 v;
 	int64_t price;
@@ -102,10 +102,8 @@ void jf_money_format(int64_t micro, const char *currency, char *buf, size_t n)
 	while (nd > 2 && frac[nd - 1] == '0')
 		nd--;
 	frac[nd] = '\0';
-	snprintf(buf, n, "%s%llu.%s%s%s", micro < 0 ? "-" : "",
-		 (unsigned long long)(mag / MICRO), frac,
-		 currency && currency[0] ? " " : "",
-		 currency ? currency : "");
+	snprintf(buf, n, "%s%llu.%s%s%s", micro < 0 ? "-" : "", (unsigned long long)(mag / MICRO),
+		 frac, currency && currency[0] ? " " : "", currency ? currency : "");
 }
 
 bool jf_money_parse(const char *s, int64_t *micro)

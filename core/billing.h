@@ -23,8 +23,8 @@ int64_t jf_bill_seconds(int64_t start_ms, int64_t end_ms);
 
 /* Rate per hour in micro-units for one node of this shape.
  * model < 0 means CPU-only (cpu_milli cores at the CPU price). */
-int64_t jf_bill_rate(const struct jf_cluster *c, int model, int gpus,
-		     int64_t cpu_milli, enum jf_billing mode);
+int64_t jf_bill_rate(const struct jf_cluster *c, int model, int gpus, int64_t cpu_milli,
+		     enum jf_billing mode);
 
 /* seconds x rate_per_hour / 3600, rounded half up; saturates at INT64_MAX. */
 int64_t jf_bill_amount(int64_t seconds, int64_t rate_per_hour);

@@ -36,15 +36,15 @@
 
 #define CLUSTER_MAX_BYTES (1024 * 1024)
 #define CLUSTER_MAX_DEPTH 16
-#define PATH_LEN 160
-#define GIB (INT64_C(1) << 30)
+#define PATH_LEN          160
+#define GIB               (INT64_C(1) << 30)
 
 /* ---- the built-in cluster (reference 7) ---- */
 
 static const struct builtin_model {
 	const char *name;
 	int64_t vram_gi, cores, mem_gi;
-	int64_t ondemand, spot;            /* micro-units per GPU-hour */
+	int64_t ondemand, spot; /* micro-units per GPU-hour */
 } builtin_models[] = {
 	{ "4090", 24, 20, 101, 3600000, 1080000 },
 	{ "L40S", 48, 16, 120, 4800000, 1440000 },
@@ -53,8 +53,8 @@ static const struct builtin_model {
 };
 
 static const struct builtin_group {
-	const char *prefix;                /* machines prefix-0 .. prefix-(n-1) */
-	int model;                         /* index into builtin_models */
+	const char *prefix; /* machines prefix-0 .. prefix-(n-1) */
+	int model;          /* index into builtin_models */
 	int n;
 	int gpus;
 } builtin_groups[] = {
@@ -199,12 +199,12 @@ static bool parse_uint(const char *s, int64_t *v)
 
 /* ---- the parser ---- */
 
-struct mref {                   /* one machines[] entry of the file */
-	char *model;            /* model name as written */
+struct mref {        /* one machines[] entry of the file */
+	char *model; /* model name as written */
 	int model_line;
 	int name_line;
-	size_t src;             /* index in machines[] of the file */
-	size_t first, n;        /* the machines it expanded into */
+	size_t src;      /* index in machines[] of the file */
+	size_t first, n; /* the machines it expanded into */
 };
 
 struct cparse {
@@ -220,7 +220,7 @@ struct cparse {
 	int model_line[JF_CLUSTER_MAX_MODELS];
 	struct mref *refs;
 	size_t nrefs, cap_refs;
-	char *untyped;          /* slurm_untyped_gpu as written */
+	char *untyped; /* slurm_untyped_gpu as written */
 	int untyped_line;
 };
 
@@ -257,8 +257,7 @@ static enum jf_err perr(struct cparse *p, int line, const char *fmt, ...)
 	va_end(ap);
 	if (p->plen == 0)
 		return jf_error_set(p->err, JF_EINVAL, line, "%s", msg);
-	return jf_error_set(p->err, JF_EINVAL, line, "key '%s': %s", p->path,
-			    msg);
+	return jf_error_set(p->err, JF_EINVAL, line, "key '%s': %s", p->path, msg);
 }
 
 static enum jf_err nomem(struct cparse *p)
@@ -302,18 +301,15 @@ static enum jf_err next(struct cparse *p)
 	if (!yaml_parser_parse(&p->yp, &p->ev)) {
 		if (p->yp.error == YAML_MEMORY_ERROR)
 			return nomem(p);
-		return jf_error_set(p->err, JF_EINVAL,
-				    (int)p->yp.problem_mark.line + 1,
+		return jf_error_set(p->err, JF_EINVAL, (int)p->yp.problem_mark.line + 1,
 				    "bad YAML: %s%s%s",
 				    p->yp.problem ? p->yp.problem : "syntax error",
-				    p->yp.context ? " " : "",
-				    p->yp.context ? p->yp.context : "");
+				    p->yp.context ? " " : "", p->yp.context ? p->yp.context : "");
 	}
 	p->have_ev = true;
 	switch (p->ev.type) {
 	case YAML_ALIAS_EVENT:
-		return perr(p, ev_line(p),
-			    "YAML aliases (*name) are not allowed in cluster files");
+		return perr(p, ev_line(p), "YAML aliases (*name) are not allowed in cluster files");
 	case YAML_MAPPING_START_EVENT:
 	case YAML_SEQUENCE_START_EVENT:
 		if (++p->depth > CLUSTER_MAX_DEPTH)
@@ -331,20 +327,17 @@ static enum jf_err next(struct cparse *p)
 }
 
 /* The current event as a string, or an error saying what was expected. */
-static enum jf_err want_scalar(struct cparse *p, const char *what,
-			       const char **out)
+static enum jf_err want_scalar(struct cparse *p, const char *what, const char **out)
 {
 	if (p->ev.type != YAML_SCALAR_EVENT)
-		return perr(p, ev_line(p), "must be %s, not %s", what,
-			    ev_kind(&p->ev));
+		return perr(p, ev_line(p), "must be %s, not %s", what, ev_kind(&p->ev));
 	*out = (const char *)p->ev.data.scalar.value;
 	if (strlen(*out) != p->ev.data.scalar.length)
 		return perr(p, ev_line(p), "contains a NUL character");
 	return JF_OK;
 }
 
-static enum jf_err grow(struct cparse *p, void **arr, size_t *cap,
-			size_t need, size_t elsize)
+static enum jf_err grow(struct cparse *p, void **arr, size_t *cap, size_t need, size_t elsize)
 {
 	size_t ncap = *cap ? *cap : 8;
 	void *n;
@@ -372,8 +365,8 @@ typedef enum jf_err (*value_fn)(struct cparse *p, int key, void *ctx);
 
 /* The current event starts a mapping whose keys come from keys[]; fn
  * consumes each value.  Unknown, repeated and missing keys are errors. */
-static enum jf_err parse_map(struct cparse *p, const struct keydef *keys,
-			     int nkeys, value_fn fn, void *ctx)
+static enum jf_err parse_map(struct cparse *p, const struct keydef *keys, int nkeys, value_fn fn,
+			     void *ctx)
 {
 	char q[JF_NAME_QUOTE_MAX];
 	int map_line = ev_line(p);
@@ -384,16 +377,14 @@ static enum jf_err parse_map(struct cparse *p, const struct keydef *keys,
 	int k;
 
 	if (p->ev.type != YAML_MAPPING_START_EVENT)
-		return perr(p, ev_line(p), "must be a mapping, not %s",
-			    ev_kind(&p->ev));
+		return perr(p, ev_line(p), "must be a mapping, not %s", ev_kind(&p->ev));
 	for (;;) {
 		if ((rc = next(p)))
 			return rc;
 		if (p->ev.type == YAML_MAPPING_END_EVENT)
 			break;
 		if (p->ev.type != YAML_SCALAR_EVENT)
-			return perr(p, ev_line(p), "keys must be strings, not %s",
-				    ev_kind(&p->ev));
+			return perr(p, ev_line(p), "keys must be strings, not %s", ev_kind(&p->ev));
 		key = (const char *)p->ev.data.scalar.value;
 		for (k = 0; k < nkeys; k++)
 			if (strcmp(key, keys[k].name) == 0)
@@ -404,14 +395,11 @@ static enum jf_err parse_map(struct cparse *p, const struct keydef *keys,
 
 			expected[0] = '\0';
 			for (int i = 0; i < nkeys && o < sizeof(expected); i++)
-				o += (size_t)snprintf(expected + o,
-						      sizeof(expected) - o,
-						      "%s%s", i ? ", " : "",
-						      keys[i].name);
+				o += (size_t)snprintf(expected + o, sizeof(expected) - o, "%s%s",
+						      i ? ", " : "", keys[i].name);
 			jf_name_quote(key, q, sizeof(q));
 			path_push(p, p->plen ? ".%s" : "%s", q);
-			return perr(p, ev_line(p), "unknown key (known: %s)",
-				    expected);
+			return perr(p, ev_line(p), "unknown key (known: %s)", expected);
 		}
 		old = path_push(p, p->plen ? ".%s" : "%s", keys[k].name);
 		if (seen & (UINT32_C(1) << k))
@@ -434,15 +422,13 @@ typedef enum jf_err (*item_fn)(struct cparse *p, size_t i, void *ctx);
 
 /* The current event starts a list; fn consumes each item.  *n gets the
  * number of items. */
-static enum jf_err parse_seq(struct cparse *p, item_fn fn, void *ctx,
-			     size_t *n)
+static enum jf_err parse_seq(struct cparse *p, item_fn fn, void *ctx, size_t *n)
 {
 	enum jf_err rc;
 	size_t i, old;
 
 	if (p->ev.type != YAML_SEQUENCE_START_EVENT)
-		return perr(p, ev_line(p), "must be a list, not %s",
-			    ev_kind(&p->ev));
+		return perr(p, ev_line(p), "must be a list, not %s", ev_kind(&p->ev));
 	for (i = 0;; i++) {
 		old = path_push(p, "[%zu]", i);
 		if ((rc = next(p)))
@@ -503,15 +489,12 @@ static enum jf_err price_value(struct cparse *p, int key, void *ctx)
 		return JF_OK;
 	jf_name_quote(s, q, sizeof(q));
 	if (s[0] == '-')
-		return perr(p, ev_line(p), "bad price \"%s\": must not be negative",
-			    q);
+		return perr(p, ev_line(p), "bad price \"%s\": must not be negative", q);
 	return perr(p, ev_line(p),
-		    "bad price \"%s\": want an amount like \"3.60\" with at most 6 decimals",
-		    q);
+		    "bad price \"%s\": want an amount like \"3.60\" with at most 6 decimals", q);
 }
 
-static enum jf_err parse_price(struct cparse *p, int64_t *ondemand,
-			       int64_t *spot)
+static enum jf_err parse_price(struct cparse *p, int64_t *ondemand, int64_t *spot)
 {
 	struct price_ctx pc = { { 0 }, { 0 } };
 	enum jf_err rc;
@@ -524,8 +507,8 @@ static enum jf_err parse_price(struct cparse *p, int64_t *ondemand,
 		jf_money_format(pc.v[PRICE_SPOT], NULL, a, sizeof(a));
 		jf_money_format(pc.v[PRICE_ONDEMAND], NULL, b, sizeof(b));
 		path_push(p, ".spot");
-		return perr(p, pc.line[PRICE_SPOT],
-			    "spot price %s is above the on-demand price %s", a, b);
+		return perr(p, pc.line[PRICE_SPOT], "spot price %s is above the on-demand price %s",
+			    a, b);
 	}
 	*ondemand = pc.v[PRICE_ONDEMAND];
 	*spot = pc.v[PRICE_SPOT];
@@ -537,12 +520,9 @@ static enum jf_err parse_price(struct cparse *p, int64_t *ondemand,
 enum { MODEL_NAME, MODEL_VRAM, MODEL_CPU, MODEL_MEM, MODEL_PRICE, MODEL_SLURM, MODEL_NKEYS };
 
 static const struct keydef model_keys[MODEL_NKEYS] = {
-	[MODEL_NAME] = { "name", true },
-	[MODEL_VRAM] = { "vram", true },
-	[MODEL_CPU] = { "cpu_per_gpu", true },
-	[MODEL_MEM] = { "memory_per_gpu", true },
-	[MODEL_PRICE] = { "price", true },
-	[MODEL_SLURM] = { "slurm_names", false },
+	[MODEL_NAME] = { "name", true },       [MODEL_VRAM] = { "vram", true },
+	[MODEL_CPU] = { "cpu_per_gpu", true }, [MODEL_MEM] = { "memory_per_gpu", true },
+	[MODEL_PRICE] = { "price", true },     [MODEL_SLURM] = { "slurm_names", false },
 };
 
 /* slurm_names: [a100, nvidia_a100]: Slurm GRES types, each a name. */
@@ -615,10 +595,8 @@ static enum jf_err model_item(struct cparse *p, size_t i, void *ctx)
 	enum jf_err rc;
 
 	if (i >= JF_CLUSTER_MAX_MODELS)
-		return perr(p, line, "more than %d models",
-			    JF_CLUSTER_MAX_MODELS);
-	rc = grow(p, (void **)&c->models, &p->cap_models, c->nmodels + 1,
-		  sizeof(*c->models));
+		return perr(p, line, "more than %d models", JF_CLUSTER_MAX_MODELS);
+	rc = grow(p, (void **)&c->models, &p->cap_models, c->nmodels + 1, sizeof(*c->models));
 	if (rc)
 		return rc;
 	m = &c->models[c->nmodels++];
@@ -629,8 +607,7 @@ static enum jf_err model_item(struct cparse *p, size_t i, void *ctx)
 	for (size_t j = 0; j < i; j++) {
 		if (strcmp(c->models[j].name, m->name) == 0) {
 			path_push(p, ".name");
-			return perr(p, line,
-				    "duplicate model name '%s' (first at line %d)",
+			return perr(p, line, "duplicate model name '%s' (first at line %d)",
 				    m->name, p->model_line[j]);
 		}
 	}
@@ -652,12 +629,11 @@ struct mach_ctx {
 	char *name;
 	char *model;
 	int64_t gpus;
-	int64_t count;          /* 0: not given */
+	int64_t count; /* 0: not given */
 	int name_line, model_line, count_line;
 };
 
-static enum jf_err take_int(struct cparse *p, int64_t lo, int64_t hi,
-			    int64_t *out)
+static enum jf_err take_int(struct cparse *p, int64_t lo, int64_t hi, int64_t *out)
 {
 	char q[JF_NAME_QUOTE_MAX];
 	const char *s;
@@ -667,8 +643,7 @@ static enum jf_err take_int(struct cparse *p, int64_t lo, int64_t hi,
 		return rc;
 	if (!parse_uint(s, out) || *out < lo || *out > hi) {
 		jf_name_quote(s, q, sizeof(q));
-		return perr(p, ev_line(p),
-			    "must be an integer from %lld to %lld, not \"%s\"",
+		return perr(p, ev_line(p), "must be an integer from %lld to %lld, not \"%s\"",
 			    (long long)lo, (long long)hi, q);
 	}
 	return JF_OK;
@@ -700,8 +675,7 @@ static enum jf_err mach_value(struct cparse *p, int key, void *ctx)
 }
 
 /* Append the machines one entry stands for: name, or name-0 .. name-(n-1). */
-static enum jf_err mach_expand(struct cparse *p, struct mach_ctx *mc,
-			       size_t src)
+static enum jf_err mach_expand(struct cparse *p, struct mach_ctx *mc, size_t src)
 {
 	struct jf_cluster *c = p->c;
 	size_t n = mc->count ? (size_t)mc->count : 1;
@@ -710,28 +684,24 @@ static enum jf_err mach_expand(struct cparse *p, struct mach_ctx *mc,
 
 	if (mc->count) {
 		char last[32];
-		size_t len = strlen(mc->name) +
-			     (size_t)snprintf(last, sizeof(last), "-%zu", n - 1);
+		size_t len = strlen(mc->name) + (size_t)snprintf(last, sizeof(last), "-%zu", n - 1);
 
 		if (len > JF_NAME_MAX_LEN) {
 			path_push(p, ".name");
-			return perr(p, mc->name_line,
-				    "'%s-%zu' would be longer than %d characters",
+			return perr(p, mc->name_line, "'%s-%zu' would be longer than %d characters",
 				    mc->name, n - 1, JF_NAME_MAX_LEN);
 		}
 	}
 	if (n > JF_CLUSTER_MAX_MACHINES - c->nmachines) {
 		path_push(p, mc->count ? ".count" : ".name");
 		return perr(p, mc->count ? mc->count_line : mc->name_line,
-			    "more than %d machines in all",
-			    JF_CLUSTER_MAX_MACHINES);
+			    "more than %d machines in all", JF_CLUSTER_MAX_MACHINES);
 	}
-	rc = grow(p, (void **)&p->refs, &p->cap_refs, p->nrefs + 1,
-		  sizeof(*p->refs));
+	rc = grow(p, (void **)&p->refs, &p->cap_refs, p->nrefs + 1, sizeof(*p->refs));
 	if (rc)
 		return rc;
-	rc = grow(p, (void **)&c->machines, &p->cap_machines,
-		  c->nmachines + n, sizeof(*c->machines));
+	rc = grow(p, (void **)&c->machines, &p->cap_machines, c->nmachines + n,
+		  sizeof(*c->machines));
 	if (rc)
 		return rc;
 	r = &p->refs[p->nrefs++];
@@ -778,8 +748,17 @@ static enum jf_err mach_item(struct cparse *p, size_t i, void *ctx)
 
 /* ---- the top level ---- */
 
-enum { TOP_NAME, TOP_CURRENCY, TOP_CPU_PRICE, TOP_GRACE, TOP_RISK, TOP_MODELS,
-       TOP_MACHINES, TOP_UNTYPED, TOP_NKEYS };
+enum {
+	TOP_NAME,
+	TOP_CURRENCY,
+	TOP_CPU_PRICE,
+	TOP_GRACE,
+	TOP_RISK,
+	TOP_MODELS,
+	TOP_MACHINES,
+	TOP_UNTYPED,
+	TOP_NKEYS
+};
 
 static const struct keydef top_keys[TOP_NKEYS] = {
 	[TOP_NAME] = { "name", false },
@@ -800,11 +779,10 @@ static enum jf_err take_currency(struct cparse *p, char **out)
 
 	if ((rc = want_scalar(p, "a currency code", &s)))
 		return rc;
-	if (strlen(s) != 3 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' ||
-	    s[1] > 'Z' || s[2] < 'A' || s[2] > 'Z') {
+	if (strlen(s) != 3 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' || s[1] > 'Z' || s[2] < 'A' ||
+	    s[2] > 'Z') {
 		jf_name_quote(s, q, sizeof(q));
-		return perr(p, ev_line(p),
-			    "bad currency \"%s\": want 3 uppercase letters like CNY",
+		return perr(p, ev_line(p), "bad currency \"%s\": want 3 uppercase letters like CNY",
 			    q);
 	}
 	free(*out);
@@ -823,8 +801,7 @@ static enum jf_err take_grace(struct cparse *p, int64_t *out)
 	if (!jf_duration_parse(s, out) || *out > 86400) {
 		jf_name_quote(s, q, sizeof(q));
 		return perr(p, ev_line(p),
-			    "bad duration \"%s\": want e.g. 30s, 2m, 1h (at most 24h)",
-			    q);
+			    "bad duration \"%s\": want e.g. 30s, 2m, 1h (at most 24h)", q);
 	}
 	return JF_OK;
 }
@@ -853,7 +830,8 @@ static enum jf_err take_risk(struct cparse *p, double *out)
 		jf_name_quote(s, q, sizeof(q));
 		return perr(p, ev_line(p),
 			    "bad probability \"%s\": want a number from 0 to 1 (e.g. 0.2) "
-			    "or a percentage (20%%)", q);
+			    "or a percentage (20%%)",
+			    q);
 	}
 	*out = v;
 	return JF_OK;
@@ -920,8 +898,8 @@ static enum jf_err resolve_slurm_names(struct cparse *p)
 				path_push(p, "models[%zu].slurm_names[%zu]", i, k);
 				return perr(p, p->model_line[i],
 					    "Slurm name '%s' is also model '%s' or one of its "
-					    "Slurm names: each Slurm GPU type is one model", nm,
-					    c->models[j].name);
+					    "Slurm names: each Slurm GPU type is one model",
+					    nm, c->models[j].name);
 			}
 		}
 	}
@@ -948,13 +926,13 @@ static enum jf_err resolve_models(struct cparse *p)
 		}
 		known[0] = '\0';
 		for (size_t i = 0; i < c->nmodels && o < sizeof(known); i++)
-			o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s",
-					      i ? ", " : "", c->models[i].name);
+			o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
+					      c->models[i].name);
 		jf_name_quote(ref->model, q, sizeof(q));
 		path_pop(p, 0);
 		path_push(p, "machines[%zu].model", ref->src);
-		return perr(p, ref->model_line, "unknown model '%s' (models: %s)",
-			    q, c->nmodels ? known : "none");
+		return perr(p, ref->model_line, "unknown model '%s' (models: %s)", q,
+			    c->nmodels ? known : "none");
 	}
 	return JF_OK;
 }
@@ -1023,8 +1001,7 @@ static enum jf_err check_unique_machines(struct cparse *p)
 	r0 = ref_of(p, first);
 	path_pop(p, 0);
 	path_push(p, "machines[%zu].name", r->src);
-	return perr(p, r->name_line,
-		    "duplicate machine name '%s' (also machines[%zu], line %d)",
+	return perr(p, r->name_line, "duplicate machine name '%s' (also machines[%zu], line %d)",
 		    c->machines[dup].name, r0->src, r0->name_line);
 }
 
@@ -1043,16 +1020,16 @@ static enum jf_err parse_document(struct cparse *p)
 {
 	enum jf_err rc;
 
-	if ((rc = next(p)))                  /* STREAM-START */
+	if ((rc = next(p))) /* STREAM-START */
 		return rc;
 	if ((rc = next(p)))
 		return rc;
 	if (p->ev.type == YAML_STREAM_END_EVENT)
 		return perr(p, 1, "the cluster file is empty");
-	if ((rc = next(p)))                  /* the root node */
+	if ((rc = next(p))) /* the root node */
 		return rc;
 	if (p->ev.type == YAML_SCALAR_EVENT && p->ev.data.scalar.length == 0 &&
-	    p->ev.data.scalar.plain_implicit)  /* "---" and nothing else */
+	    p->ev.data.scalar.plain_implicit) /* "---" and nothing else */
 		return perr(p, 1, "the cluster file is empty");
 	if (p->ev.type != YAML_MAPPING_START_EVENT)
 		return perr(p, ev_line(p),
@@ -1060,21 +1037,20 @@ static enum jf_err parse_document(struct cparse *p)
 			    ev_kind(&p->ev));
 	if ((rc = parse_map(p, top_keys, TOP_NKEYS, top_value, NULL)))
 		return rc;
-	if ((rc = next(p)))                  /* DOCUMENT-END */
+	if ((rc = next(p))) /* DOCUMENT-END */
 		return rc;
 	if ((rc = next(p)))
 		return rc;
 	if (p->ev.type != YAML_STREAM_END_EVENT)
-		return perr(p, ev_line(p),
-			    "only one YAML document is allowed in a cluster file");
+		return perr(p, ev_line(p), "only one YAML document is allowed in a cluster file");
 	if ((rc = resolve_models(p)) || (rc = check_unique_machines(p)) ||
 	    (rc = resolve_slurm_names(p)))
 		return rc;
 	return set_defaults(p);
 }
 
-enum jf_err jf_cluster_parse(const char *text, size_t len,
-			     struct jf_cluster **out, struct jf_error *err)
+enum jf_err jf_cluster_parse(const char *text, size_t len, struct jf_cluster **out,
+			     struct jf_error *err)
 {
 	struct cparse *p;
 	enum jf_err rc;
@@ -1104,8 +1080,7 @@ enum jf_err jf_cluster_parse(const char *text, size_t len,
 		rc = nomem(p);
 		goto out_cluster;
 	}
-	yaml_parser_set_input_string(&p->yp, (const unsigned char *)(text ? text : ""),
-				     len);
+	yaml_parser_set_input_string(&p->yp, (const unsigned char *)(text ? text : ""), len);
 	rc = parse_document(p);
 	if (p->have_ev)
 		yaml_event_delete(&p->ev);

@@ -24,26 +24,26 @@
 #define JF_CLUSTER_MAX_MACHINES 100000
 #define JF_MACHINE_MAX_GPUS     64
 
-#define JF_MODEL_NONE ((size_t)-1)   /* a machine with no GPU jobfs prices */
+#define JF_MODEL_NONE      ((size_t)-1) /* a machine with no GPU jobfs prices */
 #define JF_SLURM_NAMES_MAX 16
 
 struct jf_gpu_model {
-	char *name;                 /* "4090" */
-	char **slurm_names;         /* Slurm GRES types that are this model ("a100") */
+	char *name;         /* "4090" */
+	char **slurm_names; /* Slurm GRES types that are this model ("a100") */
 	size_t nslurm_names;
-	int64_t vram_bytes;         /* 24Gi */
-	int64_t cpu_milli_per_gpu;  /* 20000 */
-	int64_t mem_bytes_per_gpu;  /* 101G */
-	int64_t price_ondemand;     /* micro-units per GPU-hour */
-	int64_t price_spot;         /* micro-units per GPU-hour */
+	int64_t vram_bytes;        /* 24Gi */
+	int64_t cpu_milli_per_gpu; /* 20000 */
+	int64_t mem_bytes_per_gpu; /* 101G */
+	int64_t price_ondemand;    /* micro-units per GPU-hour */
+	int64_t price_spot;        /* micro-units per GPU-hour */
 };
 
 struct jf_machine {
-	char *name;                 /* "4090-0" */
-	size_t model;               /* index into models, or JF_MODEL_NONE */
-	int gpus;                   /* 1 .. JF_MACHINE_MAX_GPUS; 0 with JF_MODEL_NONE */
-	int64_t cpu_milli;          /* gpus x cpu_milli_per_gpu (a Slurm node: its own) */
-	int64_t mem_bytes;          /* gpus x mem_bytes_per_gpu (a Slurm node: its own) */
+	char *name;        /* "4090-0" */
+	size_t model;      /* index into models, or JF_MODEL_NONE */
+	int gpus;          /* 1 .. JF_MACHINE_MAX_GPUS; 0 with JF_MODEL_NONE */
+	int64_t cpu_milli; /* gpus x cpu_milli_per_gpu (a Slurm node: its own) */
+	int64_t mem_bytes; /* gpus x mem_bytes_per_gpu (a Slurm node: its own) */
 	/* a Slurm node only (NULL otherwise): the GPU type its GRES names
 	 * ("" for untyped "gpu:4"), and how many GPUs Slurm says it has, priced
 	 * by a model or not */
@@ -56,12 +56,12 @@ struct jf_cluster {
 	char *currency;             /* "CNY" */
 	int64_t cpu_price_ondemand; /* micro-units per core-hour, CPU-only nodes */
 	int64_t cpu_price_spot;
-	int64_t preempt_grace_s;    /* default 30 */
-	int untyped_model;          /* slurm_untyped_gpu: the model of untyped "gpu:N"
-				     * GRES, -1 none */
-	double spot_risk_max;       /* spot_risk_threshold: start a spot task with a
-				     * unit_runtime only while its risk is below
-				     * this (0..1, default JF_SPOT_RISK_DEFAULT) */
+	int64_t preempt_grace_s; /* default 30 */
+	int untyped_model;       /* slurm_untyped_gpu: the model of untyped "gpu:N"
+				  * GRES, -1 none */
+	double spot_risk_max;    /* spot_risk_threshold: start a spot task with a
+				  * unit_runtime only while its risk is below
+				  * this (0..1, default JF_SPOT_RISK_DEFAULT) */
 	struct jf_gpu_model *models;
 	size_t nmodels;
 	struct jf_machine *machines;
@@ -71,8 +71,8 @@ struct jf_cluster {
 #define JF_SPOT_RISK_DEFAULT 0.2
 
 struct jf_cluster *jf_cluster_builtin(void);
-enum jf_err jf_cluster_parse(const char *text, size_t len,
-			     struct jf_cluster **out, struct jf_error *err);
+enum jf_err jf_cluster_parse(const char *text, size_t len, struct jf_cluster **out,
+			     struct jf_error *err);
 void jf_cluster_free(struct jf_cluster *c);
 
 /* Index of the model named name, or -1. */

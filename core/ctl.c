@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#define CTL_QUOTE 40	/* bytes of the written text shown in a message */
+#define CTL_QUOTE 40 /* bytes of the written text shown in a message */
 
 static const char *const verbs[JF_CTL_NVERBS] = {
 	[JF_CTL_PAUSE] = "pause",
@@ -51,14 +51,14 @@ static int same_letters(const char *s, size_t n, const char *v)
 	return 1;
 }
 
-enum jf_err jf_ctl_parse(const char *buf, size_t len, enum jf_ctl_verb *verb,
-			 struct jf_error *err)
+enum jf_err jf_ctl_parse(const char *buf, size_t len, enum jf_ctl_verb *verb, struct jf_error *err)
 {
 	char q[4 * CTL_QUOTE + 8];
 	if (len > JF_CTL_MAX_BYTES)
 		return jf_error_set(err, JF_EFBIG, 0,
 				    "ctl: %zu bytes written, more than the limit of %d: "
-				    "write one verb, " VERB_LIST, len, JF_CTL_MAX_BYTES);
+				    "write one verb, " VERB_LIST,
+				    len, JF_CTL_MAX_BYTES);
 	if (!buf)
 		len = 0;
 	size_t b = 0, e = len;
@@ -81,13 +81,14 @@ enum jf_err jf_ctl_parse(const char *buf, size_t len, enum jf_ctl_verb *verb,
 	jf_err_quote(s, n, CTL_QUOTE, q, sizeof(q));
 	if (memchr(s, '\n', n))
 		return jf_error_set(err, JF_EINVAL, 0,
-				    "ctl: \"%s\" is more than one line: write one verb, "
-				    VERB_LIST, q);
+				    "ctl: \"%s\" is more than one line: write one verb, " VERB_LIST,
+				    q);
 	for (size_t i = 0; i < JF_CTL_NVERBS; i++)
 		if (same_letters(s, n, verbs[i]))
 			return jf_error_set(err, JF_EINVAL, 0,
 					    "ctl: unknown verb \"%s\": verbs are lowercase "
-					    "(%s); write one of " VERB_LIST, q, verbs[i]);
-	return jf_error_set(err, JF_EINVAL, 0,
-			    "ctl: unknown verb \"%s\": write one of " VERB_LIST, q);
+					    "(%s); write one of " VERB_LIST,
+					    q, verbs[i]);
+	return jf_error_set(err, JF_EINVAL, 0, "ctl: unknown verb \"%s\": write one of " VERB_LIST,
+			    q);
 }

@@ -17,21 +17,14 @@
 
 #include "core/err.h"
 
-#define JF_CTL_MAX_BYTES 256   /* a ctl write longer than this is refused */
+#define JF_CTL_MAX_BYTES 256 /* a ctl write longer than this is refused */
 
-enum jf_ctl_verb {
-	JF_CTL_PAUSE,
-	JF_CTL_RESUME,
-	JF_CTL_STOP,
-	JF_CTL_RESTART,
-	JF_CTL_NVERBS
-};
+enum jf_ctl_verb { JF_CTL_PAUSE, JF_CTL_RESUME, JF_CTL_STOP, JF_CTL_RESTART, JF_CTL_NVERBS };
 
 /* Parse len bytes of buf (need not be NUL-terminated; NULs are refused).
  * On success *verb is set; on failure *verb is untouched and err (if not
  * NULL) says what was written and what is accepted. */
-enum jf_err jf_ctl_parse(const char *buf, size_t len, enum jf_ctl_verb *verb,
-			 struct jf_error *err);
+enum jf_err jf_ctl_parse(const char *buf, size_t len, enum jf_ctl_verb *verb, struct jf_error *err);
 
 /* "pause", "resume", "stop", "restart"; "?" for anything else. */
 const char *jf_ctl_verb_name(enum jf_ctl_verb verb);

@@ -57,8 +57,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp)
 }
 
 /* The escape for the character at s, or 0 when it is shown as is. */
-static size_t escape_of(const unsigned char *s, size_t n, size_t *used, char *esc,
-			size_t cap)
+static size_t escape_of(const unsigned char *s, size_t n, size_t *used, char *esc, size_t cap)
 {
 	unsigned cp;
 	size_t k = utf8_seq(s, n, &cp);
@@ -85,7 +84,7 @@ static size_t escape_of(const unsigned char *s, size_t n, size_t *used, char *es
 static void sanitize(char *msg, size_t n)
 {
 	char in[JF_ERRMSG_MAX];
-	size_t len = strlen(msg);  /* vsnprintf() ended it within n */
+	size_t len = strlen(msg); /* vsnprintf() ended it within n */
 	size_t i = 0, o = 0;
 	bool clean = true, full = len == n - 1;
 	for (size_t j = 0; j < len && clean; j++) {
@@ -103,9 +102,9 @@ static void sanitize(char *msg, size_t n)
 		unsigned cp;
 		if (full && len - i < 4 && (unsigned char)in[i] >= 0xc2 &&
 		    !utf8_seq((const unsigned char *)in + i, len - i, &cp))
-			break;  /* a character cut by the buffer: drop its start */
-		size_t el = escape_of((const unsigned char *)in + i, len - i, &used, esc,
-				      sizeof(esc));
+			break; /* a character cut by the buffer: drop its start */
+		size_t el =
+			escape_of((const unsigned char *)in + i, len - i, &used, esc, sizeof(esc));
 		const char *tok = el ? esc : in + i;
 		size_t tl = el ? el : used;
 		if (o + tl > n - 1)
@@ -117,8 +116,7 @@ static void sanitize(char *msg, size_t n)
 	msg[o] = '\0';
 }
 
-enum jf_err jf_error_set(struct jf_error *e, enum jf_err code, int line,
-			 const char *fmt, ...)
+enum jf_err jf_error_set(struct jf_error *e, enum jf_err code, int line, const char *fmt, ...)
 {
 	if (!e)
 		return code;

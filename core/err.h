@@ -17,12 +17,12 @@
 
 enum jf_err {
 	JF_OK = 0,
-	JF_EINVAL,    /* bad input: spec, ctl verb, name */
-	JF_ENOENT,    /* no such object */
-	JF_EEXIST,    /* object exists */
-	JF_EBUSY,     /* verb does not apply in this state */
-	JF_EROFS,     /* object is read-only now (accepted spec) */
-	JF_EACCES,    /* not allowed for this user */
+	JF_EINVAL, /* bad input: spec, ctl verb, name */
+	JF_ENOENT, /* no such object */
+	JF_EEXIST, /* object exists */
+	JF_EBUSY,  /* verb does not apply in this state */
+	JF_EROFS,  /* object is read-only now (accepted spec) */
+	JF_EACCES, /* not allowed for this user */
 	JF_ENOMEM,
 	JF_EIO,       /* storage or system failure */
 	JF_EFBIG,     /* input over a size limit */
@@ -34,13 +34,12 @@ enum jf_err {
 
 struct jf_error {
 	enum jf_err code;
-	int line;                  /* 1-based line in the input, 0 if none */
-	char msg[JF_ERRMSG_MAX];   /* "line 3: key 'gpus': must be 0, 1, 2, 4 or 8" */
+	int line;                /* 1-based line in the input, 0 if none */
+	char msg[JF_ERRMSG_MAX]; /* "line 3: key 'gpus': must be 0, 1, 2, 4 or 8" */
 };
 
 /* Set *e (if not NULL) and return code. msg is printf-style. */
-enum jf_err jf_error_set(struct jf_error *e, enum jf_err code, int line,
-			 const char *fmt, ...)
+enum jf_err jf_error_set(struct jf_error *e, enum jf_err code, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void jf_error_clear(struct jf_error *e);
 

@@ -58,16 +58,16 @@
 
 #define HOUR_MS          3600000LL
 #define WEEK_HOURS       168
-#define MONDAY_SHIFT     72      /* 1970-01-01 was a Thursday */
+#define MONDAY_SHIFT     72 /* 1970-01-01 was a Thursday */
 #define MAX_GAP_HOURS    (8 * WEEK_HOURS)
 #define MAX_QUERY_HOURS  (2 * WEEK_HOURS)
-#define RECENT_HALF_LIFE 3.0     /* hours */
-#define MIN_SD           0.5     /* GPUs */
+#define RECENT_HALF_LIFE 3.0 /* hours */
+#define MIN_SD           0.5 /* GPUs */
 #define SQRT2            1.41421356237309504880
 
 struct bucket {
-	double w, s1, s2;   /* decayed to hour `ref` */
-	int64_t ref;        /* hour index of the last observation */
+	double w, s1, s2; /* decayed to hour `ref` */
+	int64_t ref;      /* hour index of the last observation */
 };
 
 struct jf_forecast {
@@ -75,15 +75,15 @@ struct jf_forecast {
 	struct bucket b[WEEK_HOURS];
 	/* the step function */
 	bool have_sample;
-	int64_t last_t;     /* ms of the last sample */
-	int last_v;         /* its value, holding since last_t */
-	int64_t cur_hour;   /* the open (not yet committed) hour */
-	int cur_peak;       /* peak of the open hour so far */
-	int64_t cur_cover;  /* ms of the open hour covered so far */
+	int64_t last_t;    /* ms of the last sample */
+	int last_v;        /* its value, holding since last_t */
+	int64_t cur_hour;  /* the open (not yet committed) hour */
+	int cur_peak;      /* peak of the open hour so far */
+	int64_t cur_cover; /* ms of the open hour covered so far */
 	/* committed hours */
 	bool have_hour;
-	int64_t last_hour;  /* latest committed hour index */
-	double r_mean, r_var;  /* recent level of hourly peaks */
+	int64_t last_hour;    /* latest committed hour index */
+	double r_mean, r_var; /* recent level of hourly peaks */
 };
 
 static int64_t floor_div(int64_t a, int64_t b)
@@ -122,8 +122,7 @@ void jf_forecast_free(struct jf_forecast *f)
 	free(f);
 }
 
-static void commit_hour(struct jf_forecast *f, int64_t hour, int peak,
-			int64_t cover_ms)
+static void commit_hour(struct jf_forecast *f, int64_t hour, int peak, int64_t cover_ms)
 {
 	double w = (double)cover_ms / (double)HOUR_MS;
 	struct bucket *b = &f->b[bucket_of(hour)];
@@ -158,8 +157,7 @@ static void commit_hour(struct jf_forecast *f, int64_t hour, int peak,
 
 void jf_forecast_add(struct jf_forecast *f, int64_t t_ms, int gpus_on_demand)
 {
-	int v = gpus_on_demand < 0 ? 0 :
-		gpus_on_demand > f->total ? f->total : gpus_on_demand;
+	int v = gpus_on_demand < 0 ? 0 : gpus_on_demand > f->total ? f->total : gpus_on_demand;
 	int64_t h;
 
 	if (!f->have_sample) {
@@ -196,8 +194,8 @@ void jf_forecast_add(struct jf_forecast *f, int64_t t_ms, int gpus_on_demand)
 }
 
 /* Blended mean and deviation of the peak in absolute hour `hour`. */
-static void hour_stats(const struct jf_forecast *f, int64_t hour,
-		       double fallback_level, double *mean, double *sd)
+static void hour_stats(const struct jf_forecast *f, int64_t hour, double fallback_level,
+		       double *mean, double *sd)
 {
 	const struct bucket *b = &f->b[bucket_of(hour)];
 	double rm, rv, rsd_min, c = 0, bm = 0, bv = 0;
@@ -238,8 +236,8 @@ static double current_level(const struct jf_forecast *f, double otherwise)
 }
 
 /* P(peak over [now, now + window) > threshold), threshold in GPUs. */
-static double risk_over(const struct jf_forecast *f, int64_t now_ms,
-			int64_t window_s, double threshold, double level)
+static double risk_over(const struct jf_forecast *f, int64_t now_ms, int64_t window_s,
+			double threshold, double level)
 {
 	int64_t end, t = now_ms, h = hour_of(now_ms);
 	double keep = 1.0;
@@ -257,8 +255,8 @@ static double risk_over(const struct jf_forecast *f, int64_t now_ms,
 		double mean, sd, p;
 
 		hour_stats(f, h, level, &mean, &sd);
-		if (f->have_sample && h == hour_of(now_ms) &&
-		    now_ms - f->last_t < HOUR_MS && mean < f->last_v)
+		if (f->have_sample && h == hour_of(now_ms) && now_ms - f->last_t < HOUR_MS &&
+		    mean < f->last_v)
 			mean = f->last_v;
 		if (sd < MIN_SD)
 			sd = MIN_SD;
@@ -272,13 +270,11 @@ static double risk_over(const struct jf_forecast *f, int64_t now_ms,
 	return 1.0 - keep;
 }
 
-double jf_forecast_risk(const struct jf_forecast *f, int64_t now_ms,
-			int64_t window_s, int spot_gpus_needed,
-			int gpus_free_now)
+double jf_forecast_risk(const struct jf_forecast *f, int64_t now_ms, int64_t window_s,
+			int spot_gpus_needed, int gpus_free_now)
 {
 	int total = f->total;
-	int free_now = gpus_free_now < 0 ? 0 :
-		gpus_free_now > total ? total : gpus_free_now;
+	int free_now = gpus_free_now < 0 ? 0 : gpus_free_now > total ? total : gpus_free_now;
 	double d0 = current_level(f, (double)(total - free_now));
 	double spot, threshold;
 
@@ -299,7 +295,7 @@ int jf_forecast_predicted_free(const struct jf_forecast *f, int64_t at_ms)
 
 	hour_stats(f, hour_of(at_ms), current_level(f, 0), &mean, &sd);
 	if (!f->have_hour && !f->have_sample)
-		sd = 0;     /* nothing known: show the model as free */
+		sd = 0; /* nothing known: show the model as free */
 	v = floor(f->total - mean - sd + 0.5);
 	if (v < 0)
 		v = 0;
@@ -312,8 +308,8 @@ int jf_forecast_predicted_free(const struct jf_forecast *f, int64_t at_ms)
 
 static const int64_t render_windows[] = { 600, 3600, 6 * 3600, 12 * 3600 };
 
-char *jf_forecast_render(const struct jf_forecast *const *f,
-			 const char *const *models, size_t n, int64_t now_ms)
+char *jf_forecast_render(const struct jf_forecast *const *f, const char *const *models, size_t n,
+			 int64_t now_ms)
 {
 	size_t cap, len;
 	char *out;
@@ -325,9 +321,8 @@ char *jf_forecast_render(const struct jf_forecast *const *f,
 	out = malloc(cap);
 	if (!out)
 		return NULL;
-	w = snprintf(out, cap, "%-16s %-20s %5s %8s %8s %8s %8s\n",
-		     "MODEL", "HOUR", "FREE", "RISK10M", "RISK1H", "RISK6H",
-		     "RISK12H");
+	w = snprintf(out, cap, "%-16s %-20s %5s %8s %8s %8s %8s\n", "MODEL", "HOUR", "FREE",
+		     "RISK10M", "RISK1H", "RISK6H", "RISK12H");
 	len = (size_t)w;
 	for (size_t i = 0; i < n; i++) {
 		int64_t h0 = hour_of(now_ms) + 1;
@@ -339,15 +334,14 @@ char *jf_forecast_render(const struct jf_forecast *const *f,
 			char tbuf[JF_TIME_BUF];
 
 			jf_time_rfc3339(at, tbuf, sizeof(tbuf));
-			w = snprintf(out + len, cap - len, "%-16.16s %-20.20s %5d",
-				     models[i], tbuf,
+			w = snprintf(out + len, cap - len, "%-16.16s %-20.20s %5d", models[i], tbuf,
 				     jf_forecast_predicted_free(f[i], at));
 			len += (size_t)w;
 			for (size_t j = 0; j < 4; j++) {
 				/* a 1-GPU spot task, no other spot running */
-				double r = total < 1 ? 1.0 :
-					risk_over(f[i], at, render_windows[j],
-						  total - 1, level);
+				double r = total < 1 ? 1.0
+						     : risk_over(f[i], at, render_windows[j],
+								 total - 1, level);
 
 				w = snprintf(out + len, cap - len, " %8.3f", r);
 				len += (size_t)w;

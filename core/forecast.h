@@ -46,9 +46,8 @@ void jf_forecast_add(struct jf_forecast *f, int64_t t_ms, int gpus_on_demand);
  * 1 when spot_gpus_needed > gpus_free_now, 0 when T >= total, and else
  * P(peak on-demand demand over the window > T).  Non-decreasing in
  * window_s for a fixed now_ms. */
-double jf_forecast_risk(const struct jf_forecast *f, int64_t now_ms,
-			int64_t window_s, int spot_gpus_needed,
-			int gpus_free_now);
+double jf_forecast_risk(const struct jf_forecast *f, int64_t now_ms, int64_t window_s,
+			int spot_gpus_needed, int gpus_free_now);
 
 /* Predicted GPUs left free by on-demand work during the hour holding
  * at_ms: total - (expected hourly peak + one standard deviation),
@@ -61,7 +60,7 @@ int jf_forecast_predicted_free(const struct jf_forecast *f, int64_t at_ms);
  * hour (UTC), predicted free GPUs, and the risk for a 1-GPU spot task
  * with no other spot running over windows of 10m, 1h, 6h and 12h.
  * Returns a string the caller frees, or NULL if out of memory. */
-char *jf_forecast_render(const struct jf_forecast *const *f,
-			 const char *const *models, size_t n, int64_t now_ms);
+char *jf_forecast_render(const struct jf_forecast *const *f, const char *const *models, size_t n,
+			 int64_t now_ms);
 
 #endif

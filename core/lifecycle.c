@@ -21,31 +21,18 @@
 #include <string.h>
 
 static const char *const state_names[JF_ST__COUNT] = {
-	[JF_ST_DRAFT] = "Draft",
-	[JF_ST_INVALID] = "Invalid",
-	[JF_ST_WAITING] = "Waiting",
-	[JF_ST_INITIALIZING] = "Initializing",
-	[JF_ST_RUNNING] = "Running",
-	[JF_ST_SUCCEEDED] = "Succeeded",
-	[JF_ST_FAILED] = "Failed",
-	[JF_ST_STOPPED] = "Stopped",
-	[JF_ST_PAUSED] = "Paused",
-	[JF_ST_PREEMPTED] = "Preempted",
+	[JF_ST_DRAFT] = "Draft",     [JF_ST_INVALID] = "Invalid",
+	[JF_ST_WAITING] = "Waiting", [JF_ST_INITIALIZING] = "Initializing",
+	[JF_ST_RUNNING] = "Running", [JF_ST_SUCCEEDED] = "Succeeded",
+	[JF_ST_FAILED] = "Failed",   [JF_ST_STOPPED] = "Stopped",
+	[JF_ST_PAUSED] = "Paused",   [JF_ST_PREEMPTED] = "Preempted",
 };
 
 static const char *const event_names[JF_EV__COUNT] = {
-	[JF_EV_SUBMIT] = "submit",
-	[JF_EV_REJECT] = "reject",
-	[JF_EV_PLACE] = "place",
-	[JF_EV_START] = "start",
-	[JF_EV_SUCCEED] = "succeed",
-	[JF_EV_FAIL] = "fail",
-	[JF_EV_RETRY] = "retry",
-	[JF_EV_PAUSE] = "pause",
-	[JF_EV_RESUME] = "resume",
-	[JF_EV_STOP] = "stop",
-	[JF_EV_RESTART] = "restart",
-	[JF_EV_PREEMPT] = "preempt",
+	[JF_EV_SUBMIT] = "submit", [JF_EV_REJECT] = "reject",   [JF_EV_PLACE] = "place",
+	[JF_EV_START] = "start",   [JF_EV_SUCCEED] = "succeed", [JF_EV_FAIL] = "fail",
+	[JF_EV_RETRY] = "retry",   [JF_EV_PAUSE] = "pause",     [JF_EV_RESUME] = "resume",
+	[JF_EV_STOP] = "stop",     [JF_EV_RESTART] = "restart", [JF_EV_PREEMPT] = "preempt",
 	[JF_EV_IDLE] = "idle",
 };
 
@@ -184,17 +171,26 @@ static const signed char node_table[JF_ST__COUNT][JF_EV__COUNT] = {
 	},
 };
 
-static int lookup(const signed char table[JF_ST__COUNT][JF_EV__COUNT],
-		  enum jf_state s, enum jf_event e)
+static int lookup(const signed char table[JF_ST__COUNT][JF_EV__COUNT], enum jf_state s,
+		  enum jf_event e)
 {
 	if ((unsigned)s >= JF_ST__COUNT || (unsigned)e >= JF_EV__COUNT)
 		return -1;
 	return table[s][e] - 1;
 }
 
-int jf_group_next(enum jf_state s, enum jf_event e) { return lookup(group_table, s, e); }
-int jf_task_next(enum jf_state s, enum jf_event e) { return lookup(task_table, s, e); }
-int jf_node_next(enum jf_state s, enum jf_event e) { return lookup(node_table, s, e); }
+int jf_group_next(enum jf_state s, enum jf_event e)
+{
+	return lookup(group_table, s, e);
+}
+int jf_task_next(enum jf_state s, enum jf_event e)
+{
+	return lookup(task_table, s, e);
+}
+int jf_node_next(enum jf_state s, enum jf_event e)
+{
+	return lookup(node_table, s, e);
+}
 
 const char *jf_state_name(enum jf_state s)
 {
@@ -279,8 +275,7 @@ count:
 		return JF_V_FAIL_TASK;
 	}
 	*reason = "BackOff";
-	return spec->restart_policy == JF_RESTART_ONFAILURE ? JF_V_RETRY_IN_PLACE
-							    : JF_V_RETRY_NEW;
+	return spec->restart_policy == JF_RESTART_ONFAILURE ? JF_V_RETRY_IN_PLACE : JF_V_RETRY_NEW;
 }
 
 static bool in_ranges(const struct jf_success_rule *r, int64_t i)
@@ -327,7 +322,8 @@ enum jf_group_verdict jf_judge_group(const struct jf_spec *spec, const struct jf
 	}
 	if (succeeded_idx && c->succeeded > 0)
 		for (size_t i = 0; i < spec->nsuccess; i++)
-			if (success_rule_met(&spec->success[i], c->completions, succeeded_idx, ctx)) {
+			if (success_rule_met(&spec->success[i], c->completions, succeeded_idx,
+					     ctx)) {
 				*reason = "SuccessPolicy";
 				return JF_GV_SUCCEEDED;
 			}

@@ -12,12 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define QUOTE_CUT 40	/* bytes of the name shown before "..." */
+#define QUOTE_CUT 40 /* bytes of the name shown before "..." */
 
 static bool is_alnum(unsigned char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9');
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
 static bool is_name_char(unsigned char c)
@@ -96,30 +95,26 @@ bool jf_name_valid(const char *name, struct jf_error *err)
 			continue;
 		jf_name_quote(name, q, sizeof(q));
 		describe_char(c, what, sizeof(what));
-		jf_error_set(err, JF_EINVAL, 0,
-			     "name '%s' has %s: names may use A-Z a-z 0-9 . _ -",
+		jf_error_set(err, JF_EINVAL, 0, "name '%s' has %s: names may use A-Z a-z 0-9 . _ -",
 			     q, what);
 		return false;
 	}
 	if (!is_alnum((unsigned char)name[0])) {
 		jf_name_quote(name, q, sizeof(q));
-		jf_error_set(err, JF_EINVAL, 0,
-			     "name '%s': name must start with a letter or digit",
+		jf_error_set(err, JF_EINVAL, 0, "name '%s': name must start with a letter or digit",
 			     q);
 		return false;
 	}
 	if (len > JF_NAME_MAX_LEN) {
 		jf_name_quote(name, q, sizeof(q));
-		jf_error_set(err, JF_EINVAL, 0,
-			     "name '%s': name is longer than %d characters",
-			     q, JF_NAME_MAX_LEN);
+		jf_error_set(err, JF_EINVAL, 0, "name '%s': name is longer than %d characters", q,
+			     JF_NAME_MAX_LEN);
 		return false;
 	}
 	return true;
 }
 
-bool jf_batch_child_name(const char *dirname, const char *batch,
-			 int64_t *index)
+bool jf_batch_child_name(const char *dirname, const char *batch, int64_t *index)
 {
 	int64_t v = 0;
 	const char *p = dirname;

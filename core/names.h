@@ -16,8 +16,8 @@
 
 #include "core/err.h"
 
-#define JF_NAME_MAX_LEN 63      /* bytes, without the NUL */
-#define JF_NAME_QUOTE_MAX 192  /* enough for jf_name_quote() of anything */
+#define JF_NAME_MAX_LEN   63  /* bytes, without the NUL */
+#define JF_NAME_QUOTE_MAX 192 /* enough for jf_name_quote() of anything */
 
 /* True when name is valid; else false with *err (if not NULL) set to
  * JF_EINVAL and a message that says what is wrong with it. */
@@ -25,8 +25,7 @@ bool jf_name_valid(const char *name, struct jf_error *err);
 
 /* True when dirname is "<i>-<batch>" with i = 1, 2, ... written without
  * leading zeros; *index (if not NULL) gets i. */
-bool jf_batch_child_name(const char *dirname, const char *batch,
-			 int64_t *index);
+bool jf_batch_child_name(const char *dirname, const char *batch, int64_t *index);
 
 /* Copy s into buf (n bytes, always NUL-terminated when n > 0) for quoting
  * in a message: bytes outside printable ASCII, quotes and backslashes come

@@ -99,13 +99,13 @@
 
 enum ev_kind { EV_START, EV_RESV };
 
-struct ev {                             /* the end of a start or a reservation */
+struct ev { /* the end of a start or a reservation */
 	int64_t t;
 	enum ev_kind kind;
 	size_t idx;
 };
 
-struct rel {                            /* one node of a running task, freed at t */
+struct rel { /* one node of a running task, freed at t */
 	int64_t t;
 	size_t machine;
 	uint64_t mask;
@@ -113,59 +113,59 @@ struct rel {                            /* one node of a running task, freed at 
 	int model;
 };
 
-struct qrel {                           /* a running task's nodes leave its queue at t */
+struct qrel { /* a running task's nodes leave its queue at t */
 	int64_t t;
 	int queue;
 	int64_t nodes;
 };
 
-struct wm {                             /* a machine during a walk */
-	struct jf_sched_machine x;      /* free then: raw less rmask's GPUs */
-	uint64_t raw;                   /* GPUs free or freed, reserved or not */
-	uint64_t rmask;                 /* GPUs of the reservations not ended */
-	int64_t copies;                 /* nodes of the head it takes */
+struct wm {                        /* a machine during a walk */
+	struct jf_sched_machine x; /* free then: raw less rmask's GPUs */
+	uint64_t raw;              /* GPUs free or freed, reserved or not */
+	uint64_t rmask;            /* GPUs of the reservations not ended */
+	int64_t copies;            /* nodes of the head it takes */
 };
 
 struct pass {
 	const struct jf_plan_in *in;
 	struct jf_plan *out;
 	size_t nm;
-	struct jf_sched_machine *real;  /* free now (with this pass's starts taken) */
-	struct jf_sched_machine *eff;   /* real minus every reservation */
-	struct jf_sched_machine *work;  /* scratch: real minus some reservations */
-	struct jf_sched_machine *pm;    /* scratch: the machines a placement may use ... */
-	size_t *pidx;                   /* ... and their indices */
-	struct wm *wm;                  /* a walk's machines */
-	uint64_t *rall;                 /* GPUs of every reservation, per machine */
-	uint64_t *rmulti;               /* GPUs in two or more reservations */
-	uint32_t *rcount;               /* [m * 64 + g]: reservations holding GPU g of m */
-	uint32_t *wcount;               /* a walk's copy, made on first use ... */
-	size_t *wstamp;                 /* ... in walk number wstamp[m] */
+	struct jf_sched_machine *real; /* free now (with this pass's starts taken) */
+	struct jf_sched_machine *eff;  /* real minus every reservation */
+	struct jf_sched_machine *work; /* scratch: real minus some reservations */
+	struct jf_sched_machine *pm;   /* scratch: the machines a placement may use ... */
+	size_t *pidx;                  /* ... and their indices */
+	struct wm *wm;                 /* a walk's machines */
+	uint64_t *rall;                /* GPUs of every reservation, per machine */
+	uint64_t *rmulti;              /* GPUs in two or more reservations */
+	uint32_t *rcount;              /* [m * 64 + g]: reservations holding GPU g of m */
+	uint32_t *wcount;              /* a walk's copy, made on first use ... */
+	size_t *wstamp;                /* ... in walk number wstamp[m] */
 	size_t nwalk;
-	int64_t *used;                  /* per queue: nodes held, with this pass's starts */
-	int64_t *reserved;              /* per queue: nodes held by its reservations */
-	size_t *by_model;               /* machine indices by model */
+	int64_t *used;                   /* per queue: nodes held, with this pass's starts */
+	int64_t *reserved;               /* per queue: nodes held by its reservations */
+	size_t *by_model;                /* machine indices by model */
 	size_t machines_at[NMODELS + 1]; /* by_model[machines_at[x] .. [x + 1]) */
-	struct rel *rel_all;            /* running nodes by end */
-	struct rel *rel_model;          /* the same by machine model, then end */
+	struct rel *rel_all;             /* running nodes by end */
+	struct rel *rel_model;           /* the same by machine model, then end */
 	size_t nrel, model_at[NMODELS + 1];
-	struct qrel *qrel;              /* running tasks by queue, then end */
-	size_t *queue_at;               /* qrel[queue_at[q] .. queue_at[q + 1]) */
-	int64_t *queue_freed;           /* per queue: the nodes of all its running tasks */
-	struct jf_sched_machine *last;  /* eff once every running task has ended */
-	uint64_t *last_raw;             /* GPUs then, reservations kept */
-	struct ev *extra;               /* ends of starts and reservations ... */
+	struct qrel *qrel;             /* running tasks by queue, then end */
+	size_t *queue_at;              /* qrel[queue_at[q] .. queue_at[q + 1]) */
+	int64_t *queue_freed;          /* per queue: the nodes of all its running tasks */
+	struct jf_sched_machine *last; /* eff once every running task has ended */
+	uint64_t *last_raw;            /* GPUs then, reservations kept */
+	struct ev *extra;              /* ends of starts and reservations ... */
 	struct ev *tmp;
-	size_t nextra, sorted, cap_extra;  /* ... [0, sorted) in time order */
-	int64_t max_at;                 /* latest shadow time so far */
-	struct shape {                  /* request shapes known not to fit, this pass */
+	size_t nextra, sorted, cap_extra; /* ... [0, sorted) in time order */
+	int64_t max_at;                   /* latest shadow time so far */
+	struct shape {                    /* request shapes known not to fit, this pass */
 		int model, gpus;
 		int64_t cpu, mem;
-		int64_t eff_nodes;      /* this many nodes did not fit on eff */
-		int64_t work_nodes, work_end;  /* nor on work for an end this late */
+		int64_t eff_nodes;            /* this many nodes did not fit on eff */
+		int64_t work_nodes, work_end; /* nor on work for an end this late */
 	} shapes[64];
 	size_t nshapes;
-	bool fit_by_last[NMODELS + 1];  /* the last head of this model fit once all work ended */
+	bool fit_by_last[NMODELS + 1]; /* the last head of this model fit once all work ended */
 };
 
 static int64_t add_sat(int64_t a, int64_t b)
@@ -265,8 +265,7 @@ static int64_t copies(const struct jf_sched_machine *m, const struct jf_sched_re
 
 /* copies() after machine m gained something, counted up from what it had
  * before (c: a walk only ever gives back), without dividing. */
-static int64_t copies_up(const struct jf_sched_machine *m, const struct jf_sched_req *r,
-			 int64_t c)
+static int64_t copies_up(const struct jf_sched_machine *m, const struct jf_sched_req *r, int64_t c)
 {
 	bool gpu = r->model >= 0 && r->gpus > 0;
 	if ((gpu && m->model != r->model) || m->cpu_free < 0 || m->mem_free < 0)
@@ -315,7 +314,7 @@ static bool fits(const struct pass *p, const struct jf_sched_machine *m,
 static void place_listed(struct pass *p, size_t n, const struct jf_sched_req *r,
 			 struct jf_sched_slot *s)
 {
-	jf_sched_place(p->pm, n, r, s);   /* the callers know it fits */
+	jf_sched_place(p->pm, n, r, s); /* the callers know it fits */
 	for (int64_t i = 0; i < r->nodes; i++)
 		s[i].machine = p->pidx[s[i].machine];
 }
@@ -398,8 +397,8 @@ static struct shape *shape_of(struct pass *p, const struct jf_sched_req *r)
 	if (p->nshapes == 64)
 		return NULL;
 	struct shape *x = &p->shapes[p->nshapes++];
-	*x = (struct shape){ model, r->gpus, r->cpu_milli, r->mem_bytes, INT64_MAX, INT64_MAX,
-			     INT64_MAX };
+	*x = (struct shape){ model,     r->gpus,   r->cpu_milli, r->mem_bytes,
+			     INT64_MAX, INT64_MAX, INT64_MAX };
 	return x;
 }
 
@@ -472,8 +471,8 @@ static int try_start(struct pass *p, size_t gi)
 struct walk {
 	const struct jf_sched_req *r;
 	int queue;
-	int64_t total;                  /* nodes of r the machines take */
-	int64_t room;                   /* nodes the queue takes */
+	int64_t total; /* nodes of r the machines take */
+	int64_t room;  /* nodes the queue takes */
 };
 
 /* Machine m gets back what a node held (the GPUs in mask, unless a
@@ -518,17 +517,17 @@ static void walk_end(struct pass *p, struct walk *w, const struct ev *e)
 	bool resv = e->kind == EV_RESV;
 	size_t gi = resv ? o->resv[e->idx].group : o->starts[e->idx].group;
 	const struct jf_plan_group *g = &p->in->groups[gi];
-	const struct jf_sched_slot *s = o->slots + (resv ? o->resv[e->idx].slot
-							 : o->starts[e->idx].slot);
+	const struct jf_sched_slot *s =
+		o->slots + (resv ? o->resv[e->idx].slot : o->starts[e->idx].slot);
 	if (w->queue >= 0 && g->queue == w->queue)
 		w->room += g->req.nodes;
 	bool any = w->r->model < 0 || w->r->gpus == 0;
 	if (!any && g->req.model >= 0 && g->req.gpus > 0 && g->req.model != w->r->model)
-		return;   /* machines of another model: of no use to the head */
+		return; /* machines of another model: of no use to the head */
 	for (int64_t i = 0; i < g->req.nodes; i++) {
 		size_t m = s[i].machine;
 		if (!any && p->real[m].model != w->r->model)
-			continue;   /* left stale */
+			continue; /* left stale */
 		if (resv) {
 			/* its GPUs are in raw already: free now, or freed by its
 			 * shadow time */
@@ -656,7 +655,7 @@ static int reserve(struct pass *p, size_t gi)
 		}
 	}
 	struct jf_sched_slot *s = o->slots + o->nslots;
-	place_listed(p, n, r, s);   /* the copies add up to k */
+	place_listed(p, n, r, s); /* the copies add up to k */
 	size_t ri = o->nresv++;
 	o->resv[ri] = (struct jf_plan_resv){ g->id, gi, at, add_sat(at, bound(g)), o->nslots };
 	for (int64_t i = 0; i < k; i++) {
@@ -711,7 +710,7 @@ static enum jf_err check_in(const struct jf_plan_in *in, const struct jf_sched_m
 static bool bad_request(const struct jf_plan_group *g)
 {
 	const struct jf_sched_req *r = &g->req;
-	const int64_t most = INT64_MAX / 2 / JF_SPEC_MAX_NODES_PER_TASK;   /* k x amount fits */
+	const int64_t most = INT64_MAX / 2 / JF_SPEC_MAX_NODES_PER_TASK; /* k x amount fits */
 	return r->nodes < 1 || r->nodes > JF_SPEC_MAX_NODES_PER_TASK || r->model < -1 ||
 	       r->gpus < 0 || r->gpus > JF_MACHINE_MAX_GPUS || r->cpu_milli < 0 ||
 	       r->cpu_milli > most || r->mem_bytes < 0 || r->mem_bytes > most || g->running < 0;
@@ -766,8 +765,11 @@ static bool index_running(struct pass *p, const struct jf_sched_machine *m)
 		int64_t t = r->end_ms > in->now_ms ? r->end_ms : in->now_ms;
 		for (size_t s = 0; s < r->nslots; s++) {
 			const struct jf_sched_slot *x = &r->slots[s];
-			p->rel_all[p->nrel++] = (struct rel){ t, x->machine, x->gpu_mask,
-							      x->cpu_milli, x->mem_bytes,
+			p->rel_all[p->nrel++] = (struct rel){ t,
+							      x->machine,
+							      x->gpu_mask,
+							      x->cpu_milli,
+							      x->mem_bytes,
 							      m[x->machine].model };
 		}
 		if (r->queue >= 0) {

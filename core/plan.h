@@ -28,24 +28,24 @@
  * to one (a node being killed too: its end is the kill's deadline), or a
  * gang that needs it is reported as never fitting. */
 struct jf_plan_running {
-	const struct jf_sched_slot *slots;  /* one per node */
+	const struct jf_sched_slot *slots; /* one per node */
 	size_t nslots;
-	int queue;                          /* index into queues; -1 = none */
-	int64_t end_ms;                     /* upper bound of its end */
+	int queue;      /* index into queues; -1 = none */
+	int64_t end_ms; /* upper bound of its end */
 };
 
 struct jf_plan_queue {
-	int64_t capacity;                   /* nodes; 0 = unlimited */
-	int64_t held;                       /* nodes its groups hold now */
+	int64_t capacity; /* nodes; 0 = unlimited */
+	int64_t held;     /* nodes its groups hold now */
 };
 
-struct jf_plan_group {                  /* in submission order */
+struct jf_plan_group { /* in submission order */
 	int64_t id;
-	int queue;                          /* index into queues; -1 = independent batch */
-	struct jf_sched_req req;            /* per node; req.nodes = gang size */
+	int queue;               /* index into queues; -1 = independent batch */
+	struct jf_sched_req req; /* per node; req.nodes = gang size */
 	int64_t waiting, running, parallelism;
-	int64_t timeout_ms;                 /* bound of a task started now; <= 0: none */
-	bool paused;                        /* starts nothing, reserves nothing */
+	int64_t timeout_ms; /* bound of a task started now; <= 0: none */
+	bool paused;        /* starts nothing, reserves nothing */
 };
 
 struct jf_plan_in {
@@ -59,35 +59,35 @@ struct jf_plan_in {
 };
 
 enum jf_plan_why {
-	JF_PLAN_OVER_CAPACITY = 1,          /* nodes > its queue's capacity */
-	JF_PLAN_OVER_CLUSTER,               /* does not fit even when all known work has ended */
-	JF_PLAN_BAD_REQUEST,                /* nodes, gpus or an amount out of range */
+	JF_PLAN_OVER_CAPACITY = 1, /* nodes > its queue's capacity */
+	JF_PLAN_OVER_CLUSTER,      /* does not fit even when all known work has ended */
+	JF_PLAN_BAD_REQUEST,       /* nodes, gpus or an amount out of range */
 };
 
 struct jf_plan {
 	struct jf_plan_start {
 		int64_t group_id;
-		size_t group;               /* index into in->groups */
-		size_t slot;                /* its req.nodes slots begin at slots[slot] */
-	} *starts;
+		size_t group; /* index into in->groups */
+		size_t slot;  /* its req.nodes slots begin at slots[slot] */
+	} * starts;
 	size_t nstarts;
-	struct jf_plan_resv {               /* a blocked group's head */
+	struct jf_plan_resv { /* a blocked group's head */
 		int64_t group_id;
 		size_t group;
-		int64_t at_ms;              /* shadow time: it fits then at the latest */
-		int64_t until_ms;           /* at_ms + its timeout (INT64_MAX: none) */
-		size_t slot;                /* reserved resources, as for starts */
-	} *resv;
+		int64_t at_ms;    /* shadow time: it fits then at the latest */
+		int64_t until_ms; /* at_ms + its timeout (INT64_MAX: none) */
+		size_t slot;      /* reserved resources, as for starts */
+	} * resv;
 	size_t nresv;
 	struct jf_plan_skip {
 		int64_t group_id;
 		size_t group;
 		enum jf_plan_why why;
-	} *skips;
+	} * skips;
 	size_t nskips;
 	struct jf_sched_slot *slots;
 	size_t nslots;
-	size_t cap_starts, cap_resv, cap_skips, cap_slots;   /* private */
+	size_t cap_starts, cap_resv, cap_skips, cap_slots; /* private */
 };
 
 void jf_plan_init(struct jf_plan *p);

@@ -63,39 +63,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KMAX 10  /* tasks per machine whose every subset (a) tries */
-#define GMAX 8   /* gains (a) tells apart per machine; larger count as GMAX */
+#define KMAX 10 /* tasks per machine whose every subset (a) tries */
+#define GMAX 8  /* gains (a) tells apart per machine; larger count as GMAX */
 
-struct item {                 /* a candidate's part on one machine */
+struct item { /* a candidate's part on one machine */
 	size_t cand;
 	uint64_t mask;
 	int64_t cpu, mem, cost, start;
-	double worth;         /* copies it frees, per node preempted */
+	double worth; /* copies it frees, per node preempted */
 };
 
-struct sub {                  /* a machine with a subset of its items given back */
+struct sub { /* a machine with a subset of its items given back */
 	uint64_t mask;
 	int64_t cpu, mem, cost, oldest;
 };
 
-struct level {                /* the cheapest subset gaining >= g copies on a machine */
+struct level { /* the cheapest subset gaining >= g copies on a machine */
 	int64_t cost, oldest, gain;
-	uint32_t sel;         /* bit j = item j of machine_items() */
+	uint32_t sel; /* bit j = item j of machine_items() */
 };
 
-struct key {                  /* to sort candidates */
+struct key { /* to sort candidates */
 	int64_t nodes, start;
 	size_t idx;
 };
 
-struct run {                  /* one search */
-	struct jf_sched_machine *m;  /* m with the victims given back */
-	int64_t *cp;                 /* copies per machine in m */
+struct run {                        /* one search */
+	struct jf_sched_machine *m; /* m with the victims given back */
+	int64_t *cp;                /* copies per machine in m */
 	int64_t total;
-	unsigned char *in;           /* per candidate: a victim now */
-	size_t *v;                   /* the victims */
+	unsigned char *in; /* per candidate: a victim now */
+	size_t *v;         /* the victims */
 	size_t nv;
-	int64_t nodes;               /* their nslots, added up */
+	int64_t nodes; /* their nslots, added up */
 };
 
 struct ctx {
@@ -107,14 +107,14 @@ struct ctx {
 	int64_t need, cap;
 	int64_t *cp0, *cpmax, total0;
 	unsigned char *helps;
-	size_t *off, *len, *ent;     /* per machine, the helping candidates on it */
+	size_t *off, *len, *ent; /* per machine, the helping candidates on it */
 	size_t maxlen;
 	struct key *keys;
 	struct item *items;
 	struct sub *subs;
-	struct level *lev;           /* GMAX per machine */
-	unsigned char *dirty;        /* per machine: lev is stale */
-	bool probing;                /* giving back only to measure: lev stays */
+	struct level *lev;    /* GMAX per machine */
+	unsigned char *dirty; /* per machine: lev is stale */
+	bool probing;         /* giving back only to measure: lev stays */
 	int64_t *tmp_a, *tmp_b;
 	struct run run[2];
 };
@@ -215,7 +215,7 @@ static void add_victim(struct ctx *x, struct run *r, size_t k)
 
 /* ---- orders ---- */
 
-static int cmp_fewest(const void *a, const void *b)    /* fewest nodes, youngest */
+static int cmp_fewest(const void *a, const void *b) /* fewest nodes, youngest */
 {
 	const struct key *p = a, *q = b;
 
@@ -226,7 +226,7 @@ static int cmp_fewest(const void *a, const void *b)    /* fewest nodes, youngest
 	return p->idx < q->idx ? -1 : p->idx > q->idx;
 }
 
-static int cmp_youngest(const void *a, const void *b)  /* youngest, fewest nodes */
+static int cmp_youngest(const void *a, const void *b) /* youngest, fewest nodes */
 {
 	const struct key *p = a, *q = b;
 
@@ -353,7 +353,8 @@ static size_t machine_items(struct ctx *x, const struct run *r, size_t i)
 
 		if (r->in[x->ent[e]])
 			continue;
-		*it = (struct item){ .cand = x->ent[e], .cost = (int64_t)c->nslots,
+		*it = (struct item){ .cand = x->ent[e],
+				     .cost = (int64_t)c->nslots,
 				     .start = c->start_ms };
 		for (size_t s = 0; s < c->nslots; s++) {
 			if (c->slots[s].machine != i)
@@ -420,11 +421,11 @@ static void machine_levels(struct ctx *x, const struct run *r, size_t i)
 
 /* One round's choice: a set of tasks on one machine, or one gang. */
 struct pick {
-	size_t machine;       /* nm for a gang */
-	size_t gang;          /* SIZE_MAX for a machine's set */
-	uint32_t sel;         /* the machine's set */
+	size_t machine; /* nm for a gang */
+	size_t gang;    /* SIZE_MAX for a machine's set */
+	uint32_t sel;   /* the machine's set */
 	int64_t cost, oldest;
-	int64_t geff;         /* copies it gains that are still needed */
+	int64_t geff; /* copies it gains that are still needed */
 };
 
 static bool pick_better(const struct pick *a, const struct pick *b)
@@ -433,7 +434,7 @@ static bool pick_better(const struct pick *a, const struct pick *b)
 	double pa, pb;
 
 	if (b->cost == 0)
-		return true;       /* b is no pick yet */
+		return true; /* b is no pick yet */
 	pa = (double)a->cost * (double)b->geff;
 	pb = (double)b->cost * (double)a->geff;
 	if (pa != pb)
@@ -457,8 +458,8 @@ static void pick_machine(struct ctx *x, struct run *r, int64_t still, struct pic
 			machine_levels(x, r, i);
 		for (int g = 0; g < GMAX && x->lev[i * GMAX + g].cost != INT64_MAX; g++) {
 			const struct level *l = &x->lev[i * GMAX + g];
-			struct pick p = { i, SIZE_MAX, l->sel, l->cost, l->oldest,
-					  min64(l->gain, still) };
+			struct pick p = { i,       SIZE_MAX,  l->sel,
+					  l->cost, l->oldest, min64(l->gain, still) };
 
 			if (pick_better(&p, best))
 				*best = p;
@@ -483,7 +484,11 @@ static void pick_gang(struct ctx *x, struct run *r, int64_t still, struct pick *
 		gain = r->total - before;
 		take_slots(x, r, k);
 		x->probing = false;
-		p = (struct pick){ x->nm, k, 0, (int64_t)x->cand[k].nslots, x->cand[k].start_ms,
+		p = (struct pick){ x->nm,
+				   k,
+				   0,
+				   (int64_t)x->cand[k].nslots,
+				   x->cand[k].start_ms,
 				   min64(gain, still) };
 		if (gain > 0 && pick_better(&p, best))
 			*best = p;
@@ -622,8 +627,8 @@ static bool ctx_alloc(struct ctx *x)
 	x->dirty = malloc(nm);
 	x->tmp_a = malloc(nc * sizeof(*x->tmp_a));
 	x->tmp_b = malloc(nc * sizeof(*x->tmp_b));
-	return x->cp0 && x->cpmax && x->helps && x->off && x->len && x->keys && x->subs &&
-	       x->lev && x->dirty && x->tmp_a && x->tmp_b;
+	return x->cp0 && x->cpmax && x->helps && x->off && x->len && x->keys && x->subs && x->lev &&
+	       x->dirty && x->tmp_a && x->tmp_b;
 }
 
 static bool useful(const struct ctx *x, size_t i)
@@ -690,8 +695,8 @@ static bool choose(struct ctx *x, size_t *victims, size_t *nv)
 	bool have = false;
 
 	for (int s = 0; s < 3; s++) {
-		bool ok = s == 0 ? search_cover(x, cur) :
-			  search_order(x, cur, s == 1 ? cmp_fewest : cmp_youngest);
+		bool ok = s == 0 ? search_cover(x, cur)
+				 : search_order(x, cur, s == 1 ? cmp_fewest : cmp_youngest);
 
 		if (!ok)
 			continue;
@@ -711,12 +716,12 @@ static bool choose(struct ctx *x, size_t *victims, size_t *nv)
 }
 
 enum jf_err jf_preempt_choose(const struct jf_sched_machine *m, size_t nm,
-			      const struct jf_sched_req *req,
-			      const struct jf_preempt_cand *cand, size_t nc,
-			      size_t *victims, size_t *nv)
+			      const struct jf_sched_req *req, const struct jf_preempt_cand *cand,
+			      size_t nc, size_t *victims, size_t *nv)
 {
-	struct ctx x = { .m0 = m, .nm = nm, .req = req, .cand = cand, .nc = nc,
-			 .need = req->nodes };
+	struct ctx x = {
+		.m0 = m, .nm = nm, .req = req, .cand = cand, .nc = nc, .need = req->nodes
+	};
 	int64_t total = 0;
 	enum jf_err rc = JF_OK;
 

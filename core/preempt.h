@@ -40,11 +40,11 @@
 #include "core/err.h"
 #include "core/sched.h"
 
-struct jf_preempt_cand {                    /* one running spot task, whole (all its nodes) */
-	int64_t id;                         /* the caller's (task id) */
-	const struct jf_sched_slot *slots;  /* one per node it holds */
+struct jf_preempt_cand {                   /* one running spot task, whole (all its nodes) */
+	int64_t id;                        /* the caller's (task id) */
+	const struct jf_sched_slot *slots; /* one per node it holds */
 	size_t nslots;
-	int64_t start_ms;                   /* when it started: the youngest go first */
+	int64_t start_ms; /* when it started: the youngest go first */
 };
 
 /* Choose spot tasks to preempt so that req (req->nodes nodes, a gang) fits on
@@ -56,8 +56,7 @@ struct jf_preempt_cand {                    /* one running spot task, whole (all
  *
  * The victims come in increasing index order. */
 enum jf_err jf_preempt_choose(const struct jf_sched_machine *m, size_t nm,
-			      const struct jf_sched_req *req,
-			      const struct jf_preempt_cand *cand, size_t nc,
-			      size_t *victims, size_t *nv);
+			      const struct jf_sched_req *req, const struct jf_preempt_cand *cand,
+			      size_t nc, size_t *victims, size_t *nv);
 
 #endif

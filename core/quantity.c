@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define QTY_MAX_LEN 100   /* no sensible quantity is longer */
+#define QTY_MAX_LEN 100 /* no sensible quantity is longer */
 
 static bool is_digit(char c)
 {
@@ -32,7 +32,7 @@ bool jf_duration_parse(const char *s, int64_t *seconds)
 	if (!s || !*s)
 		return false;
 	int64_t total = 0;
-	size_t next = 0;          /* first unit still allowed */
+	size_t next = 0; /* first unit still allowed */
 	bool any_unit = false;
 	const char *p = s;
 	while (*p) {
@@ -56,7 +56,7 @@ bool jf_duration_parse(const char *s, int64_t *seconds)
 		while (u < nunits && units[u].unit != *p)
 			u++;
 		if (u == nunits)
-			return false;  /* garbage, repeated or out-of-order unit */
+			return false; /* garbage, repeated or out-of-order unit */
 		if (__builtin_mul_overflow(v, units[u].mult, &v) ||
 		    __builtin_add_overflow(total, v, &total))
 			return false;
@@ -91,8 +91,8 @@ void jf_duration_format(int64_t seconds, char *buf, size_t n)
 		u %= units[i].mult;
 		if (q == 0 || off >= n)
 			continue;
-		off += (size_t)snprintf(buf + off, n - off, "%llu%c",
-					(unsigned long long)q, units[i].unit);
+		off += (size_t)snprintf(buf + off, n - off, "%llu%c", (unsigned long long)q,
+					units[i].unit);
 	}
 }
 
@@ -106,11 +106,10 @@ static bool qty_split(const char *s, uint64_t *m_out, int *e10_out, int *e2_out)
 		const char *sfx;
 		int e10, e2;
 	} sfx[] = {
-		{ "n", -9, 0 }, { "u", -6, 0 }, { "m", -3, 0 }, { "", 0, 0 },
-		{ "k", 3, 0 }, { "M", 6, 0 }, { "G", 9, 0 }, { "T", 12, 0 },
-		{ "P", 15, 0 }, { "E", 18, 0 },
-		{ "Ki", 0, 10 }, { "Mi", 0, 20 }, { "Gi", 0, 30 }, { "Ti", 0, 40 },
-		{ "Pi", 0, 50 }, { "Ei", 0, 60 },
+		{ "n", -9, 0 },  { "u", -6, 0 },  { "m", -3, 0 },  { "", 0, 0 },
+		{ "k", 3, 0 },   { "M", 6, 0 },   { "G", 9, 0 },   { "T", 12, 0 },
+		{ "P", 15, 0 },  { "E", 18, 0 },  { "Ki", 0, 10 }, { "Mi", 0, 20 },
+		{ "Gi", 0, 30 }, { "Ti", 0, 40 }, { "Pi", 0, 50 }, { "Ei", 0, 60 },
 	};
 
 	if (!s || !*s || strlen(s) > QTY_MAX_LEN)

@@ -15,8 +15,8 @@
 #include "core/quantity.h"
 #include "core/yamltree.h"
 
-#define QUEUE_MAX_CAPACITY   1000000
-#define QUEUE_MAX_TIMEOUT    (366LL * 86400)
+#define QUEUE_MAX_CAPACITY 1000000
+#define QUEUE_MAX_TIMEOUT  (366LL * 86400)
 
 static bool partition_ok(const char *s)
 {
@@ -33,9 +33,8 @@ static bool partition_ok(const char *s)
 static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec *q,
 			      struct jf_error *err)
 {
-	static const char *const known[] = {
-		"capacity", "group_timeout", "partition", "spot_partition", "private", NULL
-	};
+	static const char *const known[] = { "capacity",       "group_timeout", "partition",
+					     "spot_partition", "private",       NULL };
 	enum jf_err rc = jf_ymap_check_keys(root, "", known, err);
 	if (rc)
 		return rc;
@@ -50,7 +49,8 @@ static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec 
 		if (!jf_duration_parse(t, &q->group_timeout))
 			return jf_yerror(err, JF_EINVAL, n, "group_timeout",
 					 "bad duration \"%.64s\": use e.g. 90s, 30m, 2h or "
-					 "1h30m (0 = off)", t);
+					 "1h30m (0 = off)",
+					 t);
 		if (q->group_timeout > QUEUE_MAX_TIMEOUT)
 			return jf_yerror(err, JF_EINVAL, n, "group_timeout",
 					 "duration %.64s is out of range: at most 366d", t);
@@ -65,7 +65,8 @@ static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec 
 		if (!partition_ok(t))
 			return jf_yerror(err, JF_EINVAL, n, pkeys[k],
 					 "bad partition name \"%.64s\": use 1 to %d letters, "
-					 "digits, '.', '_' or '-'", t, JF_SPEC_MAX_NAME);
+					 "digits, '.', '_' or '-'",
+					 t, JF_SPEC_MAX_NAME);
 		char **dst = k == 0 ? &q->partition : &q->spot_partition;
 		*dst = strdup(t);
 		if (!*dst)
@@ -77,8 +78,8 @@ static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec 
 	return JF_OK;
 }
 
-enum jf_err jf_queue_spec_parse(const char *text, size_t len,
-				struct jf_queue_spec *out, struct jf_error *err)
+enum jf_err jf_queue_spec_parse(const char *text, size_t len, struct jf_queue_spec *out,
+				struct jf_error *err)
 {
 	struct jf_error e = { 0 };
 	struct jf_queue_spec q = { 0 };

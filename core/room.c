@@ -27,7 +27,7 @@ int64_t jf_room_grow(struct jf_room_batch *b, size_t n, int64_t cap, int64_t roo
 {
 	for (size_t i = 0; i < n && room > 0; i++) {
 		if (b[i].throttle <= 0 || b[i].throttle >= b[i].unfinished)
-			continue;   /* no limit, or every task of it may run already */
+			continue; /* no limit, or every task of it may run already */
 		int64_t want = b[i].unfinished;
 		if (cap > 0 && want > cap)
 			want = cap;

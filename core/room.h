@@ -21,8 +21,8 @@
 #include <stdint.h>
 
 struct jf_room_batch {
-	int64_t throttle;      /* 0 = no limit */
-	int64_t unfinished;    /* its tasks waiting or running */
+	int64_t throttle;   /* 0 = no limit */
+	int64_t unfinished; /* its tasks waiting or running */
 };
 
 /* What batch b can run at most. */

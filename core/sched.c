@@ -74,9 +74,10 @@ bool jf_sched_request(const struct jf_cluster *c, const struct jf_spec *spec,
 			most_mem = c->machines[i].mem_bytes;
 	}
 	if (req->cpu_milli > most_cpu || req->mem_bytes > most_mem) {
-		jf_error_set(err, JF_EINVAL, 0,
-			     "key 'resources.limits': no machine has %lld millicores and %lld bytes",
-			     (long long)req->cpu_milli, (long long)req->mem_bytes);
+		jf_error_set(
+			err, JF_EINVAL, 0,
+			"key 'resources.limits': no machine has %lld millicores and %lld bytes",
+			(long long)req->cpu_milli, (long long)req->mem_bytes);
 		return false;
 	}
 	return true;

@@ -22,18 +22,18 @@
 #include "core/spec.h"
 
 struct jf_sched_machine {
-	int model;             /* index into the cluster's models */
-	int gpus;              /* total */
-	uint64_t gpu_free;     /* bit i set = GPU i free */
-	int64_t cpu_free;      /* millicores */
-	int64_t mem_free;      /* bytes */
+	int model;         /* index into the cluster's models */
+	int gpus;          /* total */
+	uint64_t gpu_free; /* bit i set = GPU i free */
+	int64_t cpu_free;  /* millicores */
+	int64_t mem_free;  /* bytes */
 };
 
 struct jf_sched_req {
-	int model;             /* -1 = CPU-only (any machine) */
-	int gpus;              /* per node */
-	int64_t cpu_milli;     /* per node */
-	int64_t mem_bytes;     /* per node */
+	int model;         /* -1 = CPU-only (any machine) */
+	int gpus;          /* per node */
+	int64_t cpu_milli; /* per node */
+	int64_t mem_bytes; /* per node */
 	int64_t nodes;
 };
 

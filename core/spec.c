@@ -93,7 +93,8 @@ enum jf_err jf_spec_ignore(struct jf_spec *s, const struct jf_ynode *key, const 
 		return jf_yerror(err, JF_EINVAL, key, path,
 				 "more than %d Kubernetes fields that jobfs does not model "
 				 "(they would be listed under ignored:); remove what is not "
-				 "needed", JF_SPEC_MAX_IGNORED);
+				 "needed",
+				 JF_SPEC_MAX_IGNORED);
 	if (n == 0 || (n & (n - 1)) == 0) {
 		char **p = realloc(s->ignored, (n ? 2 * n : 4) * sizeof(*p));
 		if (!p)
@@ -123,12 +124,13 @@ enum jf_err jf_spec_name(const struct jf_ynode *n, const char *path, char **out,
 		if (*p < 0x20 || *p == 0x7f || *p == '/')
 			bad = true;
 		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			bad = true;  /* C1 control characters */
+			bad = true; /* C1 control characters */
 	}
 	if (bad || chars == 0 || chars > JF_SPEC_MAX_NAME)
-		return jf_yerror(err, JF_EINVAL, n, path,
-				 "a name is 1 to %d printable characters without '/', got \"%.80s\"",
-				 JF_SPEC_MAX_NAME, t);
+		return jf_yerror(
+			err, JF_EINVAL, n, path,
+			"a name is 1 to %d printable characters without '/', got \"%.80s\"",
+			JF_SPEC_MAX_NAME, t);
 	*out = strdup(t);
 	return *out ? JF_OK : jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 }
@@ -144,8 +146,8 @@ static bool dns_label(const char *s)
 	return true;
 }
 
-enum jf_err jf_spec_container_name(const struct jf_ynode *n, const char *path,
-				   char **out, struct jf_error *err)
+enum jf_err jf_spec_container_name(const struct jf_ynode *n, const char *path, char **out,
+				   struct jf_error *err)
 {
 	const char *t;
 	enum jf_err rc = jf_ynode_text(n, path, 0, &t, err);
@@ -160,8 +162,8 @@ enum jf_err jf_spec_container_name(const struct jf_ynode *n, const char *path,
 	return *out ? JF_OK : jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 }
 
-enum jf_err jf_spec_duration(const struct jf_ynode *n, const char *path, int64_t lo,
-			     int64_t hi, int64_t *out, struct jf_error *err)
+enum jf_err jf_spec_duration(const struct jf_ynode *n, const char *path, int64_t lo, int64_t hi,
+			     int64_t *out, struct jf_error *err)
 {
 	const char *t;
 	enum jf_err rc = jf_ynode_text(n, path, 0, &t, err);
@@ -231,8 +233,8 @@ enum jf_err jf_spec_gpu(const struct jf_ynode *n, const char *path, char **out,
 	return *out ? JF_OK : jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 }
 
-enum jf_err jf_spec_billing(const struct jf_ynode *n, const char *path,
-			    enum jf_billing *out, struct jf_error *err)
+enum jf_err jf_spec_billing(const struct jf_ynode *n, const char *path, enum jf_billing *out,
+			    struct jf_error *err)
 {
 	const char *t;
 	enum jf_err rc = jf_ynode_text(n, path, 0, &t, err);
@@ -248,8 +250,8 @@ enum jf_err jf_spec_billing(const struct jf_ynode *n, const char *path,
 	return JF_OK;
 }
 
-enum jf_err jf_spec_restart(const struct jf_ynode *n, const char *path,
-			    enum jf_restart *out, struct jf_error *err)
+enum jf_err jf_spec_restart(const struct jf_ynode *n, const char *path, enum jf_restart *out,
+			    struct jf_error *err)
 {
 	const char *t;
 	enum jf_err rc = jf_ynode_text(n, path, 0, &t, err);
@@ -275,29 +277,30 @@ static bool env_name_ok(const char *k, size_t len)
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		char c = k[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_'))
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
 			return false;
 	}
 	return true;
 }
 
-enum jf_err jf_spec_env_set(struct jf_container *c, const char *key, size_t klen,
-			    const char *val, size_t vlen, const struct jf_ynode *n,
-			    const char *path, struct jf_error *err)
+enum jf_err jf_spec_env_set(struct jf_container *c, const char *key, size_t klen, const char *val,
+			    size_t vlen, const struct jf_ynode *n, const char *path,
+			    struct jf_error *err)
 {
 	if (klen > JF_SPEC_MAX_ENV_NAME)
 		return jf_yerror(err, JF_EINVAL, n, path,
 				 "environment variable name \"%.32s...\" is %zu bytes, more "
-				 "than the limit of %d", key, klen, JF_SPEC_MAX_ENV_NAME);
+				 "than the limit of %d",
+				 key, klen, JF_SPEC_MAX_ENV_NAME);
 	if (!env_name_ok(key, klen))
 		return jf_yerror(err, JF_EINVAL, n, path,
 				 "bad environment variable name \"%.*s\": use letters, "
 				 "digits and '_', not starting with a digit",
 				 (int)(klen > 64 ? 64 : klen), key);
 	if (memchr(val, '\0', vlen))
-		return jf_yerror(err, JF_EINVAL, n, path,
-				 "a NUL character in the value of %.*s", (int)klen, key);
+		return jf_yerror(err, JF_EINVAL, n, path, "a NUL character in the value of %.*s",
+				 (int)klen, key);
 	char *v = strndup(val, vlen);
 	if (!v)
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
@@ -309,8 +312,8 @@ enum jf_err jf_spec_env_set(struct jf_container *c, const char *key, size_t klen
 		}
 	if (c->nenv >= JF_SPEC_MAX_ENV) {
 		free(v);
-		return jf_yerror(err, JF_EINVAL, n, path,
-				 "more than %d environment variables", JF_SPEC_MAX_ENV);
+		return jf_yerror(err, JF_EINVAL, n, path, "more than %d environment variables",
+				 JF_SPEC_MAX_ENV);
 	}
 	size_t cnt = c->nenv;
 	if (cnt == 0 || (cnt & (cnt - 1)) == 0) {
@@ -333,9 +336,9 @@ enum jf_err jf_spec_env_set(struct jf_container *c, const char *key, size_t klen
 }
 
 /* limits or requests */
-static enum jf_err resource_list(const struct jf_ynode *m, const char *path,
-				 struct jf_container *c, bool limits, int64_t *gpus,
-				 struct jf_spec *ignored, struct jf_error *err)
+static enum jf_err resource_list(const struct jf_ynode *m, const char *path, struct jf_container *c,
+				 bool limits, int64_t *gpus, struct jf_spec *ignored,
+				 struct jf_error *err)
 {
 	enum jf_err rc = jf_ynode_expect(m, JF_Y_MAP, path, err);
 	if (rc)
@@ -356,14 +359,15 @@ static enum jf_err resource_list(const struct jf_ynode *m, const char *path,
 		else
 			rc = jf_error_set(err, JF_EINVAL, jf_ymap_key(m, i)->line,
 					  "unknown key '%s' (resources are cpu, memory "
-					  "and nvidia.com/gpu)", kp);
+					  "and nvidia.com/gpu)",
+					  kp);
 	}
 	return rc;
 }
 
-enum jf_err jf_spec_resources(const struct jf_ynode *res, const char *path,
-			      struct jf_container *c, struct jf_spec *ignored,
-			      const struct jf_ynode **gpu_node, struct jf_error *err)
+enum jf_err jf_spec_resources(const struct jf_ynode *res, const char *path, struct jf_container *c,
+			      struct jf_spec *ignored, const struct jf_ynode **gpu_node,
+			      struct jf_error *err)
 {
 	*gpu_node = NULL;
 	enum jf_err rc = jf_ynode_expect(res, JF_Y_MAP, path, err);
@@ -390,7 +394,8 @@ enum jf_err jf_spec_resources(const struct jf_ynode *res, const char *path,
 			rc = jf_spec_ignore(ignored, jf_ymap_key(res, i), kp, err);
 		} else {
 			rc = jf_error_set(err, JF_EINVAL, jf_ymap_key(res, i)->line,
-					  "unknown key '%s' (resources has limits and requests)", kp);
+					  "unknown key '%s' (resources has limits and requests)",
+					  kp);
 		}
 	}
 	if (rc)
@@ -421,10 +426,10 @@ static bool gpus_ok(int64_t g)
 }
 
 /* The path of key in container i: "env", "containers[1].env" ... */
-static void cont_key_path(const struct jf_spec_src *src, size_t i, const char *key,
-			  char *buf, size_t n)
+static void cont_key_path(const struct jf_spec_src *src, size_t i, const char *key, char *buf,
+			  size_t n)
 {
-	if (src->cont[i] == src->root) {  /* native shorthand */
+	if (src->cont[i] == src->root) { /* native shorthand */
 		snprintf(buf, n, "%s", key);
 	} else {
 		jf_ypath_index(buf, n, src->containers_path, i);
@@ -456,7 +461,8 @@ static enum jf_err finish_sizes(const struct jf_spec *s, const struct jf_spec_sr
 			return jf_yerror(err, JF_EINVAL, jf_ymap_get(src->cont[i], "env"), p,
 					 "the environment of container '%s' is %zu bytes "
 					 "(KEY=value of each variable, summed), more than "
-					 "the limit of %d", c->name, env, JF_SPEC_MAX_ENV_BYTES);
+					 "the limit of %d",
+					 c->name, env, JF_SPEC_MAX_ENV_BYTES);
 		}
 		size_t argv = strv_bytes(c->command, c->ncommand) + strv_bytes(c->args, c->nargs);
 		if (argv > JF_SPEC_MAX_ARGV_BYTES) {
@@ -464,8 +470,8 @@ static enum jf_err finish_sizes(const struct jf_spec *s, const struct jf_spec_sr
 			cont_key_path(src, i, key, p, sizeof(p));
 			return jf_yerror(err, JF_EINVAL, jf_ymap_get(src->cont[i], key), p,
 					 "command and args of container '%s' are %zu bytes "
-					 "together, more than the limit of %d", c->name, argv,
-					 JF_SPEC_MAX_ARGV_BYTES);
+					 "together, more than the limit of %d",
+					 c->name, argv, JF_SPEC_MAX_ARGV_BYTES);
 		}
 	}
 	return JF_OK;
@@ -489,7 +495,8 @@ static enum jf_err finish_gpus(struct jf_spec *s, const struct jf_spec_src *src,
 			gpu_path(src, i, p, sizeof(p));
 			return jf_yerror(err, JF_EINVAL, src->cont_gpu[i], p,
 					 "%d GPUs for one container, more than the node's "
-					 "gpus: %d", c->gpus, s->gpus);
+					 "gpus: %d",
+					 c->gpus, s->gpus);
 		}
 		if (c->gpus > maxc) {
 			maxc = c->gpus;
@@ -517,8 +524,7 @@ static enum jf_err finish_gpus(struct jf_spec *s, const struct jf_spec_src *src,
 	return JF_OK;
 }
 
-static enum jf_err refuse_local(const struct jf_src_key *k, const char *what,
-				struct jf_error *err)
+static enum jf_err refuse_local(const struct jf_src_key *k, const char *what, struct jf_error *err)
 {
 	return jf_yerror(err, JF_ENOTSUP, k->node, k->path,
 			 "'%s' is not supported yet by the local backend", what);
@@ -547,9 +553,8 @@ enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 				char p[JF_YPATH_MAX];
 				jf_ypath_index(p, sizeof(p), src->containers_path, i);
 				jf_ypath_key(p, sizeof(p), p, "name");
-				return jf_yerror(err, JF_EINVAL,
-						 jf_ymap_get(src->cont[i], "name"), p,
-						 "container name '%s' is used twice",
+				return jf_yerror(err, JF_EINVAL, jf_ymap_get(src->cont[i], "name"),
+						 p, "container name '%s' is used twice",
 						 s->containers[i].name);
 			}
 
@@ -557,15 +562,16 @@ enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 	if (src->storage.node)
 		return refuse_local(&src->storage, "storage", err);
 	if (src->shm_size.node)
-		return refuse_local(&src->shm_size, s->form == JF_FORM_K8S ?
-				    "jobfs/shm-size" : "shm_size", err);
+		return refuse_local(&src->shm_size,
+				    s->form == JF_FORM_K8S ? "jobfs/shm-size" : "shm_size", err);
 	for (size_t i = 0; i < s->ncontainers; i++)
 		if (s->containers[i].ncommand || s->containers[i].nargs)
 			return JF_OK;
 	return jf_yerror(err, JF_ENOTSUP, src->cont[0], "",
 			 "no command: the local backend runs a container's command on "
 			 "this host; it does not pull images and has no image entrypoint, "
-			 "so give %s", src->command_hint);
+			 "so give %s",
+			 src->command_hint);
 }
 
 /* ---- dispatch ---- */
@@ -624,8 +630,7 @@ static enum jf_err parse_root(const char *text, size_t len, struct jf_ydoc **doc
 		return rc;
 	*root = jf_ydoc_root(*doc);
 	if (jf_ynode_is_null(*root))
-		return jf_error_set(err, JF_EINVAL, *root ? (*root)->line : 0,
-				    "the spec is empty");
+		return jf_error_set(err, JF_EINVAL, *root ? (*root)->line : 0, "the spec is empty");
 	if ((*root)->type != JF_Y_MAP)
 		return jf_yerror(err, JF_EINVAL, *root, "",
 				 "the spec must be a mapping of keys, not %s",
@@ -656,15 +661,14 @@ static enum jf_err load(const char *text, size_t len, const struct jf_subst *sub
 	if (!subbed)
 		return err->code;
 	rc = parse_root(subbed, strlen(subbed), doc, root, err);
-	free(subbed);  /* the tree holds copies */
+	free(subbed); /* the tree holds copies */
 	if (rc == JF_OK && detect_form(*root, err) != 1)
 		rc = JF_EINVAL;
 	return rc;
 }
 
 static enum jf_err parse(const char *text, size_t len, enum jf_spec_place place,
-			 const struct jf_subst *subst, struct jf_spec **out,
-			 struct jf_error *err)
+			 const struct jf_subst *subst, struct jf_spec **out, struct jf_error *err)
 {
 	struct jf_ydoc *doc = NULL;
 	const struct jf_ynode *root = NULL;
@@ -675,8 +679,8 @@ static enum jf_err parse(const char *text, size_t len, enum jf_spec_place place,
 
 	if (len > JF_SPEC_MAX_BYTES)
 		return jf_error_set(err, JF_EFBIG, 0,
-				    "the spec is %zu bytes, more than the limit of %d",
-				    len, JF_SPEC_MAX_BYTES);
+				    "the spec is %zu bytes, more than the limit of %d", len,
+				    JF_SPEC_MAX_BYTES);
 	if ((rc = jf_ytext_check(text, len, false, err)))
 		return rc;
 	if ((rc = load(text, len, subst, &doc, &root, &k8s, err)))
@@ -688,8 +692,7 @@ static enum jf_err parse(const char *text, size_t len, enum jf_spec_place place,
 		goto out;
 	}
 	src->root = root;
-	rc = k8s ? jf_spec_k8s(root, place, s, src, err)
-		 : jf_spec_native(root, place, s, src, err);
+	rc = k8s ? jf_spec_k8s(root, place, s, src, err) : jf_spec_native(root, place, s, src, err);
 	if (rc == JF_OK)
 		rc = jf_spec_finish(s, place, src, err);
 out:
@@ -704,8 +707,7 @@ out:
 }
 
 enum jf_err jf_spec_parse(const char *text, size_t len, enum jf_spec_place place,
-			  const struct jf_subst *subst, struct jf_spec **out,
-			  struct jf_error *err)
+			  const struct jf_subst *subst, struct jf_spec **out, struct jf_error *err)
 {
 	struct jf_error e = { 0 };
 	*out = NULL;

@@ -28,22 +28,22 @@
 
 #include "core/err.h"
 
-#define JF_SPEC_MAX_BYTES      (256 * 1024)  /* larger specs: JF_EFBIG */
-#define JF_SPEC_MAX_DEPTH      32            /* nesting of maps/lists */
-#define JF_SPEC_MAX_NODES      20000         /* YAML nodes after alias expansion */
-#define JF_SPEC_MAX_EXPANDED   (1024 * 1024) /* scalar bytes after alias expansion */
-#define JF_SPEC_MAX_CONTAINERS 16
-#define JF_SPEC_MAX_ENV        1024          /* entries per container */
-#define JF_SPEC_MAX_ENV_BYTES  (128 * 1024)  /* per container: KEY=value\0 summed */
-#define JF_SPEC_MAX_ENV_NAME   255           /* bytes of one variable name */
-#define JF_SPEC_MAX_STRING     (64 * 1024)   /* one scalar */
-#define JF_SPEC_MAX_NAME       63            /* name, container name */
-#define JF_SPEC_MAX_COMPLETIONS 1000000      /* also the most parallelism */
-#define JF_SPEC_MAX_COUNT      10000
+#define JF_SPEC_MAX_BYTES          (256 * 1024)  /* larger specs: JF_EFBIG */
+#define JF_SPEC_MAX_DEPTH          32            /* nesting of maps/lists */
+#define JF_SPEC_MAX_NODES          20000         /* YAML nodes after alias expansion */
+#define JF_SPEC_MAX_EXPANDED       (1024 * 1024) /* scalar bytes after alias expansion */
+#define JF_SPEC_MAX_CONTAINERS     16
+#define JF_SPEC_MAX_ENV            1024         /* entries per container */
+#define JF_SPEC_MAX_ENV_BYTES      (128 * 1024) /* per container: KEY=value\0 summed */
+#define JF_SPEC_MAX_ENV_NAME       255          /* bytes of one variable name */
+#define JF_SPEC_MAX_STRING         (64 * 1024)  /* one scalar */
+#define JF_SPEC_MAX_NAME           63           /* name, container name */
+#define JF_SPEC_MAX_COMPLETIONS    1000000      /* also the most parallelism */
+#define JF_SPEC_MAX_COUNT          10000
 #define JF_SPEC_MAX_NODES_PER_TASK 1024
-#define JF_SPEC_MAX_ARGV       4096          /* command + args entries */
-#define JF_SPEC_MAX_ARGV_BYTES (256 * 1024)  /* per container: command + args, NULs counted */
-#define JF_SPEC_MAX_IGNORED    1000          /* K8s fields listed under ignored: */
+#define JF_SPEC_MAX_ARGV           4096         /* command + args entries */
+#define JF_SPEC_MAX_ARGV_BYTES     (256 * 1024) /* per container: command + args, NULs counted */
+#define JF_SPEC_MAX_IGNORED        1000         /* K8s fields listed under ignored: */
 
 enum jf_billing { JF_BILL_ONDEMAND = 0, JF_BILL_SPOT = 1 };
 enum jf_restart { JF_RESTART_NEVER = 0, JF_RESTART_ONFAILURE = 1 };
@@ -55,18 +55,18 @@ struct jf_kv {
 };
 
 struct jf_container {
-	char *name;               /* native single-container form: "main" */
-	char *image;              /* may be NULL: the local backend runs on the host */
-	char **command;           /* NULL-terminated, ncommand entries */
+	char *name;     /* native single-container form: "main" */
+	char *image;    /* may be NULL: the local backend runs on the host */
+	char **command; /* NULL-terminated, ncommand entries */
 	size_t ncommand;
-	char **args;              /* NULL-terminated, nargs entries */
+	char **args; /* NULL-terminated, nargs entries */
 	size_t nargs;
-	struct jf_kv *env;        /* in the order written; later duplicates win */
+	struct jf_kv *env; /* in the order written; later duplicates win */
 	size_t nenv;
-	int64_t cpu_milli;        /* limits.cpu, 0 = not given */
-	int64_t mem_bytes;        /* limits.memory, 0 = not given */
-	int gpus;                 /* limits["nvidia.com/gpu"], -1 = not given */
-	int64_t req_cpu_milli;    /* requests as written (K8s), 0 = not given */
+	int64_t cpu_milli;     /* limits.cpu, 0 = not given */
+	int64_t mem_bytes;     /* limits.memory, 0 = not given */
+	int gpus;              /* limits["nvidia.com/gpu"], -1 = not given */
+	int64_t req_cpu_milli; /* requests as written (K8s), 0 = not given */
 	int64_t req_mem_bytes;
 };
 
@@ -74,10 +74,10 @@ enum jf_storage_type { JF_STORE_EMPTYDIR, JF_STORE_VOLUME, JF_STORE_OBJECT };
 
 struct jf_storage {
 	enum jf_storage_type type;
-	char *name;               /* volume */
-	char *source;             /* object */
-	char *path;               /* mount path, absolute */
-	int64_t size;             /* emptydir, bytes; 0 = not given */
+	char *name;   /* volume */
+	char *source; /* object */
+	char *path;   /* mount path, absolute */
+	int64_t size; /* emptydir, bytes; 0 = not given */
 };
 
 /* Kubernetes podFailurePolicy */
@@ -85,12 +85,12 @@ enum jf_pfp_action { JF_PFP_FAILJOB, JF_PFP_FAILINDEX, JF_PFP_IGNORE, JF_PFP_COU
 
 struct jf_pfp_rule {
 	enum jf_pfp_action action;
-	bool on_exit_codes;       /* else onPodConditions */
-	char *container;          /* onExitCodes.containerName, NULL = any */
-	bool op_in;               /* In (true) or NotIn (false) */
-	int *values;              /* exit codes */
+	bool on_exit_codes; /* else onPodConditions */
+	char *container;    /* onExitCodes.containerName, NULL = any */
+	bool op_in;         /* In (true) or NotIn (false) */
+	int *values;        /* exit codes */
 	size_t nvalues;
-	bool on_disruption;       /* onPodConditions DisruptionTarget status True */
+	bool on_disruption; /* onPodConditions DisruptionTarget status True */
 };
 
 /* Kubernetes successPolicy rule: indexes as closed ranges */
@@ -101,64 +101,63 @@ struct jf_range {
 struct jf_success_rule {
 	struct jf_range *indexes; /* NULL = any index */
 	size_t nindexes;
-	int64_t count;            /* succeededCount, 0 = all of indexes */
+	int64_t count; /* succeededCount, 0 = all of indexes */
 };
 
 struct jf_spec {
 	enum jf_spec_form form;
-	char *name;               /* display name, NULL = the directory name */
+	char *name; /* display name, NULL = the directory name */
 	enum jf_billing billing;
-	char *gpu;                /* model name, NULL = CPU-only */
-	int gpus;                 /* per node: 0,1,2,4,8 */
-	int64_t completions;      /* default 1 */
-	int64_t parallelism;      /* default completions */
-	int64_t count;            /* /tasks only, default 1 */
-	int64_t nodes;            /* default 1 */
-	bool node_index;          /* default true */
-	int64_t unit_runtime;     /* seconds, 0 = not set */
-	int64_t timeout;          /* seconds per attempt, default 1440m */
+	char *gpu;            /* model name, NULL = CPU-only */
+	int gpus;             /* per node: 0,1,2,4,8 */
+	int64_t completions;  /* default 1 */
+	int64_t parallelism;  /* default completions */
+	int64_t count;        /* /tasks only, default 1 */
+	int64_t nodes;        /* default 1 */
+	bool node_index;      /* default true */
+	int64_t unit_runtime; /* seconds, 0 = not set */
+	int64_t timeout;      /* seconds per attempt, default 1440m */
 	enum jf_restart restart_policy;
-	int64_t retries;          /* failed attempts allowed after the first; -1 = no per-task limit */
-	int64_t max_failures;     /* group failed-attempt limit, -1 = none */
+	int64_t retries;      /* failed attempts allowed after the first; -1 = no per-task limit */
+	int64_t max_failures; /* group failed-attempt limit, -1 = none */
 	int64_t max_failed_indexes; /* K8s maxFailedIndexes, -1 = none */
-	int64_t active_deadline;  /* K8s activeDeadlineSeconds, 0 = none */
-	int64_t shm_size;         /* bytes, 0 = not set */
+	int64_t active_deadline;    /* K8s activeDeadlineSeconds, 0 = none */
+	int64_t shm_size;           /* bytes, 0 = not set */
 	bool cpu_exclusive;
 	struct jf_container *containers;
-	size_t ncontainers;       /* >= 1 */
+	size_t ncontainers; /* >= 1 */
 	struct jf_storage *storage;
 	size_t nstorage;
 	struct jf_pfp_rule *pfp;
 	size_t npfp;
 	struct jf_success_rule *success;
 	size_t nsuccess;
-	char **ignored;           /* K8s paths not modelled, e.g. "spec.template.metadata.labels" */
+	char **ignored; /* K8s paths not modelled, e.g. "spec.template.metadata.labels" */
 	size_t nignored;
-	bool indexed;             /* K8s completionMode: Indexed (jobfs exports
-				   * JOB_COMPLETION_INDEX either way) */
+	bool indexed; /* K8s completionMode: Indexed (jobfs exports
+		       * JOB_COMPLETION_INDEX either way) */
 	/* which keys were written, so a renderer can tell defaults apart */
 	bool has_count;
 };
 
 /* What ${VAR} may name in a K8s spec.  NULL members are unknown variables. */
 struct jf_subst {
-	const char *job_name;     /* ${JOB_NAME} */
-	const char *queue;        /* ${QUEUE} */
-	const char *group;        /* ${GROUP} */
+	const char *job_name; /* ${JOB_NAME} */
+	const char *queue;    /* ${QUEUE} */
+	const char *group;    /* ${GROUP} */
 };
 
 /* Where the spec is being written: changes which keys are allowed. */
 enum jf_spec_place {
-	JF_PLACE_GROUP,           /* /queues/<q>/groups/<g>: no `count` */
-	JF_PLACE_BATCH,           /* /tasks/<name>: `count` allowed; completions/parallelism refused */
+	JF_PLACE_GROUP, /* /queues/<q>/groups/<g>: no `count` */
+	JF_PLACE_BATCH, /* /tasks/<name>: `count` allowed; completions/parallelism refused */
 };
 
 /* Parse text (len bytes, need not be NUL-terminated).  Chooses the K8s
  * importer when the top level has apiVersion batch/v1 and kind Job.
  * On error returns the code, fills *err and leaves *out NULL. */
 enum jf_err jf_spec_parse(const char *text, size_t len, enum jf_spec_place place,
-			  const struct jf_subst *subst, struct jf_spec **out,
-			  struct jf_error *err);
+			  const struct jf_subst *subst, struct jf_spec **out, struct jf_error *err);
 void jf_spec_free(struct jf_spec *spec);
 
 /* ${VAR} substitution alone; returns a malloc'd string the caller frees,
@@ -175,15 +174,15 @@ char *jf_subst_apply(const char *text, size_t len, const struct jf_subst *subst,
 bool jf_spec_text_plausible(const char *text, size_t len, struct jf_error *err);
 
 struct jf_queue_spec {
-	int64_t capacity;         /* nodes; 0 = unlimited (default) */
-	int64_t group_timeout;    /* seconds, 0 = off (default) */
-	char *partition;          /* slurm partition, NULL = command-line default */
-	char *spot_partition;     /* the same for spot work */
-	bool private_;            /* `private: true` */
+	int64_t capacity;      /* nodes; 0 = unlimited (default) */
+	int64_t group_timeout; /* seconds, 0 = off (default) */
+	char *partition;       /* slurm partition, NULL = command-line default */
+	char *spot_partition;  /* the same for spot work */
+	bool private_;         /* `private: true` */
 };
 
-enum jf_err jf_queue_spec_parse(const char *text, size_t len,
-				struct jf_queue_spec *out, struct jf_error *err);
+enum jf_err jf_queue_spec_parse(const char *text, size_t len, struct jf_queue_spec *out,
+				struct jf_error *err);
 void jf_queue_spec_release(struct jf_queue_spec *q);
 
 #endif

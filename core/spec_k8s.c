@@ -25,7 +25,7 @@
 
 #include "core/spec_priv.h"
 
-#define K8S_MAX_RULES     20    /* as the Kubernetes API */
+#define K8S_MAX_RULES     20 /* as the Kubernetes API */
 #define K8S_MAX_EXITCODES 255
 
 struct k8s {
@@ -67,8 +67,8 @@ static enum jf_err walk(struct k8s *k, const struct jf_ynode *map, const char *p
 }
 
 /* The value of map[key] and its path; NULL when absent or null. */
-static const struct jf_ynode *get(const struct jf_ynode *map, const char *path,
-				  const char *key, char *kp)
+static const struct jf_ynode *get(const struct jf_ynode *map, const char *path, const char *key,
+				  char *kp)
 {
 	jf_ypath_key(kp, JF_YPATH_MAX, path, key);
 	return jf_ymap_get(map, key);
@@ -87,8 +87,8 @@ static enum jf_err get_int(struct k8s *k, const struct jf_ynode *map, const char
 
 /* ---- metadata ---- */
 
-static enum jf_err annotation(struct k8s *k, const struct jf_ynode *key,
-			      const struct jf_ynode *v, const char *kp)
+static enum jf_err annotation(struct k8s *k, const struct jf_ynode *key, const struct jf_ynode *v,
+			      const char *kp)
 {
 	struct jf_spec *s = k->s;
 	const char *name = key->str + strlen("jobfs/");
@@ -122,7 +122,8 @@ static enum jf_err annotation(struct k8s *k, const struct jf_ynode *key,
 	return jf_error_set(k->err, JF_EINVAL, key->line,
 			    "unknown annotation '%s': jobfs reads jobfs/billing, jobfs/gpu, "
 			    "jobfs/nodes, jobfs/unit-runtime, jobfs/shm-size, jobfs/timeout "
-			    "and jobfs/retries", key->str);
+			    "and jobfs/retries",
+			    key->str);
 }
 
 static enum jf_err metadata(struct k8s *k, const struct jf_ynode *md)
@@ -194,12 +195,11 @@ static enum jf_err env_list(struct k8s *k, const struct jf_ynode *list, const ch
 	return JF_OK;
 }
 
-static enum jf_err container(struct k8s *k, const struct jf_ynode *m, const char *path,
-			     size_t idx, struct jf_container *c)
+static enum jf_err container(struct k8s *k, const struct jf_ynode *m, const char *path, size_t idx,
+			     struct jf_container *c)
 {
-	static const char *const known[] = {
-		"name", "image", "command", "args", "env", "resources", NULL
-	};
+	static const char *const known[] = { "name", "image",     "command", "args",
+					     "env",  "resources", NULL };
 	char kp[JF_YPATH_MAX];
 	const struct jf_ynode *n;
 	enum jf_err rc;
@@ -215,8 +215,7 @@ static enum jf_err container(struct k8s *k, const struct jf_ynode *m, const char
 	if ((n = get(m, path, "image", kp)) && (rc = jf_ynode_str(n, kp, 0, &c->image, k->err)))
 		return rc;
 	if ((n = get(m, path, "command", kp)) &&
-	    (rc = jf_ynode_strlist(n, kp, 0, JF_SPEC_MAX_ARGV, &c->command, &c->ncommand,
-				   k->err)))
+	    (rc = jf_ynode_strlist(n, kp, 0, JF_SPEC_MAX_ARGV, &c->command, &c->ncommand, k->err)))
 		return rc;
 	if ((n = get(m, path, "args", kp)) &&
 	    (rc = jf_ynode_strlist(n, kp, 0, JF_SPEC_MAX_ARGV, &c->args, &c->nargs, k->err)))
@@ -286,8 +285,8 @@ static enum jf_err exit_codes(struct k8s *k, const struct jf_ynode *m, const cha
 			if (strcmp(k->s->containers[i].name, r->container) == 0)
 				break;
 		if (i == k->s->ncontainers)
-			return jf_yerror(k->err, JF_EINVAL, n, kp,
-					 "no container is named '%.64s'", r->container);
+			return jf_yerror(k->err, JF_EINVAL, n, kp, "no container is named '%.64s'",
+					 r->container);
 	}
 	if (!(n = get(m, path, "operator", kp)))
 		return jf_yerror(k->err, JF_EINVAL, m, kp, "operator is required: In or NotIn");
@@ -298,7 +297,8 @@ static enum jf_err exit_codes(struct k8s *k, const struct jf_ynode *m, const cha
 	r->op_in = strcmp(t, "In") == 0;
 	const struct jf_ynode *vals = get(m, path, "values", kp);
 	if (!vals)
-		return jf_yerror(k->err, JF_EINVAL, m, kp, "values is required: a list of exit codes");
+		return jf_yerror(k->err, JF_EINVAL, m, kp,
+				 "values is required: a list of exit codes");
 	if ((rc = jf_ynode_expect(vals, JF_Y_SEQ, kp, k->err)))
 		return rc;
 	if (vals->n == 0 || vals->n > K8S_MAX_EXITCODES)
@@ -324,8 +324,8 @@ static enum jf_err exit_codes(struct k8s *k, const struct jf_ynode *m, const cha
 	return JF_OK;
 }
 
-static enum jf_err pod_conditions(struct k8s *k, const struct jf_ynode *list,
-				  const char *path, struct jf_pfp_rule *r)
+static enum jf_err pod_conditions(struct k8s *k, const struct jf_ynode *list, const char *path,
+				  struct jf_pfp_rule *r)
 {
 	static const char *const known[] = { "type", "status", NULL };
 	enum jf_err rc = jf_ynode_expect(list, JF_Y_SEQ, path, k->err);
@@ -348,14 +348,16 @@ static enum jf_err pod_conditions(struct k8s *k, const struct jf_ynode *list,
 		if (strcmp(t, "DisruptionTarget") != 0)
 			return jf_yerror(k->err, JF_ENOTSUP, n, kp,
 					 "condition %.64s is not supported: jobfs knows "
-					 "DisruptionTarget (a preemption)", t);
+					 "DisruptionTarget (a preemption)",
+					 t);
 		if ((n = get(m, ip, "status", kp))) {
 			if ((rc = jf_ynode_text(n, kp, 0, &t, k->err)))
 				return rc;
 			if (strcmp(t, "True") != 0)
 				return jf_yerror(k->err, JF_ENOTSUP, n, kp,
 						 "status %.64s is not supported: jobfs matches "
-						 "DisruptionTarget with status \"True\"", t);
+						 "DisruptionTarget with status \"True\"",
+						 t);
 		}
 	}
 	r->on_disruption = true;
@@ -367,8 +369,10 @@ static enum jf_err pod_failure_policy(struct k8s *k, const struct jf_ynode *m)
 	static const char *const known[] = { "rules", NULL };
 	static const char *const rule_keys[] = { "action", "onExitCodes", "onPodConditions", NULL };
 	static const char *const actions[] = {
-		[JF_PFP_FAILJOB] = "FailJob", [JF_PFP_FAILINDEX] = "FailIndex",
-		[JF_PFP_IGNORE] = "Ignore", [JF_PFP_COUNT] = "Count",
+		[JF_PFP_FAILJOB] = "FailJob",
+		[JF_PFP_FAILINDEX] = "FailIndex",
+		[JF_PFP_IGNORE] = "Ignore",
+		[JF_PFP_COUNT] = "Count",
 	};
 	const char *path = "spec.podFailurePolicy";
 	char kp[JF_YPATH_MAX];
@@ -396,8 +400,9 @@ static enum jf_err pod_failure_policy(struct k8s *k, const struct jf_ynode *m)
 		if ((rc = walk(k, r, ip, rule_keys)))
 			return rc;
 		if (!(n = get(r, ip, "action", ap)))
-			return jf_yerror(k->err, JF_EINVAL, r, ap,
-					 "a rule needs an action: FailJob, FailIndex, Ignore or Count");
+			return jf_yerror(
+				k->err, JF_EINVAL, r, ap,
+				"a rule needs an action: FailJob, FailIndex, Ignore or Count");
 		if ((rc = jf_ynode_text(n, ap, 0, &t, k->err)))
 			return rc;
 		size_t a;
@@ -405,8 +410,9 @@ static enum jf_err pod_failure_policy(struct k8s *k, const struct jf_ynode *m)
 			if (strcmp(t, actions[a]) == 0)
 				break;
 		if (a == sizeof(actions) / sizeof(actions[0]))
-			return jf_yerror(k->err, JF_EINVAL, n, ap,
-					 "must be FailJob, FailIndex, Ignore or Count, got \"%.64s\"", t);
+			return jf_yerror(
+				k->err, JF_EINVAL, n, ap,
+				"must be FailJob, FailIndex, Ignore or Count, got \"%.64s\"", t);
 		rule->action = (enum jf_pfp_action)a;
 		if (rule->action == JF_PFP_FAILINDEX && !k->per_index_set)
 			return jf_yerror(k->err, JF_EINVAL, n, ap,
@@ -414,8 +420,9 @@ static enum jf_err pod_failure_policy(struct k8s *k, const struct jf_ynode *m)
 		codes = get(r, ip, "onExitCodes", ap);
 		conds = get(r, ip, "onPodConditions", cp);
 		if ((codes != NULL) == (conds != NULL))
-			return jf_yerror(k->err, JF_EINVAL, r, ip,
-					 "a rule needs exactly one of onExitCodes and onPodConditions");
+			return jf_yerror(
+				k->err, JF_EINVAL, r, ip,
+				"a rule needs exactly one of onExitCodes and onPodConditions");
 		rc = codes ? exit_codes(k, codes, ap, rule) : pod_conditions(k, conds, cp, rule);
 		if (rc)
 			return rc;
@@ -461,7 +468,8 @@ static enum jf_err parse_indexes(struct k8s *k, const struct jf_ynode *n, const 
 		}
 		if (hi < lo || lo <= prev)
 			return jf_yerror(k->err, JF_EINVAL, n, path,
-					 "\"%.64s\": intervals must be ascending and not overlap", t);
+					 "\"%.64s\": intervals must be ascending and not overlap",
+					 t);
 		r->indexes[r->nindexes].lo = lo;
 		r->indexes[r->nindexes].hi = hi;
 		r->nindexes++;
@@ -472,8 +480,8 @@ static enum jf_err parse_indexes(struct k8s *k, const struct jf_ynode *n, const 
 			goto bad;
 	}
 bad:
-	return jf_yerror(k->err, JF_EINVAL, n, path,
-			 "bad index list \"%.64s\" (e.g. \"0,2-3\")", t);
+	return jf_yerror(k->err, JF_EINVAL, n, path, "bad index list \"%.64s\" (e.g. \"0,2-3\")",
+			 t);
 range:
 	return jf_yerror(k->err, JF_EINVAL, n, path,
 			 "\"%.64s\": indexes must be below completions (%lld)", t,
@@ -530,11 +538,17 @@ static enum jf_err success_policy(struct k8s *k, const struct jf_ynode *m)
 
 static enum jf_err job_spec(struct k8s *k, const struct jf_ynode *spec)
 {
-	static const char *const known[] = {
-		"completions", "parallelism", "completionMode", "backoffLimit",
-		"backoffLimitPerIndex", "maxFailedIndexes", "activeDeadlineSeconds",
-		"successPolicy", "podFailurePolicy", "template", NULL
-	};
+	static const char *const known[] = { "completions",
+					     "parallelism",
+					     "completionMode",
+					     "backoffLimit",
+					     "backoffLimitPerIndex",
+					     "maxFailedIndexes",
+					     "activeDeadlineSeconds",
+					     "successPolicy",
+					     "podFailurePolicy",
+					     "template",
+					     NULL };
 	struct jf_spec *s = k->s;
 	char kp[JF_YPATH_MAX];
 	const struct jf_ynode *n;
@@ -545,9 +559,11 @@ static enum jf_err job_spec(struct k8s *k, const struct jf_ynode *spec)
 		static const char *const refused[] = { "completions", "parallelism", NULL };
 		for (const char *const *r = refused; *r; r++)
 			if ((n = jf_ymap_find_key(spec, *r)))
-				return jf_error_set(k->err, JF_EINVAL, n->line,
-						    "key 'spec.%s': an independent task under /tasks "
-						    "has no %s (use a queue group)", *r, *r);
+				return jf_error_set(
+					k->err, JF_EINVAL, n->line,
+					"key 'spec.%s': an independent task under /tasks "
+					"has no %s (use a queue group)",
+					*r, *r);
 	}
 	if ((rc = get_int(k, spec, "spec", "completions", 1, JF_SPEC_MAX_COMPLETIONS,
 			  &s->completions, &n)))
@@ -622,13 +638,12 @@ static enum jf_err job_rules(struct k8s *k, const struct jf_ynode *spec)
 		return jf_yerror(err, JF_EINVAL, k->per_index, "spec.backoffLimitPerIndex",
 				 "give either this or the annotation jobfs/retries, not both");
 	if (k->per_index_set && !k->backoff_set)
-		s->max_failures = -1;  /* Kubernetes: unlimited with a per-index limit */
+		s->max_failures = -1; /* Kubernetes: unlimited with a per-index limit */
 	return JF_OK;
 }
 
-enum jf_err jf_spec_k8s(const struct jf_ynode *root, enum jf_spec_place place,
-			struct jf_spec *s, struct jf_spec_src *src,
-			struct jf_error *err)
+enum jf_err jf_spec_k8s(const struct jf_ynode *root, enum jf_spec_place place, struct jf_spec *s,
+			struct jf_spec_src *src, struct jf_error *err)
 {
 	static const char *const known[] = { "apiVersion", "kind", "metadata", "spec", NULL };
 	struct k8s k = { .s = s, .src = src, .err = err, .place = place };

@@ -30,21 +30,20 @@ static enum jf_err oom(struct jf_error *err)
 /* ---- env ---- */
 
 /* One "KEY=value" at line; n gives the line when nothing better exists. */
-static enum jf_err env_assign(struct jf_container *c, const char *t, size_t len,
-			      int line, const char *path, struct jf_error *err)
+static enum jf_err env_assign(struct jf_container *c, const char *t, size_t len, int line,
+			      const char *path, struct jf_error *err)
 {
 	struct jf_ynode at = { .type = JF_Y_SCALAR, .line = line };
 	const char *eq = memchr(t, '=', len);
 	if (!eq)
-		return jf_yerror(err, JF_EINVAL, &at, path,
-				 "expected KEY=value, got \"%.*s\"",
+		return jf_yerror(err, JF_EINVAL, &at, path, "expected KEY=value, got \"%.*s\"",
 				 (int)(len > 64 ? 64 : len), t);
-	return jf_spec_env_set(c, t, (size_t)(eq - t), eq + 1, len - (size_t)(eq - t) - 1,
-			       &at, path, err);
+	return jf_spec_env_set(c, t, (size_t)(eq - t), eq + 1, len - (size_t)(eq - t) - 1, &at,
+			       path, err);
 }
 
-static enum jf_err env_json(struct jf_container *c, const struct jf_ynode *n,
-			    const char *path, struct jf_error *err)
+static enum jf_err env_json(struct jf_container *c, const struct jf_ynode *n, const char *path,
+			    struct jf_error *err)
 {
 	json_error_t je;
 	json_t *o = json_loadb(n->str, n->len, JSON_REJECT_DUPLICATES, &je);
@@ -61,7 +60,8 @@ static enum jf_err env_json(struct jf_container *c, const struct jf_ynode *n,
 	}
 	const char *k;
 	json_t *v;
-	json_object_foreach(o, k, v) {
+	json_object_foreach(o, k, v)
+	{
 		char num[64];
 		char *dumped = NULL;
 		const char *s;
@@ -99,8 +99,8 @@ out:
 	return rc;
 }
 
-static enum jf_err env_lines(struct jf_container *c, const struct jf_ynode *n,
-			     const char *path, struct jf_error *err)
+static enum jf_err env_lines(struct jf_container *c, const struct jf_ynode *n, const char *path,
+			     struct jf_error *err)
 {
 	int line = n->line + (n->block ? 1 : 0);
 	const char *p = n->str, *end = n->str + n->len;
@@ -124,8 +124,8 @@ static enum jf_err env_lines(struct jf_container *c, const struct jf_ynode *n,
 	return JF_OK;
 }
 
-static enum jf_err native_env(const struct jf_ynode *n, const char *path,
-			      struct jf_container *c, struct jf_error *err)
+static enum jf_err native_env(const struct jf_ynode *n, const char *path, struct jf_container *c,
+			      struct jf_error *err)
 {
 	enum jf_err rc = JF_OK;
 	if (n->type == JF_Y_MAP) {
@@ -164,9 +164,8 @@ static enum jf_err native_env(const struct jf_ynode *n, const char *path,
 
 /* ---- containers ---- */
 
-static enum jf_err argv_list(const struct jf_ynode *map, const char *key,
-			     const char *prefix, char ***out, size_t *nout,
-			     struct jf_error *err)
+static enum jf_err argv_list(const struct jf_ynode *map, const char *key, const char *prefix,
+			     char ***out, size_t *nout, struct jf_error *err)
 {
 	const struct jf_ynode *n = jf_ymap_get(map, key);
 	if (!n)
@@ -177,9 +176,9 @@ static enum jf_err argv_list(const struct jf_ynode *map, const char *key,
 }
 
 /* One container from map m; prefix is "" for the shorthand. */
-static enum jf_err native_container(const struct jf_ynode *m, const char *prefix,
-				    size_t idx, struct jf_container *c,
-				    struct jf_spec_src *src, struct jf_error *err)
+static enum jf_err native_container(const struct jf_ynode *m, const char *prefix, size_t idx,
+				    struct jf_container *c, struct jf_spec_src *src,
+				    struct jf_error *err)
 {
 	char kp[JF_YPATH_MAX];
 	const struct jf_ynode *n;
@@ -232,9 +231,8 @@ static const char *const shorthand_keys[] = {
 static enum jf_err native_containers(const struct jf_ynode *root, struct jf_spec *s,
 				     struct jf_spec_src *src, struct jf_error *err)
 {
-	static const char *const keys[] = {
-		"name", "image", "command", "args", "env", "resources", NULL
-	};
+	static const char *const keys[] = { "name", "image",     "command", "args",
+					    "env",  "resources", NULL };
 	const struct jf_ynode *list = jf_ymap_get(root, "containers");
 	enum jf_err rc;
 
@@ -251,8 +249,8 @@ static enum jf_err native_containers(const struct jf_ynode *root, struct jf_spec
 			return jf_error_set(err, JF_EINVAL, kn->line,
 					    "key '%s': the top-level '%s' is the single-container "
 					    "shorthand; with 'containers:' (line %d) put it inside "
-					    "each container", *k, *k,
-					    jf_ymap_find_key(root, "containers")->line);
+					    "each container",
+					    *k, *k, jf_ymap_find_key(root, "containers")->line);
 	}
 	if ((rc = jf_ynode_expect(list, JF_Y_SEQ, "containers", err)))
 		return rc;
@@ -305,8 +303,8 @@ static bool url_ok(const char *s)
 	const char *p = s;
 	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
 		return false;
-	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-	       (*p >= '0' && *p <= '9') || *p == '+' || *p == '.' || *p == '-')
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+	       *p == '+' || *p == '.' || *p == '-')
 		p++;
 	if (strncmp(p, "://", 3) != 0 || !p[3])
 		return false;
@@ -316,8 +314,8 @@ static bool url_ok(const char *s)
 	return true;
 }
 
-static enum jf_err storage_entry(const struct jf_ynode *m, const char *path,
-				 struct jf_storage *st, struct jf_error *err)
+static enum jf_err storage_entry(const struct jf_ynode *m, const char *path, struct jf_storage *st,
+				 struct jf_error *err)
 {
 	static const char *const keys[3][4] = {
 		[JF_STORE_EMPTYDIR] = { "type", "path", "size", NULL },
@@ -375,7 +373,8 @@ static enum jf_err storage_entry(const struct jf_ynode *m, const char *path,
 		return rc;
 	if (st->type == JF_STORE_VOLUME && !volume_name_ok(t))
 		return jf_yerror(err, JF_EINVAL, n, kp,
-				 "bad volume name \"%.64s\": use [A-Za-z0-9][A-Za-z0-9._-]{0,62}", t);
+				 "bad volume name \"%.64s\": use [A-Za-z0-9][A-Za-z0-9._-]{0,62}",
+				 t);
 	if (st->type == JF_STORE_OBJECT && !url_ok(t))
 		return jf_yerror(err, JF_EINVAL, n, kp,
 				 "\"%.64s\" is not a URL (e.g. https://host/bucket/prefix)", t);
@@ -392,8 +391,8 @@ static enum jf_err native_storage(const struct jf_ynode *list, struct jf_spec *s
 	if (rc)
 		return rc;
 	if (list->n > NATIVE_MAX_STORAGE)
-		return jf_yerror(err, JF_EINVAL, list, "storage",
-				 "more than %d storage entries", NATIVE_MAX_STORAGE);
+		return jf_yerror(err, JF_EINVAL, list, "storage", "more than %d storage entries",
+				 NATIVE_MAX_STORAGE);
 	if (list->n == 0)
 		return JF_OK;
 	s->storage = calloc(list->n, sizeof(*s->storage));
@@ -408,8 +407,9 @@ static enum jf_err native_storage(const struct jf_ynode *list, struct jf_spec *s
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(s->storage[j].path, s->storage[i].path) == 0) {
 				jf_ypath_key(ip, sizeof(ip), ip, "path");
-				return jf_yerror(err, JF_EINVAL, jf_ymap_get(list->items[i], "path"),
-						 ip, "path %s is mounted twice", s->storage[i].path);
+				return jf_yerror(err, JF_EINVAL,
+						 jf_ymap_get(list->items[i], "path"), ip,
+						 "path %s is mounted twice", s->storage[i].path);
 			}
 	}
 	return JF_OK;
@@ -417,8 +417,8 @@ static enum jf_err native_storage(const struct jf_ynode *list, struct jf_spec *s
 
 /* ---- top level ---- */
 
-static enum jf_err int_key(const struct jf_ynode *root, const char *key, int64_t lo,
-			   int64_t hi, int64_t *out, struct jf_error *err)
+static enum jf_err int_key(const struct jf_ynode *root, const char *key, int64_t lo, int64_t hi,
+			   int64_t *out, struct jf_error *err)
 {
 	const struct jf_ynode *n = jf_ymap_get(root, key);
 	return n ? jf_ynode_int(n, key, lo, hi, out, err) : JF_OK;
@@ -439,22 +439,23 @@ static enum jf_err place_checks(const struct jf_ynode *root, enum jf_spec_place 
 				return jf_error_set(err, JF_EINVAL, k->line,
 						    "key '%s': an independent task under /tasks "
 						    "is 'count' independent tasks; it has no %s "
-						    "(use count, or a queue group)", *r, *r);
+						    "(use count, or a queue group)",
+						    *r, *r);
 	}
 	return JF_OK;
 }
 
-enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place,
-			   struct jf_spec *s, struct jf_spec_src *src,
-			   struct jf_error *err)
+enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place, struct jf_spec *s,
+			   struct jf_spec_src *src, struct jf_error *err)
 {
-	static const char *const keys[] = {
-		"name", "billing", "gpu", "gpus", "completions", "parallelism",
-		"count", "nodes", "node_index", "unit_runtime", "timeout",
-		"restart_policy", "retries", "max_failures", "shm_size",
-		"cpu_exclusive", "image", "command", "args", "env", "resources",
-		"containers", "storage", NULL
-	};
+	static const char *const keys[] = { "name",          "billing",      "gpu",
+					    "gpus",          "completions",  "parallelism",
+					    "count",         "nodes",        "node_index",
+					    "unit_runtime",  "timeout",      "restart_policy",
+					    "retries",       "max_failures", "shm_size",
+					    "cpu_exclusive", "image",        "command",
+					    "args",          "env",          "resources",
+					    "containers",    "storage",      NULL };
 	const struct jf_ynode *n;
 	enum jf_err rc;
 
@@ -472,8 +473,7 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 	snprintf(src->containers_path, sizeof(src->containers_path), "containers");
 	src->command_hint = "'command' or 'args' (e.g. command: [\"/bin/sh\", \"-c\", \"...\"])";
 
-	if ((rc = jf_ymap_check_keys(root, "", keys, err)) ||
-	    (rc = place_checks(root, place, err)))
+	if ((rc = jf_ymap_check_keys(root, "", keys, err)) || (rc = place_checks(root, place, err)))
 		return rc;
 	if ((n = jf_ymap_get(root, "name")) && (rc = jf_spec_name(n, "name", &s->name, err)))
 		return rc;
@@ -493,8 +493,7 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 		jf_spec_src_set(&src->gpus, n, "gpus");
 	}
 	if ((rc = int_key(root, "completions", 1, JF_SPEC_MAX_COMPLETIONS, &s->completions, err)) ||
-	    (rc = int_key(root, "parallelism", 1, JF_SPEC_MAX_COMPLETIONS, &s->parallelism,
-				err)) ||
+	    (rc = int_key(root, "parallelism", 1, JF_SPEC_MAX_COMPLETIONS, &s->parallelism, err)) ||
 	    (rc = int_key(root, "count", 1, JF_SPEC_MAX_COUNT, &s->count, err)) ||
 	    (rc = int_key(root, "nodes", 1, JF_SPEC_MAX_NODES_PER_TASK, &s->nodes, err)) ||
 	    (rc = int_key(root, "retries", 0, INT32_MAX, &s->retries, err)) ||
@@ -506,8 +505,8 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 	    (rc = jf_ynode_bool(n, "node_index", &s->node_index, err)))
 		return rc;
 	if ((n = jf_ymap_get(root, "unit_runtime")) &&
-	    (rc = jf_spec_duration(n, "unit_runtime", 1, JF_SPEC_MAX_DURATION,
-				   &s->unit_runtime, err)))
+	    (rc = jf_spec_duration(n, "unit_runtime", 1, JF_SPEC_MAX_DURATION, &s->unit_runtime,
+				   err)))
 		return rc;
 	if ((n = jf_ymap_get(root, "timeout")) &&
 	    (rc = jf_spec_duration(n, "timeout", 1, JF_SPEC_MAX_DURATION, &s->timeout, err)))

@@ -60,8 +60,7 @@ static bool var_name_ok(const char *s, size_t n)
 
 /* The value of a known variable; *known tells an unknown name apart from a
  * known one that has no value here. */
-static const char *lookup(const struct jf_subst *subst, const char *name, size_t n,
-			  bool *known)
+static const char *lookup(const struct jf_subst *subst, const char *name, size_t n, bool *known)
 {
 	static const char *const names[] = { "JOB_NAME", "QUEUE", "GROUP" };
 	for (size_t i = 0; i < 3; i++) {
@@ -90,7 +89,7 @@ char *jf_subst_apply(const char *text, size_t len, const struct jf_subst *subst,
 	struct sbuf b = { 0 };
 	enum jf_err code = JF_OK;
 	int line = 1;
-	size_t i = 0, lit = 0;  /* text[lit, i) is literal and not yet copied */
+	size_t i = 0, lit = 0; /* text[lit, i) is literal and not yet copied */
 
 	if (!text)
 		text = "";

@@ -24,9 +24,8 @@ void jf_time_rfc3339(int64_t ms, char *buf, size_t n)
 	t = (time_t)(ms / 1000);
 	if (!gmtime_r(&t, &tm) || tm.tm_year > 9999 - 1900)
 		return;
-	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02dZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec);
+	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 /* Exactly `digits` decimal digits at *p, advancing *p. */
@@ -61,8 +60,7 @@ static bool is_leap(int y)
 
 static int days_in_month(int y, int m)
 {
-	static const int days[12] = { 31, 28, 31, 30, 31, 30,
-				      31, 31, 30, 31, 30, 31 };
+	static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 
 	return m == 2 && is_leap(y) ? 29 : days[m - 1];
 }
@@ -75,15 +73,12 @@ bool jf_time_parse_rfc3339(const char *s, int64_t *ms)
 
 	if (!s)
 		return false;
-	if (!take_num(&s, 4, &y) || !take_char(&s, '-', '-') ||
-	    !take_num(&s, 2, &mo) || !take_char(&s, '-', '-') ||
-	    !take_num(&s, 2, &d) || !take_char(&s, 'T', 't') ||
-	    !take_num(&s, 2, &h) || !take_char(&s, ':', ':') ||
-	    !take_num(&s, 2, &mi) || !take_char(&s, ':', ':') ||
-	    !take_num(&s, 2, &sec))
+	if (!take_num(&s, 4, &y) || !take_char(&s, '-', '-') || !take_num(&s, 2, &mo) ||
+	    !take_char(&s, '-', '-') || !take_num(&s, 2, &d) || !take_char(&s, 'T', 't') ||
+	    !take_num(&s, 2, &h) || !take_char(&s, ':', ':') || !take_num(&s, 2, &mi) ||
+	    !take_char(&s, ':', ':') || !take_num(&s, 2, &sec))
 		return false;
-	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) ||
-	    h > 23 || mi > 59 || sec > 60)
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 60)
 		return false;
 	if (*s == '.') {
 		int scale = 100, nd = 0;
@@ -101,8 +96,8 @@ bool jf_time_parse_rfc3339(const char *s, int64_t *ms)
 		int sign = *s == '-' ? -1 : 1, oh, om;
 
 		s++;
-		if (!take_num(&s, 2, &oh) || !take_char(&s, ':', ':') ||
-		    !take_num(&s, 2, &om) || oh > 23 || om > 59)
+		if (!take_num(&s, 2, &oh) || !take_char(&s, ':', ':') || !take_num(&s, 2, &om) ||
+		    oh > 23 || om > 59)
 			return false;
 		off = sign * (oh * 3600 + om * 60);
 	} else {
@@ -132,6 +127,5 @@ void jf_duration_clock(int64_t seconds, char *buf, size_t n)
 		snprintf(buf, n, "%lld:%02d:%02d", (long long)(seconds / 3600),
 			 (int)(seconds / 60 % 60), (int)(seconds % 60));
 	else
-		snprintf(buf, n, "%02d:%02d", (int)(seconds / 60),
-			 (int)(seconds % 60));
+		snprintf(buf, n, "%02d:%02d", (int)(seconds / 60), (int)(seconds % 60));
 }

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JF_TIME_BUF 32   /* fits any output of this module */
+#define JF_TIME_BUF 32 /* fits any output of this module */
 
 /* "2026-11-29T18:00:03Z", seconds floored; ms <= 0 (not set) gives "",
  * and so does a year past 9999. */

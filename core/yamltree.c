@@ -38,17 +38,17 @@ struct anchor {
 
 struct jf_ydoc {
 	struct jf_ynode *root;
-	struct jf_ynode **nodes;      /* every node, for jf_ydoc_free() */
+	struct jf_ynode **nodes; /* every node, for jf_ydoc_free() */
 	size_t nnodes, capnodes;
 	size_t expanded;
-	size_t text;                  /* scalar bytes, aliases expanded */
-	struct anchor *anchors;       /* open addressing, capanchors is 2^k */
+	size_t text;            /* scalar bytes, aliases expanded */
+	struct anchor *anchors; /* open addressing, capanchors is 2^k */
 	size_t nanchors, capanchors;
 };
 
 struct frame {
 	struct jf_ynode *node;
-	char *anchor;                 /* registered when the node ends */
+	char *anchor; /* registered when the node ends */
 };
 
 struct builder {
@@ -97,12 +97,11 @@ static void stack_path(const struct builder *b, size_t d, char *buf, size_t n)
 	}
 }
 
-static enum jf_err berror(struct builder *b, enum jf_err code, int line,
-			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum jf_err berror(struct builder *b, enum jf_err code, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* "line N: key 'a.b': <msg>", the path taken from the stack. */
-static enum jf_err berror(struct builder *b, enum jf_err code, int line,
-			  const char *fmt, ...)
+static enum jf_err berror(struct builder *b, enum jf_err code, int line, const char *fmt, ...)
 {
 	char path[JF_YPATH_MAX], msg[JF_ERRMSG_MAX];
 	va_list ap;
@@ -119,18 +118,19 @@ static enum jf_err too_big(struct builder *b, int line)
 {
 	return berror(b, JF_EINVAL, line,
 		      "the document expands to more than %d nodes once aliases are "
-		      "resolved (an alias bomb?)", JF_SPEC_MAX_NODES);
+		      "resolved (an alias bomb?)",
+		      JF_SPEC_MAX_NODES);
 }
 
 static enum jf_err too_much_text(struct builder *b, int line)
 {
 	return berror(b, JF_EINVAL, line,
 		      "the document expands to more than %d bytes of text once aliases "
-		      "are resolved (an alias bomb?)", JF_SPEC_MAX_EXPANDED);
+		      "are resolved (an alias bomb?)",
+		      JF_SPEC_MAX_EXPANDED);
 }
 
-static enum jf_err new_node(struct builder *b, enum jf_ytype type, int line,
-			    struct jf_ynode **out)
+static enum jf_err new_node(struct builder *b, enum jf_ytype type, int line, struct jf_ynode **out)
 {
 	struct jf_ydoc *doc = b->doc;
 	if (doc->expanded + 1 > JF_SPEC_MAX_NODES)
@@ -226,8 +226,7 @@ static enum jf_err attach(struct builder *b, struct jf_ynode *child, int line)
 			      JF_SPEC_MAX_DEPTH);
 	if (parent->type == JF_Y_MAP && parent->nitems % 2 == 0) {
 		if (child->type != JF_Y_SCALAR)
-			return berror(b, JF_EINVAL, line,
-				      "a key must be a plain string, not %s",
+			return berror(b, JF_EINVAL, line, "a key must be a plain string, not %s",
 				      jf_ynode_kind(child));
 		if (child->plain && strcmp(child->str, "<<") == 0)
 			return berror(b, JF_EINVAL, line,
@@ -252,8 +251,8 @@ static enum jf_err attach(struct builder *b, struct jf_ynode *child, int line)
 
 /* Scalars: an explicit str tag (or "!") makes a string; the core schema
  * tags leave type resolution to the getters; anything else is refused. */
-static enum jf_err check_tag(struct builder *b, const yaml_char_t *tag, int line,
-			     bool scalar, bool *plain)
+static enum jf_err check_tag(struct builder *b, const yaml_char_t *tag, int line, bool scalar,
+			     bool *plain)
 {
 	if (!tag)
 		return JF_OK;
@@ -321,8 +320,7 @@ static enum jf_err on_scalar(struct builder *b, const yaml_event_t *ev)
 	return attach(b, n, line);
 }
 
-static enum jf_err on_start(struct builder *b, const yaml_event_t *ev,
-			    enum jf_ytype type)
+static enum jf_err on_start(struct builder *b, const yaml_event_t *ev, enum jf_ytype type)
 {
 	int line = (int)ev->start_mark.line + 1;
 	const yaml_char_t *tag, *anchor;
@@ -339,8 +337,7 @@ static enum jf_err on_start(struct builder *b, const yaml_event_t *ev,
 	if (b->depth > 0) {
 		const struct jf_ynode *p = b->stack[b->depth - 1].node;
 		if (p->type == JF_Y_MAP && p->nitems % 2 == 0)
-			return berror(b, JF_EINVAL, line,
-				      "a key must be a plain string, not %s",
+			return berror(b, JF_EINVAL, line, "a key must be a plain string, not %s",
 				      type == JF_Y_MAP ? "a mapping" : "a list");
 	}
 	bool plain = false;
@@ -377,8 +374,7 @@ static int keyref_cmp(const void *pa, const void *pb)
 
 static bool same_key(const struct keyref *a, const struct keyref *b)
 {
-	return a->key->len == b->key->len &&
-	       memcmp(a->key->str, b->key->str, a->key->len) == 0;
+	return a->key->len == b->key->len && memcmp(a->key->str, b->key->str, a->key->len) == 0;
 }
 
 /* Sort the keys, then report the duplicate whose second use comes first. */
@@ -412,9 +408,8 @@ static enum jf_err check_dups(struct builder *b, const struct jf_ynode *map)
 	const struct jf_ynode *k = map->items[2 * dup];
 	stack_path(b, b->depth, path, sizeof(path));
 	jf_ypath_key(path, sizeof(path), path, k->str);
-	return jf_error_set(b->err, JF_EINVAL, k->line,
-			    "duplicate key '%s' (first at line %d)", path,
-			    map->items[2 * first]->line);
+	return jf_error_set(b->err, JF_EINVAL, k->line, "duplicate key '%s' (first at line %d)",
+			    path, map->items[2 * first]->line);
 }
 
 static enum jf_err on_end(struct builder *b, const yaml_event_t *ev)
@@ -440,8 +435,7 @@ static enum jf_err on_alias(struct builder *b, const yaml_event_t *ev)
 	struct jf_ynode *target = anchor_get(b->doc, name);
 	if (!target)
 		return berror(b, JF_EINVAL, line,
-			      "alias '*%.64s' names no complete anchored node before it",
-			      name);
+			      "alias '*%.64s' names no complete anchored node before it", name);
 	if (b->doc->expanded + target->weight > JF_SPEC_MAX_NODES)
 		return too_big(b, line);
 	if (b->doc->text + target->text > JF_SPEC_MAX_EXPANDED)
@@ -473,22 +467,21 @@ static bool indented_with_tab(const char *text, size_t len, int line)
 	return false;
 }
 
-static enum jf_err parser_error(const yaml_parser_t *p, const char *text,
-				size_t len, size_t skip, struct jf_error *err)
+static enum jf_err parser_error(const yaml_parser_t *p, const char *text, size_t len, size_t skip,
+				struct jf_error *err)
 {
 	if (p->error == YAML_MEMORY_ERROR)
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory parsing YAML");
-	int line = p->error == YAML_READER_ERROR
-			   ? offset_line(text, len, p->problem_offset + skip)
-			   : (int)p->problem_mark.line + 1;
+	int line = p->error == YAML_READER_ERROR ? offset_line(text, len, p->problem_offset + skip)
+						 : (int)p->problem_mark.line + 1;
 	const char *problem = p->problem ? p->problem : "unknown problem";
 	if (p->error == YAML_SCANNER_ERROR && indented_with_tab(text, len, line))
 		return jf_error_set(err, JF_EINVAL, line,
 				    "YAML syntax error: a tab in the indentation; YAML "
 				    "indents with spaces only");
 	if (p->context)
-		return jf_error_set(err, JF_EINVAL, line, "YAML syntax error: %s %s",
-				    problem, p->context);
+		return jf_error_set(err, JF_EINVAL, line, "YAML syntax error: %s %s", problem,
+				    p->context);
 	return jf_error_set(err, JF_EINVAL, line, "YAML syntax error: %s", problem);
 }
 
@@ -497,8 +490,7 @@ static enum jf_err on_event(struct builder *b, const yaml_event_t *ev)
 	switch (ev->type) {
 	case YAML_DOCUMENT_START_EVENT:
 		if (++b->ndocs > 1)
-			return jf_error_set(b->err, JF_EINVAL,
-					    (int)ev->start_mark.line + 1,
+			return jf_error_set(b->err, JF_EINVAL, (int)ev->start_mark.line + 1,
 					    "a second YAML document: write exactly one "
 					    "document (no second '---')");
 		return JF_OK;
@@ -518,16 +510,15 @@ static enum jf_err on_event(struct builder *b, const yaml_event_t *ev)
 	}
 }
 
-enum jf_err jf_ydoc_parse(const char *text, size_t len, struct jf_ydoc **out,
-			  struct jf_error *err)
+enum jf_err jf_ydoc_parse(const char *text, size_t len, struct jf_ydoc **out, struct jf_error *err)
 {
 	*out = NULL;
 	if (!text)
-		text = "";  /* libyaml insists on a buffer */
+		text = ""; /* libyaml insists on a buffer */
 	if (len > JF_SPEC_MAX_BYTES)
 		return jf_error_set(err, JF_EFBIG, 0,
-				    "the text is %zu bytes, more than the limit of %d",
-				    len, JF_SPEC_MAX_BYTES);
+				    "the text is %zu bytes, more than the limit of %d", len,
+				    JF_SPEC_MAX_BYTES);
 	enum jf_err rc = jf_ytext_check(text, len, false, err);
 	if (rc)
 		return rc;
@@ -570,8 +561,7 @@ enum jf_err jf_ydoc_parse(const char *text, size_t len, struct jf_ydoc **out,
 
 /* ---- text check ---- */
 
-enum jf_err jf_ytext_check(const char *text, size_t len, bool partial,
-			   struct jf_error *err)
+enum jf_err jf_ytext_check(const char *text, size_t len, bool partial, struct jf_error *err)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	int line = 1;
@@ -589,7 +579,8 @@ enum jf_err jf_ytext_check(const char *text, size_t len, bool partial,
 						    "a NUL byte: this is not text");
 			if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
 				return jf_error_set(err, JF_EINVAL, line,
-						    "control character 0x%02x: this is not text", c);
+						    "control character 0x%02x: this is not text",
+						    c);
 			i++;
 			continue;
 		}
@@ -611,18 +602,21 @@ enum jf_err jf_ytext_check(const char *text, size_t len, bool partial,
 			need = 3, hi = 0x8f;
 		else
 			return jf_error_set(err, JF_EINVAL, line,
-					    "invalid UTF-8 (byte 0x%02x): the text must be UTF-8", c);
+					    "invalid UTF-8 (byte 0x%02x): the text must be UTF-8",
+					    c);
 		for (size_t k = 1; k <= need; k++) {
 			if (i + k >= len) {
 				if (partial)
 					return JF_OK;
-				return jf_error_set(err, JF_EINVAL, line,
-						    "incomplete UTF-8 sequence at the end of the text");
+				return jf_error_set(
+					err, JF_EINVAL, line,
+					"incomplete UTF-8 sequence at the end of the text");
 			}
 			if (s[i + k] < lo || s[i + k] > hi)
-				return jf_error_set(err, JF_EINVAL, line,
-						    "invalid UTF-8 (byte 0x%02x): the text must be UTF-8",
-						    s[i + k]);
+				return jf_error_set(
+					err, JF_EINVAL, line,
+					"invalid UTF-8 (byte 0x%02x): the text must be UTF-8",
+					s[i + k]);
 			lo = 0x80;
 			hi = 0xbf;
 		}

@@ -28,8 +28,8 @@ static bool text_is_bool(const char *s)
 /* YAML 1.1 booleans a Kubernetes parser would also take. */
 static bool text_is_bool11(const char *s)
 {
-	static const char *const b[] = { "yes", "Yes", "YES", "no", "No", "NO",
-					  "on", "On", "ON", "off", "Off", "OFF", NULL };
+	static const char *const b[] = { "yes", "Yes", "YES", "no",  "No",  "NO", "on",
+					 "On",  "ON",  "off", "Off", "OFF", NULL };
 	for (const char *const *p = b; *p; p++)
 		if (strcmp(s, *p) == 0)
 			return true;
@@ -50,7 +50,9 @@ static bool text_is_int(const char *s)
 
 static bool text_is_float(const char *s)
 {
-	static const char *const special[] = { ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", NULL };
+	static const char *const special[] = {
+		".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", NULL
+	};
 	if (*s == '+' || *s == '-')
 		s++;
 	for (const char *const *p = special; *p; p++)
@@ -154,9 +156,8 @@ void jf_ypath_index(char *buf, size_t n, const char *parent, size_t i)
 	snprintf(buf, n, "%s", tmp);
 }
 
-enum jf_err jf_yerror(struct jf_error *err, enum jf_err code,
-		      const struct jf_ynode *n, const char *path,
-		      const char *fmt, ...)
+enum jf_err jf_yerror(struct jf_error *err, enum jf_err code, const struct jf_ynode *n,
+		      const char *path, const char *fmt, ...)
 {
 	char msg[JF_ERRMSG_MAX];
 	va_list ap;
@@ -169,16 +170,17 @@ enum jf_err jf_yerror(struct jf_error *err, enum jf_err code,
 	return jf_error_set(err, code, line, "%s", msg);
 }
 
-enum jf_err jf_ynode_expect(const struct jf_ynode *n, enum jf_ytype t,
-			    const char *path, struct jf_error *err)
+enum jf_err jf_ynode_expect(const struct jf_ynode *n, enum jf_ytype t, const char *path,
+			    struct jf_error *err)
 {
 	if (n && n->type == t)
 		return JF_OK;
 	static const char *const want[] = {
-		[JF_Y_SCALAR] = "a value", [JF_Y_MAP] = "a mapping", [JF_Y_SEQ] = "a list",
+		[JF_Y_SCALAR] = "a value",
+		[JF_Y_MAP] = "a mapping",
+		[JF_Y_SEQ] = "a list",
 	};
-	return jf_yerror(err, JF_EINVAL, n, path, "expected %s, got %s", want[t],
-			 jf_ynode_kind(n));
+	return jf_yerror(err, JF_EINVAL, n, path, "expected %s, got %s", want[t], jf_ynode_kind(n));
 }
 
 enum jf_err jf_ymap_check_keys(const struct jf_ynode *map, const char *path,
@@ -199,19 +201,19 @@ enum jf_err jf_ymap_check_keys(const struct jf_ynode *map, const char *path,
 	return JF_OK;
 }
 
-static enum jf_err range_error(const struct jf_ynode *n, const char *path,
-			       int64_t lo, int64_t hi, struct jf_error *err)
+static enum jf_err range_error(const struct jf_ynode *n, const char *path, int64_t lo, int64_t hi,
+			       struct jf_error *err)
 {
 	if (hi == INT64_MAX)
-		return jf_yerror(err, JF_EINVAL, n, path, "%.64s is out of range: must be at least %lld",
-				 n->str, (long long)lo);
+		return jf_yerror(err, JF_EINVAL, n, path,
+				 "%.64s is out of range: must be at least %lld", n->str,
+				 (long long)lo);
 	return jf_yerror(err, JF_EINVAL, n, path, "%.64s is out of range: must be %lld to %lld",
 			 n->str, (long long)lo, (long long)hi);
 }
 
-enum jf_err jf_ynode_int(const struct jf_ynode *n, const char *path,
-			 int64_t lo, int64_t hi, int64_t *out,
-			 struct jf_error *err)
+enum jf_err jf_ynode_int(const struct jf_ynode *n, const char *path, int64_t lo, int64_t hi,
+			 int64_t *out, struct jf_error *err)
 {
 	if (!n || n->type != JF_Y_SCALAR || jf_ynode_is_null(n) ||
 	    (n->plain && text_is_bool11(n->str)))
@@ -221,8 +223,8 @@ enum jf_err jf_ynode_int(const struct jf_ynode *n, const char *path,
 		if (text_is_float(n->str))
 			return jf_yerror(err, JF_EINVAL, n, path,
 					 "expected a whole number, got %.64s", n->str);
-		return jf_yerror(err, JF_EINVAL, n, path,
-				 "expected an integer, got \"%.64s\"", n->str);
+		return jf_yerror(err, JF_EINVAL, n, path, "expected an integer, got \"%.64s\"",
+				 n->str);
 	}
 	errno = 0;
 	long long v = strtoll(n->str, NULL, 10);
@@ -232,23 +234,22 @@ enum jf_err jf_ynode_int(const struct jf_ynode *n, const char *path,
 	return JF_OK;
 }
 
-enum jf_err jf_ynode_bool(const struct jf_ynode *n, const char *path,
-			  bool *out, struct jf_error *err)
+enum jf_err jf_ynode_bool(const struct jf_ynode *n, const char *path, bool *out,
+			  struct jf_error *err)
 {
 	if (n && n->type == JF_Y_SCALAR && n->plain && text_is_bool(n->str)) {
 		*out = n->str[0] == 't' || n->str[0] == 'T';
 		return JF_OK;
 	}
 	if (n && n->type == JF_Y_SCALAR && !jf_ynode_is_null(n))
-		return jf_yerror(err, JF_EINVAL, n, path,
-				 "expected true or false, got %s\"%.64s\"",
+		return jf_yerror(err, JF_EINVAL, n, path, "expected true or false, got %s\"%.64s\"",
 				 n->plain ? "" : "the string ", n->str);
 	return jf_yerror(err, JF_EINVAL, n, path, "expected true or false, got %s",
 			 jf_ynode_kind(n));
 }
 
-enum jf_err jf_ynode_text(const struct jf_ynode *n, const char *path,
-			  unsigned flags, const char **out, struct jf_error *err)
+enum jf_err jf_ynode_text(const struct jf_ynode *n, const char *path, unsigned flags,
+			  const char **out, struct jf_error *err)
 {
 	if (!n || n->type != JF_Y_SCALAR || jf_ynode_is_null(n))
 		return jf_yerror(err, JF_EINVAL, n, path, "expected a string, got %s",
@@ -264,8 +265,8 @@ enum jf_err jf_ynode_text(const struct jf_ynode *n, const char *path,
 	return JF_OK;
 }
 
-enum jf_err jf_ynode_str(const struct jf_ynode *n, const char *path,
-			 unsigned flags, char **out, struct jf_error *err)
+enum jf_err jf_ynode_str(const struct jf_ynode *n, const char *path, unsigned flags, char **out,
+			 struct jf_error *err)
 {
 	const char *s;
 	enum jf_err rc = jf_ynode_text(n, path, flags, &s, err);
@@ -277,9 +278,8 @@ enum jf_err jf_ynode_str(const struct jf_ynode *n, const char *path,
 	return JF_OK;
 }
 
-enum jf_err jf_ynode_strlist(const struct jf_ynode *n, const char *path,
-			     unsigned flags, size_t max, char ***out,
-			     size_t *nout, struct jf_error *err)
+enum jf_err jf_ynode_strlist(const struct jf_ynode *n, const char *path, unsigned flags, size_t max,
+			     char ***out, size_t *nout, struct jf_error *err)
 {
 	*out = NULL;
 	*nout = 0;
@@ -302,8 +302,7 @@ enum jf_err jf_ynode_strlist(const struct jf_ynode *n, const char *path,
 			snprintf(ip, sizeof(ip), "%s", path);
 		else
 			jf_ypath_index(ip, sizeof(ip), path, i);
-		rc = jf_ynode_str(one ? n : n->items[i], ip, flags & JF_YSTR_STRICT,
-				  &arr[i], err);
+		rc = jf_ynode_str(one ? n : n->items[i], ip, flags & JF_YSTR_STRICT, &arr[i], err);
 	}
 	if (rc) {
 		for (size_t i = 0; i < count; i++)

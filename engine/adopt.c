@@ -75,8 +75,8 @@ static void adopt_orphan(struct jf_engine *e, const struct jf_attempt_rec *a, in
 	res.cookie = (uint64_t)a->id;
 	res.end_ms = jf_eng_now(e);
 	if (!r->handle[0]) {
-		if (jf_backend_recover(e->be, a->run_dir, handle, sizeof(handle), &start_ms, &err) !=
-		    JF_OK) {
+		if (jf_backend_recover(e->be, a->run_dir, handle, sizeof(handle), &start_ms,
+				       &err) != JF_OK) {
 			res.start_failed = true;
 			res.exit_code = 127;
 			snprintf(res.message, sizeof(res.message),
@@ -155,7 +155,7 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		t->attempt = task_attempt;
 		t->held = true;
 		for (int64_t i = 0; i < t->nodes; i++)
-			t->slots[i].machine = e->cluster->nmachines;   /* none yet */
+			t->slots[i].machine = e->cluster->nmachines; /* none yet */
 	}
 	struct run *r = jf_eng_run_add(e, a->id, a->node_id, task_id, g->id, node_idx, a->attempt,
 				       a->handle);
@@ -186,9 +186,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 	jf_error_clear(&err);
 	char handle[JF_HANDLE_MAX] = "";
 	int64_t start_ms = 0;
-	if (!a->handle[0] &&
-	    jf_backend_recover(e->be, a->run_dir, handle, sizeof(handle), &start_ms, &err) ==
-	    JF_OK) {
+	if (!a->handle[0] && jf_backend_recover(e->be, a->run_dir, handle, sizeof(handle),
+						&start_ms, &err) == JF_OK) {
 		/* the daemon died inside start(), after the run got going: record
 		 * the start it never did, and adopt the run (not a second one) */
 		snprintf(r->handle, sizeof(r->handle), "%s", handle);
@@ -198,7 +197,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		jf_store_begin(e->st);
 		jf_attempt_started(e->st, a->id, handle, 0, start_ms);
 		jf_node_set_state(e->st, a->node_id, JF_ST_RUNNING, "", now);
-		jf_node_set_run(e->st, a->node_id, a->machine, a->gpu_ids, 0, -1, a->attempt, a->id);
+		jf_node_set_run(e->st, a->node_id, a->machine, a->gpu_ids, 0, -1, a->attempt,
+				a->id);
 		jf_eng_bill_start(e, g, task_id, task_idx, a->node_id, node_idx, a->id, a->attempt,
 				  start_ms);
 		if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
@@ -217,7 +217,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		res.lost = true;
 		res.exit_code = -1;
 		res.end_ms = jf_eng_now(e);
-		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s", err.msg);
+		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s",
+			 err.msg);
 		jf_eng_finish(e, &res);
 		return 0;
 	}
@@ -243,7 +244,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		res.lost = true;
 		res.exit_code = -1;
 		res.end_ms = jf_eng_now(e);
-		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s", err.msg);
+		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s",
+			 err.msg);
 		jf_eng_finish(e, &res);
 		return 0;
 	}

@@ -101,8 +101,7 @@ struct grt *jf_dlg_group_of_sub(struct jf_engine *e, int64_t sub_id, struct jf_s
 	return jf_eng_group(e, sr->group_id);
 }
 
-void jf_dlg_owner(struct jf_engine *e, int64_t group_id, uid_t *uid, gid_t *gid,
-			int *state)
+void jf_dlg_owner(struct jf_engine *e, int64_t group_id, uid_t *uid, gid_t *gid, int *state)
 {
 	struct jf_group_rec rec;
 	*uid = 0;
@@ -219,7 +218,8 @@ static void slurm_models(const struct jf_engine *e, char *buf, size_t n)
 		int nodes = 0, most = 0;
 		for (size_t j = i; j < c->nmachines; j++) {
 			const struct jf_machine *x = &c->machines[j];
-			if (x->slurm_gpu && x->slurm_gpus > 0 && !strcmp(x->slurm_gpu, m->slurm_gpu)) {
+			if (x->slurm_gpu && x->slurm_gpus > 0 &&
+			    !strcmp(x->slurm_gpu, m->slurm_gpu)) {
 				nodes++;
 				most = x->slurm_gpus > most ? x->slurm_gpus : most;
 			}
@@ -232,8 +232,10 @@ static void slurm_models(const struct jf_engine *e, char *buf, size_t n)
 		else if (m->model != JF_MODEL_NONE)
 			snprintf(what, sizeof(what), "%s", sname);
 		else
-			snprintf(what, sizeof(what), "%s (not priced: no model of the cluster "
-				 "file names it)", sname);
+			snprintf(what, sizeof(what),
+				 "%s (not priced: no model of the cluster "
+				 "file names it)",
+				 sname);
 		int w = snprintf(buf + o, n - o, "%s%s on %d node%s (up to %d each)", o ? ", " : "",
 				 what, nodes, nodes == 1 ? "" : "s", most);
 		o = w > 0 && (size_t)w < n - o ? o + (size_t)w : n - 1;
@@ -242,8 +244,7 @@ static void slurm_models(const struct jf_engine *e, char *buf, size_t n)
 		snprintf(buf, n, "none: its nodes have no GPUs");
 }
 
-bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec,
-		       struct jf_error *err)
+bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec, struct jf_error *err)
 {
 	if (!spec->gpu || spec->gpus <= 0)
 		return true;
@@ -326,7 +327,8 @@ static void queue_partitions(struct jf_engine *e, int64_t queue_id, struct parti
 		return;
 	struct jf_queue_spec qs;
 	memset(&qs, 0, sizeof(qs));
-	if (q.spec && q.spec[0] && jf_queue_spec_parse(q.spec, strlen(q.spec), &qs, NULL) == JF_OK) {
+	if (q.spec && q.spec[0] &&
+	    jf_queue_spec_parse(q.spec, strlen(q.spec), &qs, NULL) == JF_OK) {
 		if (qs.partition)
 			snprintf(p->ondemand, sizeof(p->ondemand), "%s", qs.partition);
 		if (qs.spot_partition)
@@ -381,7 +383,8 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 	}
 	if (np > 1 && gpus > 0)
 		jf_alloc_new(cpu > 0 ? cpu : DEFAULT_CPU_MILLI * (int64_t)np,
-			     mem > 0 ? mem : (INT64_C(1) << 30), mask, s->containers, np, &al, NULL);
+			     mem > 0 ? mem : (INT64_C(1) << 30), mask, s->containers, np, &al,
+			     NULL);
 	for (size_t i = 0; i < np; i++) {
 		const struct jf_container *c = &s->containers[i];
 		if (!jf_env_proc(e, g, c, idx[0], 0, sr->attempt_base, NULL, ckpt, uid, &procs[i],
@@ -462,7 +465,7 @@ struct sub_use {
 struct use_list {
 	struct jf_engine *e;
 	struct sub_use *v;
-	struct jf_room_batch *b;   /* b[i] for v[i]: throttle and unfinished */
+	struct jf_room_batch *b; /* b[i] for v[i]: throttle and unfinished */
 	size_t n, cap;
 };
 
@@ -494,9 +497,9 @@ static int add_use(void *ctx, int64_t sub_id, int64_t n)
 struct unsub {
 	int64_t *idx;
 	size_t n, cap;
-	int64_t attempt;       /* of the first: a batch shares one attempt base */
+	int64_t attempt; /* of the first: a batch shares one attempt base */
 	int64_t first;
-	int64_t span;          /* most indexes from the first */
+	int64_t span; /* most indexes from the first */
 	bool more;
 };
 
@@ -526,7 +529,7 @@ static int add_unsub(void *ctx, int64_t id, int64_t idx, int64_t attempt)
 
 struct queue_room {
 	int64_t queue_id;
-	int64_t room;          /* nodes, INT64_MAX unlimited */
+	int64_t room; /* nodes, INT64_MAX unlimited */
 };
 
 struct pass {
@@ -582,7 +585,7 @@ static void say_unsendable(struct jf_engine *e, struct grt *g)
 	struct jf_error err;
 	jf_error_clear(&err);
 	if (!g->req_ok)
-		jf_eng_judge_request(e, g, &err);   /* and its reason, to say */
+		jf_eng_judge_request(e, g, &err); /* and its reason, to say */
 	jf_store_begin(e->st);
 	jf_group_set_message(e->st, g->id, g->req_ok ? "" : err.msg);
 	if (!g->req_ok)
@@ -606,8 +609,7 @@ static void pass_group(struct pass *p, int64_t gid)
 	if (!g)
 		return;
 	/* (before the backend's first list of nodes nothing can be judged) */
-	if (g->req_ok != !g->unsendable_said && state == JF_ST_WAITING &&
-	    e->cluster->nmachines > 0)
+	if (g->req_ok != !g->unsendable_said && state == JF_ST_WAITING && e->cluster->nmachines > 0)
 		say_unsendable(e, g);
 	if (!g->req_ok)
 		return;
@@ -619,8 +621,8 @@ static void pass_group(struct pass *p, int64_t gid)
 	jf_sub_unfinished(e->st, gid, add_use, &ul);
 	/* the room: what parallelism and the queue's capacity leave (core/room.h) */
 	int64_t room = jf_room_left(ul.b, ul.n, parallelism > 0 ? parallelism : INT64_MAX);
-	int64_t qroom = jf_room_left(ul.b, ul.n, qr->room == INT64_MAX ? INT64_MAX
-									: qr->room / nodes);
+	int64_t qroom =
+		jf_room_left(ul.b, ul.n, qr->room == INT64_MAX ? INT64_MAX : qr->room / nodes);
 	if (qroom < room)
 		room = qroom;
 	if (state == JF_ST_PAUSED)
@@ -638,7 +640,8 @@ static void pass_group(struct pass *p, int64_t gid)
 		if (jf_sub_get(e->st, ul.v[i].sub_id, &sr) != JF_OK)
 			continue;
 		jf_store_begin(e->st);
-		jf_sub_set(e->st, sr.id, sr.state, sr.job_id, ul.b[i].throttle, sr.tries, sr.message);
+		jf_sub_set(e->st, sr.id, sr.state, sr.job_id, ul.b[i].throttle, sr.tries,
+			   sr.message);
 		jf_store_commit(e->st);
 		if (sr.state == JF_SUB_LIVE)
 			e->be->ops->throttle(e->be, (uint64_t)sr.id, ul.b[i].throttle);
@@ -663,9 +666,10 @@ static void pass_group(struct pass *p, int64_t gid)
 			      &id);
 		jf_eng_group_event(e, 0, gid, g->kind, "Normal", "Submitting",
 				   "%zu task%s (index %lld..%lld) to %s as batch %lld, at most "
-				   "%lld at once", us.n, us.n == 1 ? "" : "s",
-				   (long long)us.idx[0], (long long)us.idx[us.n - 1],
-				   e->be->ops->name, (long long)id, (long long)take);
+				   "%lld at once",
+				   us.n, us.n == 1 ? "" : "s", (long long)us.idx[0],
+				   (long long)us.idx[us.n - 1], e->be->ops->name, (long long)id,
+				   (long long)take);
 		enum jf_err rc = jf_store_commit(e->st);
 		free(us.idx);
 		if (rc != JF_OK || !id)

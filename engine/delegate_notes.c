@@ -75,7 +75,8 @@ static void on_refused(struct jf_engine *e, const struct jf_note *n)
 					   msg);
 			if (g->queue_id)
 				jf_eng_group_event(e, g->queue_id, 0, g->kind, "Warning",
-						   "Unschedulable", "group %s: %s", g->dirname, msg);
+						   "Unschedulable", "group %s: %s", g->dirname,
+						   msg);
 			jf_store_commit(e->st);
 			jf_eng_kill_group(e, g->id, JF_WHY_STOP);
 		}
@@ -93,15 +94,18 @@ static const struct slurm_reason {
 } slurm_reasons[] = {
 	{ "Resources", "Resources", "the nodes, CPUs, memory or GPUs it asks for are in use" },
 	{ "Priority", "Reservation", "work of a higher priority waits ahead of it" },
-	{ "JobArrayTaskLimit", "Parallelism", "as many of its tasks run as its parallelism allows" },
-	{ "QOSMaxJobsPerUserLimit", "QueueCapacity", "the QOS's limit of jobs per user is reached" },
+	{ "JobArrayTaskLimit", "Parallelism",
+	  "as many of its tasks run as its parallelism allows" },
+	{ "QOSMaxJobsPerUserLimit", "QueueCapacity",
+	  "the QOS's limit of jobs per user is reached" },
 	{ "QOSMaxCpuPerUserLimit", "QueueCapacity", "the QOS's CPU limit per user is reached" },
 	{ "QOSMaxGRESPerUser", "QueueCapacity", "the QOS's GPU limit per user is reached" },
 	{ "QOSGrpCpuLimit", "QueueCapacity", "the QOS's CPU limit is reached" },
 	{ "AssocMaxJobsLimit", "QueueCapacity", "the account's limit of jobs is reached" },
 	{ "AssocGrpCpuLimit", "QueueCapacity", "the account's CPU limit is reached" },
 	{ "ReqNodeNotAvail", "Unschedulable", "nodes it needs are down, drained or reserved" },
-	{ "PartitionNodeLimit", "Unschedulable", "it asks for more nodes than its partition allows" },
+	{ "PartitionNodeLimit", "Unschedulable",
+	  "it asks for more nodes than its partition allows" },
 	{ "PartitionDown", "Unschedulable", "its partition is down" },
 	{ "PartitionInactive", "Unschedulable", "its partition is inactive" },
 	{ "BadConstraints", "Unschedulable", "no node meets its constraints" },
@@ -163,7 +167,8 @@ static int active_event(void *ctx, int64_t gid)
 	if (e->be_down)
 		jf_eng_group_event(e, 0, gid, g->kind, "Warning", "BackendUnreachable",
 				   "%s cannot be reached: %s; batches wait in the outbox, running "
-				   "tasks are shown as last seen", e->be->ops->name, e->be_msg);
+				   "tasks are shown as last seen",
+				   e->be->ops->name, e->be_msg);
 	else
 		jf_eng_group_event(e, 0, gid, g->kind, "Normal", "BackendReachable",
 				   "%s can be reached again", e->be->ops->name);
@@ -246,13 +251,14 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 		snprintf(rd, sizeof(rd), "%s/%lld/%lld/%lld", dir, (long long)n->idx,
 			 (long long)n->run, (long long)i);
 		/* the GPUs Slurm gave the node, when it said */
-		const char *gpus = n->gpu_ids && (size_t)i < n->nhosts && n->gpu_ids[i] ?
-				   n->gpu_ids[i] : "";
+		const char *gpus =
+			n->gpu_ids && (size_t)i < n->nhosts && n->gpu_ids[i] ? n->gpu_ids[i] : "";
 		int64_t node_id = 0, attempt_id = 0;
 		if (jf_node_ensure(e->st, task_id, i, &node_id) != JF_OK)
 			continue;
 		if (jf_attempt_create(e->st, node_id, t->attempt, rd, host, gpus, 0, &attempt_id) !=
-		    JF_OK || !attempt_id)
+			    JF_OK ||
+		    !attempt_id)
 			continue;
 		char handle[JF_HANDLE_MAX + 24];
 		snprintf(handle, sizeof(handle), "%.*s:%lld", JF_HANDLE_MAX - 1, n->handle,
@@ -336,7 +342,7 @@ static void on_ended(struct jf_engine *e, const struct jf_note *n)
 	jf_task_release(&tr);
 	if (!t) {
 		if (n->start_ms <= 0)
-			return;   /* never ran: nothing to record */
+			return; /* never ran: nothing to record */
 		/* its start was never seen: record it now, then the end */
 		t = begin_run(e, g, &sr, n, n->nresults);
 		if (!t)
@@ -391,7 +397,7 @@ static void on_ended(struct jf_engine *e, const struct jf_note *n)
 			if (!res.message[0])
 				snprintf(res.message, sizeof(res.message), "%s", n->message);
 		} else if (res.lost && n->end == JF_END_CANCELLED && t->why != JF_WHY_NONE) {
-			res.lost = false;   /* cancelled by jobfs before it wrote a record */
+			res.lost = false; /* cancelled by jobfs before it wrote a record */
 			res.exit_code = 143;
 			res.term_signal = 15;
 		} else if (res.lost) {
@@ -426,15 +432,33 @@ void jf_eng_delegate_notes(struct jf_engine *e)
 		for (size_t i = 0; i < n; i++) {
 			const struct jf_note *no = &notes[i];
 			switch (no->kind) {
-			case JF_NOTE_ACCEPTED: on_accepted(e, no); break;
-			case JF_NOTE_REFUSED: on_refused(e, no); break;
-			case JF_NOTE_UNREACHABLE: on_reach(e, no, true); break;
-			case JF_NOTE_REACHABLE: on_reach(e, no, false); break;
-			case JF_NOTE_STARTED: on_started(e, no); break;
-			case JF_NOTE_PREEMPTING: on_preempting(e, no); break;
-			case JF_NOTE_ENDED: on_ended(e, no); break;
-			case JF_NOTE_DONE: on_done(e, no); break;
-			case JF_NOTE_PENDING: on_pending(e, no); break;
+			case JF_NOTE_ACCEPTED:
+				on_accepted(e, no);
+				break;
+			case JF_NOTE_REFUSED:
+				on_refused(e, no);
+				break;
+			case JF_NOTE_UNREACHABLE:
+				on_reach(e, no, true);
+				break;
+			case JF_NOTE_REACHABLE:
+				on_reach(e, no, false);
+				break;
+			case JF_NOTE_STARTED:
+				on_started(e, no);
+				break;
+			case JF_NOTE_PREEMPTING:
+				on_preempting(e, no);
+				break;
+			case JF_NOTE_ENDED:
+				on_ended(e, no);
+				break;
+			case JF_NOTE_DONE:
+				on_done(e, no);
+				break;
+			case JF_NOTE_PENDING:
+				on_pending(e, no);
+				break;
 			case JF_NOTE_NODES:
 				jf_eng_delegate_machines(e);
 				jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
@@ -443,8 +467,7 @@ void jf_eng_delegate_notes(struct jf_engine *e)
 			jf_note_release(&notes[i]);
 		}
 		if (jf_eng_should_yield(e))
-			break;   /* a request waits; the fd stays readable while notes are left */
+			break; /* a request waits; the fd stays readable while notes are left */
 	}
 	jf_eng_delegate_machines(e);
 }
-

@@ -56,9 +56,8 @@ static void end_group(struct jf_engine *e, struct grt *g, int state, const char 
 	jf_eng_group_ended(e, g, true);
 	jf_store_begin(e->st);
 	jf_group_set_state(e->st, g->id, state, msg, now);
-	jf_task_set_state_all(e->st, g->id,
-			      (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED), JF_ST_STOPPED,
-			      "the group ended", now, NULL);
+	jf_task_set_state_all(e->st, g->id, (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
+			      JF_ST_STOPPED, "the group ended", now, NULL);
 	jf_eng_group_event(e, 0, g->id, g->kind, state == JF_ST_SUCCEEDED ? "Normal" : "Warning",
 			   reason, "%s", msg);
 	if (g->queue_id)
@@ -75,7 +74,7 @@ static void end_group(struct jf_engine *e, struct grt *g, int state, const char 
 struct timer_ctx {
 	struct jf_engine *e;
 	int64_t now;
-	int64_t next;       /* ms until the earliest timer still ahead, -1 none */
+	int64_t next; /* ms until the earliest timer still ahead, -1 none */
 	bool ended;
 };
 
@@ -105,8 +104,10 @@ static int check_group_timers(void *ctx, int64_t gid)
 	if (g->spec->active_deadline > 0 && submitted > 0) {
 		int64_t at = submitted + g->spec->active_deadline * 1000;
 		if (tc->now >= at) {
-			snprintf(msg, sizeof(msg), "DeadlineExceeded: the group ran past "
-				 "activeDeadlineSeconds (%llds)", (long long)g->spec->active_deadline);
+			snprintf(msg, sizeof(msg),
+				 "DeadlineExceeded: the group ran past "
+				 "activeDeadlineSeconds (%llds)",
+				 (long long)g->spec->active_deadline);
 			end_group(e, g, JF_ST_FAILED, "DeadlineExceeded", msg);
 			tc->ended = true;
 			return 0;
@@ -120,8 +121,10 @@ static int check_group_timers(void *ctx, int64_t gid)
 			limit = q.group_timeout;
 		jf_queue_release(&q);
 		if (limit > 0 && tc->now >= submitted + limit * 1000) {
-			snprintf(msg, sizeof(msg), "GroupTimeout: no task started within the queue's "
-				 "group_timeout (%llds); the queue moves on", (long long)limit);
+			snprintf(msg, sizeof(msg),
+				 "GroupTimeout: no task started within the queue's "
+				 "group_timeout (%llds); the queue moves on",
+				 (long long)limit);
 			end_group(e, g, JF_ST_STOPPED, "GroupTimeout", msg);
 			tc->ended = true;
 		} else if (limit > 0) {
@@ -242,7 +245,8 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, JF_PREEMPTED_MSG, now);
 		jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Preempted",
 			     "attempt %lld preempted by on-demand work; waiting to run again, "
-			     "%lld retries used", (long long)t->attempt, (long long)failures);
+			     "%lld retries used",
+			     (long long)t->attempt, (long long)failures);
 		break;
 	case JF_WHY_NONE:
 	case JF_WHY_GANG:
@@ -295,7 +299,8 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 			snprintf(msg, sizeof(msg), "%s: attempt %lld %s with exit code %d", reason,
 				 (long long)t->attempt, what, t->fail_code);
 			jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, msg, now);
-			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Failed", "%s", msg);
+			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Failed", "%s",
+				     msg);
 			g->failed_tasks++;
 			if (v == JF_V_FAIL_GROUP) {
 				jf_store_commit(e->st);
@@ -348,8 +353,7 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 	jf_eng_settle_group(e, g);
 }
 
-bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id,
-			  int64_t task_idx)
+bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id, int64_t task_idx)
 {
 	struct jf_task_rec tr;
 	if (jf_task_get(e->st, task_id, &tr) != JF_OK)
@@ -456,7 +460,10 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
 	jf_ledger_close(e->st, attempt_id, end_ms);
 	jf_node_set_state(e->st, r->node_id, nstate,
-			  why == JF_WHY_PREEMPT ? JF_PREEMPTED_MSG : ok ? "" : how, now);
+			  why == JF_WHY_PREEMPT ? JF_PREEMPTED_MSG
+			  : ok                  ? ""
+						: how,
+			  now);
 	struct jf_node_rec nr;
 	if (jf_node_get(e->st, r->node_id, &nr) == JF_OK) {
 		jf_node_set_run(e->st, r->node_id, nr.machine, nr.gpu_ids, nr.pid, res->exit_code,
@@ -471,15 +478,17 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 				break;
 			}
 		if (why == JF_WHY_PREEMPT)
-			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
-				     reason, "%s preempted by on-demand work (%s); billed up to "
-				     "its end, it waits to run again", cname, how);
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
+				     type, reason,
+				     "%s preempted by on-demand work (%s); billed up to "
+				     "its end, it waits to run again",
+				     cname, how);
 		else if (reason[0] == 'K')
-			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
-				     "Stopped", "%s ended: %s", cname, how);
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
+				     type, "Stopped", "%s ended: %s", cname, how);
 		else
-			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx, type,
-				     reason, "%s %s", cname, how);
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
+				     type, reason, "%s %s", cname, how);
 	}
 	if (!last)
 		jf_store_commit(e->st);
@@ -493,7 +502,8 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 				t->attempt_ids[i] = 0;
 			}
 		t->live--;
-		if (!ok && !t->failed && jf_eng_why_rank(t->why) <= jf_eng_why_rank(JF_WHY_TIMEOUT)) {
+		if (!ok && !t->failed &&
+		    jf_eng_why_rank(t->why) <= jf_eng_why_rank(JF_WHY_TIMEOUT)) {
 			t->failed = true;
 			t->fail_code = res->exit_code;
 			snprintf(t->fail_container, sizeof(t->fail_container), "%s",
@@ -514,7 +524,6 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	if (t && t->live <= 0 && g)
 		resolve_task(e, g, t, last);
 	else if (last)
-		jf_store_commit(e->st);   /* cannot happen (last: no node left); never left open */
+		jf_store_commit(e->st); /* cannot happen (last: no node left); never left open */
 	jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
 }
-

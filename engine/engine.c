@@ -66,10 +66,11 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	e->array_max = cfg->array_max > 0 ? cfg->array_max : 1000;
 	if (e->delegated)
 		jf_eng_delegate_machines(e);
-	e->log_cap = cfg->log_cap_bytes > 0 ? cfg->log_cap_bytes
-		     : cfg->log_cap_bytes == 0 ? JF_LOG_CAP_DEFAULT : 0;
-	e->machines = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1,
-			     sizeof(*e->machines));
+	e->log_cap = cfg->log_cap_bytes > 0    ? cfg->log_cap_bytes
+		     : cfg->log_cap_bytes == 0 ? JF_LOG_CAP_DEFAULT
+					       : 0;
+	e->machines =
+		calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->machines));
 	e->use = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->use));
 	e->excl = calloc(e->cluster->nmachines ? e->cluster->nmachines : 1, sizeof(*e->excl));
 	e->nalloc = e->cluster->nmachines;
@@ -205,10 +206,22 @@ void jf_engine_set_notify(struct jf_engine *e, jf_change_fn fn, void *ctx)
 	e->notify_ctx = ctx;
 }
 
-struct jf_store *jf_engine_store(struct jf_engine *e) { return e->st; }
-const struct jf_cluster *jf_engine_cluster(struct jf_engine *e) { return e->cluster; }
-const char *jf_engine_state_dir(struct jf_engine *e) { return e->state_dir; }
-int jf_engine_backend_fd(struct jf_engine *e) { return jf_backend_fd(e->be); }
+struct jf_store *jf_engine_store(struct jf_engine *e)
+{
+	return e->st;
+}
+const struct jf_cluster *jf_engine_cluster(struct jf_engine *e)
+{
+	return e->cluster;
+}
+const char *jf_engine_state_dir(struct jf_engine *e)
+{
+	return e->state_dir;
+}
+int jf_engine_backend_fd(struct jf_engine *e)
+{
+	return jf_backend_fd(e->be);
+}
 
 void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u)
 {
@@ -359,8 +372,10 @@ static void fail_unparsable(struct jf_engine *e)
 		if (jf_group_get(e->st, ids[i], &rec) != JF_OK)
 			continue;
 		char msg[700];
-		snprintf(msg, sizeof(msg), "its spec, accepted by an earlier version of jobfs, is "
-			 "refused by this one: %s", perr.msg);
+		snprintf(msg, sizeof(msg),
+			 "its spec, accepted by an earlier version of jobfs, is "
+			 "refused by this one: %s",
+			 perr.msg);
 		int64_t now = jf_eng_now(e);
 		unsigned live = (1u << JF_ST_WAITING) | (1u << JF_ST_INITIALIZING) |
 				(1u << JF_ST_RUNNING) | (1u << JF_ST_PAUSED);
@@ -373,7 +388,8 @@ static void fail_unparsable(struct jf_engine *e)
 			jf_eng_group_event(e, rec.queue_id, 0, rec.kind, "Warning", "Invalid",
 					   "group %s: %s", rec.dirname, msg);
 		jf_store_commit(e->st);
-		fprintf(stderr, "jobfs: group %lld (%s): %s\n", (long long)rec.id, rec.dirname, msg);
+		fprintf(stderr, "jobfs: group %lld (%s): %s\n", (long long)rec.id, rec.dirname,
+			msg);
 		jf_group_release(&rec);
 	}
 	free(ids);
@@ -424,7 +440,7 @@ void jf_eng_trim(struct jf_engine *e)
 		if (!g->ended || g->kept)
 			continue;
 		if (n == JF_DONE_KEEP || group_busy(e, g->id)) {
-			e->trim = true;   /* again at the next entry point's end */
+			e->trim = true; /* again at the next entry point's end */
 			continue;
 		}
 		ids[n++] = g->id;
@@ -469,8 +485,12 @@ void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue
 	if (!e->notify)
 		return;
 	struct jf_change ch = {
-		.kind = kind, .queue_id = queue_id, .group_id = group_id,
-		.task_id = task_id, .node_id = node_id, .structure = structure,
+		.kind = kind,
+		.queue_id = queue_id,
+		.group_id = group_id,
+		.task_id = task_id,
+		.node_id = node_id,
+		.structure = structure,
 	};
 	e->notify(e->notify_ctx, &ch);
 }
@@ -500,7 +520,10 @@ void jf_eng_event(struct jf_engine *e, const struct grt *g, int64_t task_id, int
 	va_end(ap);
 	jf_eng_task_object(g, task_id ? task_idx : -1, node_id ? node_idx : -1, obj, sizeof(obj));
 	struct jf_event_scope sc = {
-		.queue_id = 0, .group_id = g->id, .task_id = task_id, .node_id = node_id,
+		.queue_id = 0,
+		.group_id = g->id,
+		.task_id = task_id,
+		.node_id = node_id,
 	};
 	jf_event_add(e->st, &sc, jf_eng_now(e), type, reason, obj, msg);
 }
@@ -568,7 +591,7 @@ static bool rotation_parse(const char *text, size_t len, struct rotation_seen *r
 		json_t *f = json_object_get(root, log_names[k]);
 		json_t *r = json_object_get(f, "rotations"), *d = json_object_get(f, "dropped");
 		if (!f)
-			continue;   /* a file the shim never rotated */
+			continue; /* a file the shim never rotated */
 		ok = json_is_integer(r) && json_is_integer(d);
 		if (ok) {
 			rs->rotations[k] = json_integer_value(r);
@@ -595,7 +618,7 @@ static void rotation_read(struct jf_engine *e, struct run *r)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	ssize_t n = read(fd, text, sizeof(text));   /* a few hundred bytes */
+	ssize_t n = read(fd, text, sizeof(text)); /* a few hundred bytes */
 	close(fd);
 	if (n <= 0 || !rotation_parse(text, (size_t)n, &r->rot))
 		return;
@@ -632,21 +655,24 @@ void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
 			snprintf(times, sizeof(times), "%" PRId64 " times", rs->rotations[k]);
 		if (rs->dropped[k] > 0)
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
-				     "Warning", "LogRotated", "%s over the %s cap: rotated (%s so "
+				     "Warning", "LogRotated",
+				     "%s over the %s cap: rotated (%s so "
 				     "far); the first %s are gone, the last %s-%s are kept",
 				     log_names[k], cap, times, gone, cap, cap2);
 		else
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
-				     "Warning", "LogRotated", "%s over the %s cap: rotated (%s so "
+				     "Warning", "LogRotated",
+				     "%s over the %s cap: rotated (%s so "
 				     "far); nothing is gone yet, from the next rotation on only "
-				     "the last %s-%s are kept", log_names[k], cap, times, cap, cap2);
+				     "the last %s-%s are kept",
+				     log_names[k], cap, times, cap, cap2);
 		rs->told[k] = rs->rotations[k];
 		rs->told_ms[k] = now;
 	}
 	if (!told)
 		return;
 	jf_store_commit(e->st);
-	if (!final)   /* the end of a node is announced by its caller */
+	if (!final) /* the end of a node is announced by its caller */
 		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, r->task_id, r->node_id, false);
 }
 
@@ -683,7 +709,7 @@ void jf_engine_on_backend(struct jf_engine *e)
 		if (open)
 			jf_store_commit(e->st);
 		if (jf_eng_should_yield(e))
-			break;   /* the loop comes back: the fd is still readable */
+			break; /* the loop comes back: the fd is still readable */
 	}
 	jf_eng_schedule(e);
 	jf_eng_trim(e);
@@ -695,8 +721,7 @@ bool jf_eng_should_yield(struct jf_engine *e)
 	       e->waiting(e->waiting_ctx);
 }
 
-void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx),
-			    void *ctx)
+void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx), void *ctx)
 {
 	e->yielding = on;
 	e->waiting = on ? waiting : NULL;

@@ -26,7 +26,7 @@
 struct jf_engine;
 
 struct jf_clock {
-	int64_t (*now_ms)(void *ctx);   /* wall clock, ms since the epoch */
+	int64_t (*now_ms)(void *ctx); /* wall clock, ms since the epoch */
 	void *ctx;
 };
 
@@ -37,7 +37,7 @@ struct jf_change {
 	enum jf_change_kind kind;
 	int64_t queue_id, group_id, task_id, node_id;
 	int64_t task_idx, node_idx;
-	bool structure;       /* children appeared or went (directory listing changed) */
+	bool structure; /* children appeared or went (directory listing changed) */
 };
 
 typedef void (*jf_change_fn)(void *ctx, const struct jf_change *ch);
@@ -59,8 +59,8 @@ struct jf_engine_config {
 					 * JF_LOG_CAP_DEFAULT; JF_LOG_CAP_NONE = no cap */
 };
 
-#define JF_LOG_CAP_DEFAULT (INT64_C(1) << 30)   /* 1Gi */
-#define JF_LOG_CAP_NONE (-1)
+#define JF_LOG_CAP_DEFAULT (INT64_C(1) << 30) /* 1Gi */
+#define JF_LOG_CAP_NONE    (-1)
 
 enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine **out,
 			  struct jf_error *err);
@@ -98,8 +98,7 @@ void jf_engine_on_backend(struct jf_engine *e);
  * use): every change schedules before its call returns, and on_backend
  * takes every run there is.
  */
-void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx),
-			    void *ctx);
+void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx), void *ctx);
 bool jf_engine_schedule_pending(struct jf_engine *e);
 /* Run the pending pass; urgent (it has waited long enough): without
  * stopping for waiting requests before JF_PASS_STARTS starts. */
@@ -123,8 +122,8 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 void jf_engine_refuse(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
 		      const struct jf_error *why);
 /* A ctl verb on a group/batch (task_id 0) or one task. */
-enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id,
-			  const char *verb, struct jf_error *err);
+enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id, const char *verb,
+			  struct jf_error *err);
 enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const char *dirname,
 				   struct jf_error *err);
 /* A task directory's new name (its display name); its default name (the
@@ -141,12 +140,12 @@ const char *jf_engine_backend_trouble(struct jf_engine *e);
 
 /* Resource use of machine m, for /cluster. */
 struct jf_machine_use {
-	uint64_t gpu_mask;    /* GPUs held */
+	uint64_t gpu_mask; /* GPUs held */
 	int64_t cpu_milli;
 	int64_t mem_bytes;
-	int nodes;            /* nodes running there */
-	const char *state;    /* a scheduling backend's word for it ("idle", "mixed"),
-				 borrowed; NULL for the local backend */
+	int nodes;         /* nodes running there */
+	const char *state; /* a scheduling backend's word for it ("idle", "mixed"),
+			      borrowed; NULL for the local backend */
 	const char *partitions;
 };
 void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u);

@@ -25,63 +25,63 @@
 #include "engine/idmap.h"
 
 /* The log files the shim rotates at the log cap: stdout, stderr, logs. */
-#define JF_LOG_FILES 3
-#define JF_ROTATION_CHECK_MS 5000    /* how often running nodes' records are read */
-#define JF_ROTATION_EVENT_MS 60000   /* at most one LogRotated per file this often */
+#define JF_LOG_FILES         3
+#define JF_ROTATION_CHECK_MS 5000  /* how often running nodes' records are read */
+#define JF_ROTATION_EVENT_MS 60000 /* at most one LogRotated per file this often */
 
 /* Why the engine is killing a run. */
 enum jf_why {
 	JF_WHY_NONE = 0,
-	JF_WHY_TIMEOUT,     /* attempt over its timeout: DeadlineExceeded */
-	JF_WHY_STOP,        /* ctl stop, or the group ended (FailJob, success policy) */
-	JF_WHY_PAUSE,       /* ctl pause */
-	JF_WHY_RESTART,     /* ctl restart */
-	JF_WHY_GANG,        /* another node of the same task failed */
-	JF_WHY_DEADLINE,    /* the group's activeDeadlineSeconds passed */
-	JF_WHY_PREEMPT,     /* a spot task yields to on-demand work (reference 5.4) */
+	JF_WHY_TIMEOUT,  /* attempt over its timeout: DeadlineExceeded */
+	JF_WHY_STOP,     /* ctl stop, or the group ended (FailJob, success policy) */
+	JF_WHY_PAUSE,    /* ctl pause */
+	JF_WHY_RESTART,  /* ctl restart */
+	JF_WHY_GANG,     /* another node of the same task failed */
+	JF_WHY_DEADLINE, /* the group's activeDeadlineSeconds passed */
+	JF_WHY_PREEMPT,  /* a spot task yields to on-demand work (reference 5.4) */
 };
 
 /* A node being preempted says so in its status; the message is also how a
  * restarted daemon knows to finish the preemption (adopt.c). */
 #define JF_PREEMPTING_MSG "preempting: on-demand work needs the GPUs"
-#define JF_PREEMPTED_MSG "preempted by on-demand work; waiting to run again"
-#define JF_WINDOW_MSG "waiting for a low-risk window"
+#define JF_PREEMPTED_MSG  "preempted by on-demand work; waiting to run again"
+#define JF_WINDOW_MSG     "waiting for a low-risk window"
 
 /* Tasks one pass starts when the daemon's loop runs it (schedule.c), at
  * most; JF_PASS_STEP at a time, stopping early for a waiting request. */
 #define JF_PASS_STARTS 16
-#define JF_PASS_STEP 4
+#define JF_PASS_STEP   4
 
 
-struct grt {                     /* an accepted group's runtime */
+struct grt { /* an accepted group's runtime */
 	int64_t id;
 	int64_t queue_id;
 	enum jf_group_kind kind;
-	char queue[JF_NAME_MAX];     /* "" for batches */
+	char queue[JF_NAME_MAX]; /* "" for batches */
 	char dirname[JF_NAME_MAX];
 	char *display;
 	struct jf_spec *spec;
 	struct jf_sched_req req;
 	bool req_ok;
-	bool unsendable_said;        /* delegated: its message says why it cannot be sent */
-	bool reason_said;            /* delegated: its message says why the backend waits */
-	int64_t failed_tasks;        /* indexes failed for good (counted at load) */
-	bool ended;                  /* in a final state (as far as the engine saw) */
-	bool kept;                   /* ended, idle, among the JF_DONE_KEEP kept */
+	bool unsendable_said; /* delegated: its message says why it cannot be sent */
+	bool reason_said;     /* delegated: its message says why the backend waits */
+	int64_t failed_tasks; /* indexes failed for good (counted at load) */
+	bool ended;           /* in a final state (as far as the engine saw) */
+	bool kept;            /* ended, idle, among the JF_DONE_KEEP kept */
 };
 
 /* Ended groups with nothing running whose parsed spec stays cached. */
 #define JF_DONE_KEEP 64
 
-struct trun {                    /* a task with nodes placed */
+struct trun { /* a task with nodes placed */
 	int64_t task_id, group_id, idx;
 	int64_t nodes;
-	int64_t live;                /* attempts not reaped yet */
-	int64_t nstarted;            /* of those, whose start is recorded */
-	int64_t attempt;             /* the task's attempt number */
-	int64_t start_ms;            /* when this attempt was started (youngest preempted first) */
-	enum jf_why why;             /* set when the engine kills it */
-	bool failed;                 /* some node failed this attempt */
+	int64_t live;     /* attempts not reaped yet */
+	int64_t nstarted; /* of those, whose start is recorded */
+	int64_t attempt;  /* the task's attempt number */
+	int64_t start_ms; /* when this attempt was started (youngest preempted first) */
+	enum jf_why why;  /* set when the engine kills it */
+	bool failed;      /* some node failed this attempt */
 	int fail_code;
 	char fail_container[64];
 	bool fail_timeout;
@@ -90,24 +90,24 @@ struct trun {                    /* a task with nodes placed */
 	uint64_t *cpusets;           /* cpu_exclusive: JF_CPUSET_WORDS per node, else NULL */
 	bool held;                   /* slots are taken on machines */
 	/* a scheduling backend's (delegate.c): which batch runs it */
-	uint64_t key;                /* its submission, 0 = none */
-	int64_t run;                 /* the backend's run of the element */
-	bool requeued;               /* the backend queues it again itself */
-	bool preempted_end;          /* it ended preempted, not queued again */
-	char **hosts;                /* node i ran on hosts[i] (NULL: unknown) */
+	uint64_t key;       /* its submission, 0 = none */
+	int64_t run;        /* the backend's run of the element */
+	bool requeued;      /* the backend queues it again itself */
+	bool preempted_end; /* it ended preempted, not queued again */
+	char **hosts;       /* node i ran on hosts[i] (NULL: unknown) */
 };
 
-struct run {                     /* one node attempt with a process */
+struct run { /* one node attempt with a process */
 	int64_t attempt_id, node_id, task_id, group_id;
 	int64_t node_idx, attempt;
-	char handle[JF_HANDLE_MAX];  /* from start() on, for signals */
-	bool started;                /* its start is recorded: Running, billed from then */
-	int64_t deadline_ms;         /* 0 = none */
-	int64_t kill_at_ms;          /* TERM sent; KILL at this time; 0 = not killing */
-	bool killed;                 /* KILL sent */
-	bool no_dirs;                /* its run directory could not be made */
-	struct rotation_seen {       /* RUN_DIR/rotation, as last read (engine.c) */
-		int64_t mtime_ns, size, ino;   /* the file's stat then; 0 = never read */
+	char handle[JF_HANDLE_MAX];          /* from start() on, for signals */
+	bool started;                        /* its start is recorded: Running, billed from then */
+	int64_t deadline_ms;                 /* 0 = none */
+	int64_t kill_at_ms;                  /* TERM sent; KILL at this time; 0 = not killing */
+	bool killed;                         /* KILL sent */
+	bool no_dirs;                        /* its run directory could not be made */
+	struct rotation_seen {               /* RUN_DIR/rotation, as last read (engine.c) */
+		int64_t mtime_ns, size, ino; /* the file's stat then; 0 = never read */
 		int64_t cap;
 		int64_t rotations[JF_LOG_FILES], dropped[JF_LOG_FILES];
 		int64_t told[JF_LOG_FILES];    /* rotations a LogRotated event covered */
@@ -125,35 +125,35 @@ struct jf_engine {
 	jf_change_fn notify;
 	void *notify_ctx;
 	struct jf_sched_machine *machines;
-	size_t nalloc;               /* machines, use and excl were sized for this many */
+	size_t nalloc; /* machines, use and excl were sized for this many */
 	struct jf_machine_use *use;
-	uint64_t **excl;             /* per machine: cores held exclusively (NULL: none yet) */
-	struct jf_forecast **fc;     /* per GPU model: the spot risk forecast */
-	int64_t *od_use;             /* per GPU model: GPUs in on-demand use now */
-	struct jf_idmap groups;      /* group id -> struct grt */
-	struct jf_idmap tasks;       /* task id -> struct trun */
-	struct jf_idmap runs;        /* attempt id -> struct run */
-	int64_t log_cap;             /* bytes per log file, 0 = no cap */
-	int64_t rotation_check_ms;   /* next look at running nodes' log rotations */
-	int64_t window_check_ms;     /* spot tasks wait for a low-risk window: look again then */
-	bool scheduling;             /* guards re-entry */
-	bool again;                  /* schedule once more after this pass */
+	uint64_t **excl;           /* per machine: cores held exclusively (NULL: none yet) */
+	struct jf_forecast **fc;   /* per GPU model: the spot risk forecast */
+	int64_t *od_use;           /* per GPU model: GPUs in on-demand use now */
+	struct jf_idmap groups;    /* group id -> struct grt */
+	struct jf_idmap tasks;     /* task id -> struct trun */
+	struct jf_idmap runs;      /* attempt id -> struct run */
+	int64_t log_cap;           /* bytes per log file, 0 = no cap */
+	int64_t rotation_check_ms; /* next look at running nodes' log rotations */
+	int64_t window_check_ms;   /* spot tasks wait for a low-risk window: look again then */
+	bool scheduling;           /* guards re-entry */
+	bool again;                /* schedule once more after this pass */
 	/* a backend that schedules for itself (delegate.c) */
 	bool delegated;
-	uint64_t machines_sig;       /* delegated: what the backend's machines were */
-	bool be_down;                /* it cannot be reached */
-	int64_t be_down_ms;          /* since when */
-	char be_msg[256];            /* why */
+	uint64_t machines_sig; /* delegated: what the backend's machines were */
+	bool be_down;          /* it cannot be reached */
+	int64_t be_down_ms;    /* since when */
+	char be_msg[256];      /* why */
 	char *partition_ondemand, *partition_spot;
-	int64_t array_max;           /* most indexes one batch spans */
-	bool yielding;               /* passes wait for jf_engine_schedule_run (engine.h) */
-	bool sched_pending;          /* yielding: a pass was asked for */
-	bool in_run;                 /* inside jf_engine_schedule_run: JF_PASS_STARTS a pass */
-	bool trim;                   /* a group ended: jf_eng_trim has work */
-	int64_t kept[JF_DONE_KEEP];  /* ended groups kept in `groups`, oldest at kept_head */
+	int64_t array_max;          /* most indexes one batch spans */
+	bool yielding;              /* passes wait for jf_engine_schedule_run (engine.h) */
+	bool sched_pending;         /* yielding: a pass was asked for */
+	bool in_run;                /* inside jf_engine_schedule_run: JF_PASS_STARTS a pass */
+	bool trim;                  /* a group ended: jf_eng_trim has work */
+	int64_t kept[JF_DONE_KEEP]; /* ended groups kept in `groups`, oldest at kept_head */
 	size_t nkept, kept_head;
-	bool urgent;                 /* ... and no stopping for requests before that */
-	bool (*waiting)(void *ctx);  /* yielding: does the loop have a request waiting? */
+	bool urgent;                /* ... and no stopping for requests before that */
+	bool (*waiting)(void *ctx); /* yielding: does the loop have a request waiting? */
 	void *waiting_ctx;
 };
 
@@ -191,23 +191,21 @@ void jf_eng_schedule(struct jf_engine *e);
 
 /* run.c */
 /* Open the ledger segment of a node attempt that started at start_ms. */
-void jf_eng_bill_start(struct jf_engine *e, const struct grt *g, int64_t task_id,
-		       int64_t task_idx, int64_t node_id, int64_t node_idx, int64_t attempt_id,
-		       int64_t attempt, int64_t start_ms);
+void jf_eng_bill_start(struct jf_engine *e, const struct grt *g, int64_t task_id, int64_t task_idx,
+		       int64_t node_id, int64_t node_idx, int64_t attempt_id, int64_t attempt,
+		       int64_t start_ms);
 /* Start node ni of t, whose attempt is recorded and registered in runs
  * (run.c prepares it; adopt.c after a crash before its supervisor ran). */
-void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
-			uid_t uid, gid_t gid);
+void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni, uid_t uid,
+			gid_t gid);
 /* Start all nodes of a placed task; takes t (its slots already taken). */
 void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
 /* The same in two steps, so that one transaction can hold the attempts of
  * many tasks: prepare records t's attempts (inside the caller's
  * transaction; false: t is gone, freed), launch - once that transaction is
  * committed - starts their supervisors. */
-bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
-			  gid_t gid);
-void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
-			 gid_t gid);
+bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
+void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
 void jf_trun_free(struct trun *t);
 /* ending.c: an attempt ended; what follows (see there). */
@@ -239,8 +237,7 @@ int jf_eng_why_rank(enum jf_why w);
  * had ended (the daemon died between recording the ends and judging the
  * task): judge it now, as it would have been.  False if some node's last
  * attempt has not ended or never existed (then the caller decides). */
-bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id,
-			  int64_t task_idx);
+bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id, int64_t task_idx);
 /* adopt.c: after a restart, take over the attempts the store says are running. */
 void jf_eng_adopt_all(struct jf_engine *e);
 /* End groups past activeDeadlineSeconds or their queue's group_timeout. */
@@ -270,8 +267,7 @@ void jf_eng_delegate_machines(struct jf_engine *e);
  * why not. */
 bool jf_eng_judge_request(struct jf_engine *e, struct grt *g, struct jf_error *err);
 /* Can the backend's nodes take spec's GPUs at all?  err names what they have. */
-bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec,
-		       struct jf_error *err);
+bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec, struct jf_error *err);
 /* A Slurm pending reason as one of jobfs's (Resources, Parallelism, ...),
  * and what it means ("" unknown: Slurm's word is returned). */
 const char *jf_dlg_slurm_reason(const char *slurm, const char **meaning);

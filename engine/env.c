@@ -97,7 +97,7 @@ char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_co
 	env_num(&b, "JOB_MASTER_PORT", 29500 + (g->id * 131 + task_idx) % 20000);
 	env_num(&b, "JOB_ATTEMPT", attempt);
 	env_set(&b, "JOB_CHECKPOINT_DIR", ckpt_dir);
-	if (gpu_ids)   /* NULL: the backend gives the node its GPUs (slurm) */
+	if (gpu_ids) /* NULL: the backend gives the node its GPUs (slurm) */
 		env_set(&b, "CUDA_VISIBLE_DEVICES", gpu_ids);
 	if (b.oom) {
 		jf_env_free(b.v);

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#define EMPTY 0
+#define EMPTY   0
 #define DELETED (-1)
 
 void jf_idmap_init(struct jf_idmap *m)

@@ -10,10 +10,10 @@
 #include <stdint.h>
 
 struct jf_idmap {
-	int64_t *keys;     /* 0 = empty, -1 = deleted */
+	int64_t *keys; /* 0 = empty, -1 = deleted */
 	void **vals;
-	size_t cap;        /* power of two */
-	size_t used;       /* live + deleted */
+	size_t cap;  /* power of two */
+	size_t used; /* live + deleted */
 	size_t live;
 };
 

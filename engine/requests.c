@@ -32,8 +32,8 @@ static enum jf_err may_make(uid_t uid, const char *what, struct jf_error *err)
 		return JF_OK;
 	return jf_error_set(err, JF_EACCES, 0,
 			    "cannot make %s for uid %u: this daemon runs as uid %u, not root, "
-			    "and would run the work with its own rights", what, (unsigned)uid,
-			    (unsigned)geteuid());
+			    "and would run the work with its own rights",
+			    what, (unsigned)uid, (unsigned)geteuid());
 }
 
 static void notify_group(struct jf_engine *e, int64_t queue_id, int64_t group_id, bool structure)
@@ -54,7 +54,8 @@ enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, 
 	if (rc == JF_EEXIST)
 		return jf_error_set(err, rc, 0, "queue %s exists", name);
 	if (rc)
-		return jf_error_set(err, rc, 0, "cannot create queue %s: %s", name, jf_err_name(rc));
+		return jf_error_set(err, rc, 0, "cannot create queue %s: %s", name,
+				    jf_err_name(rc));
 	struct jf_event_scope sc = { .queue_id = *id };
 	jf_event_add(e->st, &sc, jf_eng_now(e), "Normal", "Created", "queue",
 		     "queue created (capacity unlimited until spec.yaml says otherwise)");
@@ -116,7 +117,8 @@ static enum jf_err private_ok(struct jf_engine *e, int64_t id, struct jf_error *
 			return jf_error_set(err, JF_EBUSY, 0,
 					    "key 'private': group %s belongs to uid %u, who could "
 					    "no longer see it in a private queue; it must be "
-					    "removed first", f.dirname, (unsigned)f.uid);
+					    "removed first",
+					    f.dirname, (unsigned)f.uid);
 		if (f.last == before)
 			return JF_OK;
 	}
@@ -131,8 +133,8 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 	if (rc == JF_OK && (q.partition || q.spot_partition) && !e->delegated)
 		rc = jf_error_set(err, JF_ENOTSUP, 0,
 				  "key '%s': partitions belong to the slurm backend and this "
-				  "daemon runs --backend %s", q.partition ? "partition" : "spot_partition",
-				  e->be->ops->name);
+				  "daemon runs --backend %s",
+				  q.partition ? "partition" : "spot_partition", e->be->ops->name);
 	else if (rc == JF_OK && q.private_)
 		rc = private_ok(e, id, err);
 	struct jf_event_scope sc = { .queue_id = id };
@@ -175,8 +177,8 @@ enum jf_err jf_engine_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_gro
 		return JF_EINVAL;
 	if (may_make(uid, kind == JF_KIND_BATCH ? "a batch" : "a group", err))
 		return JF_EACCES;
-	enum jf_err rc = jf_group_create(e->st, queue_id, kind, dirname, uid, gid, jf_eng_now(e),
-					 id);
+	enum jf_err rc =
+		jf_group_create(e->st, queue_id, kind, dirname, uid, gid, jf_eng_now(e), id);
 	if (rc == JF_EEXIST)
 		return jf_error_set(err, rc, 0, "%s exists", dirname);
 	if (rc)
@@ -240,7 +242,8 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 	if (g.state != JF_ST_DRAFT && g.state != JF_ST_INVALID) {
 		rc = jf_error_set(err, JF_EROFS, 0,
 				  "the spec is read-only once accepted (state %s); use ctl restart "
-				  "or make a new group", jf_state_name(g.state));
+				  "or make a new group",
+				  jf_state_name(g.state));
 		goto out;
 	}
 	char queue[JF_NAME_MAX] = "";
@@ -270,16 +273,18 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 	if (rc == JF_OK && e->delegated && spec->cpu_exclusive)
 		rc = jf_error_set(err, JF_ENOTSUP, 0,
 				  "key 'cpu_exclusive': not honoured on the %s backend (pinning "
-				  "cores is the cluster's task plugin's job there)", e->be->ops->name);
+				  "cores is the cluster's task plugin's job there)",
+				  e->be->ops->name);
 	if (rc == JF_OK && e->delegated && spec->unit_runtime > 0)
 		rc = jf_error_set(err, JF_ENOTSUP, 0,
 				  "key 'unit_runtime': not honoured on the %s backend yet (it "
 				  "decides when spot work starts; jobfs's forecast does not)",
 				  e->be->ops->name);
 	if (rc == JF_OK && spec->cpu_exclusive && req.gpus == 0)
-		rc = jf_error_set(err, JF_EINVAL, 0,
-				  "key 'cpu_exclusive': cores are pinned per GPU, so it needs 'gpu' "
-				  "and 'gpus' of at least 1");
+		rc = jf_error_set(
+			err, JF_EINVAL, 0,
+			"key 'cpu_exclusive': cores are pinned per GPU, so it needs 'gpu' "
+			"and 'gpus' of at least 1");
 	/* the forecast is of on-demand GPU demand: it can only place spot GPU work */
 	if (rc == JF_OK && spec->unit_runtime > 0 && spec->billing != JF_BILL_SPOT)
 		rc = jf_error_set(err, JF_EINVAL, 0,
@@ -287,9 +292,10 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 				  "on-demand work is never preempted (remove the key, or set "
 				  "'billing: spot')");
 	if (rc == JF_OK && spec->unit_runtime > 0 && req.model < 0)
-		rc = jf_error_set(err, JF_EINVAL, 0,
-				  "key 'unit_runtime': the preemption forecast is per GPU model, "
-				  "so it needs 'gpu' (CPU-only spot work starts when cores are free)");
+		rc = jf_error_set(
+			err, JF_EINVAL, 0,
+			"key 'unit_runtime': the preemption forecast is per GPU model, "
+			"so it needs 'gpu' (CPU-only spot work starts when cores are free)");
 	if (rc != JF_OK) {
 		record_refusal(e, &g, text, len, err->msg);
 		jf_spec_free(spec);
@@ -311,9 +317,9 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 			snprintf(gpu, sizeof(gpu), "%d x %s", spec->gpus, spec->gpu);
 		jf_eng_group_event(e, 0, group_id, g.kind, "Normal", "Accepted",
 				   "%lld %s, parallelism %lld, %lld node%s each, %s, %s%s%s",
-				   (long long)completions,
-				   completions == 1 ? "task" : "tasks", (long long)parallelism,
-				   (long long)spec->nodes, spec->nodes == 1 ? "" : "s", gpu,
+				   (long long)completions, completions == 1 ? "task" : "tasks",
+				   (long long)parallelism, (long long)spec->nodes,
+				   spec->nodes == 1 ? "" : "s", gpu,
 				   spec->billing == JF_BILL_SPOT ? "spot" : "on-demand",
 				   spec->nignored ? "; ignored K8s fields: " : "",
 				   spec->nignored ? ignored : "");
@@ -418,7 +424,8 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 		}
 	} else {
 		return jf_error_set(err, JF_EINVAL, 0,
-				    "unknown verb \"%s\": use pause, resume, stop or restart", verb);
+				    "unknown verb \"%s\": use pause, resume, stop or restart",
+				    verb);
 	}
 	notify_group(e, g->queue_id, g->id, false);
 	jf_eng_schedule(e);
@@ -452,13 +459,16 @@ static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t
 		ev = JF_EV_RESTART;
 	else
 		return jf_error_set(err, JF_EINVAL, 0,
-				    "unknown verb \"%s\": use pause, resume, stop or restart", verb);
+				    "unknown verb \"%s\": use pause, resume, stop or restart",
+				    verb);
 	if (jf_task_next(s, ev) < 0)
 		return busy(err, verb, "task", s,
-			    ev == JF_EV_RESUME ? "Paused"
-			    : ev == JF_EV_RESTART ? "any task" : "Waiting or Running");
+			    ev == JF_EV_RESUME    ? "Paused"
+			    : ev == JF_EV_RESTART ? "any task"
+						  : "Waiting or Running");
 	if (ev == JF_EV_RESTART && jf_state_final(g->state))
-		return busy(err, verb, "group", g->state, "a group that has not ended (restart the group)");
+		return busy(err, verb, "group", g->state,
+			    "a group that has not ended (restart the group)");
 	jf_store_begin(e->st);
 	switch (ev) {
 	case JF_EV_STOP:
@@ -484,8 +494,10 @@ static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t
 	if (!tr && e->delegated && ev != JF_EV_RESUME)
 		jf_eng_delegate_withdraw(e, task_id);
 	if (tr)
-		jf_eng_kill_task(e, tr, ev == JF_EV_STOP ? JF_WHY_STOP
-					: ev == JF_EV_PAUSE ? JF_WHY_PAUSE : JF_WHY_RESTART);
+		jf_eng_kill_task(e, tr,
+				 ev == JF_EV_STOP    ? JF_WHY_STOP
+				 : ev == JF_EV_PAUSE ? JF_WHY_PAUSE
+						     : JF_WHY_RESTART);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, false);
 	if (!tr)
 		jf_eng_settle_group(e, rt);
@@ -493,23 +505,26 @@ static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t
 	return JF_OK;
 }
 
-enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id,
-			  const char *verb, struct jf_error *err)
+enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id, const char *verb,
+			  struct jf_error *err)
 {
 	struct jf_group_rec g;
 	if (jf_group_get(e->st, group_id, &g) != JF_OK)
 		return jf_error_set(err, JF_ENOENT, 0, "no such group");
-	enum jf_err rc = task_id ? ctl_task(e, &g, task_id, verb, err) : ctl_group(e, &g, verb, err);
+	enum jf_err rc =
+		task_id ? ctl_task(e, &g, task_id, verb, err) : ctl_group(e, &g, verb, err);
 	if (rc == JF_EBUSY || rc == JF_EINVAL) {
 		/* shells drop close()'s error: say why where `cat events` shows it */
 		struct grt *rt = task_id ? jf_eng_group(e, g.id) : NULL;
 		struct jf_task_rec t;
 		jf_store_begin(e->st);
 		if (rt && jf_task_get(e->st, task_id, &t) == JF_OK) {
-			jf_eng_event(e, rt, task_id, t.idx, 0, 0, "Warning", "Refused", "%s", err->msg);
+			jf_eng_event(e, rt, task_id, t.idx, 0, 0, "Warning", "Refused", "%s",
+				     err->msg);
 			jf_task_release(&t);
 		} else {
-			jf_eng_group_event(e, 0, g.id, g.kind, "Warning", "Refused", "%s", err->msg);
+			jf_eng_group_event(e, 0, g.id, g.kind, "Warning", "Refused", "%s",
+					   err->msg);
 		}
 		jf_store_commit(e->st);
 		if (task_id)
@@ -588,7 +603,8 @@ enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_e
 	if (!jf_state_final(g.state) && g.state != JF_ST_DRAFT && g.state != JF_ST_INVALID) {
 		rc = jf_error_set(err, JF_EBUSY, 0,
 				  "the %s is %s: stop it first (echo stop > ctl), then rmdir",
-				  g.kind == JF_KIND_BATCH ? "batch" : "group", jf_state_name(g.state));
+				  g.kind == JF_KIND_BATCH ? "batch" : "group",
+				  jf_state_name(g.state));
 	} else {
 		for (size_t i = 0;;) {
 			int64_t k;
@@ -611,7 +627,8 @@ enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_e
 	if (rc == JF_EBUSY) {
 		/* rmdir prints only "Device or resource busy": the events say why */
 		jf_store_begin(e->st);
-		jf_eng_group_event(e, 0, group_id, g.kind, "Warning", "Refused", "rmdir: %s", err->msg);
+		jf_eng_group_event(e, 0, group_id, g.kind, "Warning", "Refused", "rmdir: %s",
+				   err->msg);
 		jf_store_commit(e->st);
 		notify_group(e, q, group_id, false);
 	}

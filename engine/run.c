@@ -165,9 +165,9 @@ static void start_failed(struct jf_engine *e, int64_t attempt_id, const char *ms
 	jf_eng_finish(e, &r);
 }
 
-void jf_eng_bill_start(struct jf_engine *e, const struct grt *g, int64_t task_id,
-		       int64_t task_idx, int64_t node_id, int64_t node_idx, int64_t attempt_id,
-		       int64_t attempt, int64_t start_ms)
+void jf_eng_bill_start(struct jf_engine *e, const struct grt *g, int64_t task_id, int64_t task_idx,
+		       int64_t node_id, int64_t node_idx, int64_t attempt_id, int64_t attempt,
+		       int64_t start_ms)
 {
 	struct jf_ledger_rec lr;
 	memset(&lr, 0, sizeof(lr));
@@ -212,8 +212,8 @@ static void fault(const char *point)
  * A crash between the two finds attempts without a handle, and the
  * backend's recover() tells whether their run got going (adopt.c).
  */
-static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
-			 uid_t uid, gid_t gid)
+static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni, uid_t uid,
+			 gid_t gid)
 {
 	const struct jf_sched_slot *slot = &t->slots[ni];
 	const char *machine = e->cluster->machines[slot->machine].name;
@@ -228,12 +228,12 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 	int64_t attempt = nrec.attempt + 1;
 	jf_node_release(&nrec);
 
-	snprintf(run_dir, sizeof(run_dir), "%s/runs/%lld/%lld", e->state_dir,
-		 (long long)node_id, (long long)attempt);
+	snprintf(run_dir, sizeof(run_dir), "%s/runs/%lld/%lld", e->state_dir, (long long)node_id,
+		 (long long)attempt);
 	snprintf(ckpt, sizeof(ckpt), "%s/ckpt/%lld", e->state_dir, (long long)t->task_id);
 	snprintf(work, sizeof(work), "%s/work", run_dir);
-	bool dirs_ok = mkdir_p(run_dir, 0755) == 0 && mkdir_p(ckpt, 0700) == 0 &&
-		       mkdir_p(work, 0700) == 0;
+	bool dirs_ok =
+		mkdir_p(run_dir, 0755) == 0 && mkdir_p(ckpt, 0700) == 0 && mkdir_p(work, 0700) == 0;
 	give_to(ckpt, uid, gid);
 	give_to(work, uid, gid);
 
@@ -251,7 +251,8 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 	if (jf_store_commit(e->st) != JF_OK || !attempt_id)
 		return;
 
-	struct run *r = jf_eng_run_add(e, attempt_id, node_id, t->task_id, g->id, ni, attempt, NULL);
+	struct run *r =
+		jf_eng_run_add(e, attempt_id, node_id, t->task_id, g->id, ni, attempt, NULL);
 	if (!r)
 		return;
 	t->attempt_ids[ni] = attempt_id;
@@ -263,8 +264,8 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, struct run *r,
 			 pid_t pid, int64_t start_ms);
 
-void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni,
-			uid_t uid, gid_t gid)
+void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int64_t ni, uid_t uid,
+			gid_t gid)
 {
 	const struct jf_spec *s = g->spec;
 	const struct jf_sched_slot *slot = &t->slots[ni];
@@ -274,8 +275,8 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 		return;
 	int64_t node_id = r->node_id, attempt_id = r->attempt_id, attempt = r->attempt;
 	jf_gpu_ids_format(slot->gpu_mask, gpu_ids, sizeof(gpu_ids));
-	snprintf(run_dir, sizeof(run_dir), "%s/runs/%lld/%lld", e->state_dir,
-		 (long long)node_id, (long long)attempt);
+	snprintf(run_dir, sizeof(run_dir), "%s/runs/%lld/%lld", e->state_dir, (long long)node_id,
+		 (long long)attempt);
 	snprintf(ckpt, sizeof(ckpt), "%s/ckpt/%lld", e->state_dir, (long long)t->task_id);
 	snprintf(work, sizeof(work), "%s/work", run_dir);
 	if (r->no_dirs) {
@@ -330,9 +331,15 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 	fault("prestart");
 	if (ok) {
 		struct jf_launch l = {
-			.run_dir = run_dir, .cwd = work, .uid = uid, .gid = gid,
-			.procs = procs, .nprocs = np, .log_cap_bytes = e->log_cap,
-			.cpus = ncpus ? cpus : NULL, .ncpus = ncpus,
+			.run_dir = run_dir,
+			.cwd = work,
+			.uid = uid,
+			.gid = gid,
+			.procs = procs,
+			.nprocs = np,
+			.log_cap_bytes = e->log_cap,
+			.cpus = ncpus ? cpus : NULL,
+			.ncpus = ncpus,
 		};
 		rc = jf_backend_start(e->be, &l, (uint64_t)attempt_id, &started, &err);
 	}
@@ -359,8 +366,8 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 /*
  * The node's processes run since start_ms (the backend's word: for the
  * local backend the shim's ready line): the node is Running, billed and
- * timed from then; the task is Running once all its nodes are.  A crash before this is recorded leaves an attempt without a
- * handle, which recover() settles (adopt.c).
+ * timed from then; the task is Running once all its nodes are.  A crash before this is recorded
+ * leaves an attempt without a handle, which recover() settles (adopt.c).
  */
 static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, struct run *r,
 			 pid_t pid, int64_t start_ms)
@@ -369,7 +376,8 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 	int64_t ni = r->node_idx;
 	const struct jf_sched_slot *slot = &t->slots[ni];
 	const char *machine = slot->machine < e->cluster->nmachines
-			      ? e->cluster->machines[slot->machine].name : "";
+				      ? e->cluster->machines[slot->machine].name
+				      : "";
 	char gpu_ids[JF_GPU_IDS_MAX];
 	jf_gpu_ids_format(slot->gpu_mask, gpu_ids, sizeof(gpu_ids));
 	int64_t node_id = r->node_id, attempt_id = r->attempt_id, attempt = r->attempt;
@@ -397,7 +405,8 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 		if (c->image)
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
 				     "created %s; image %s not pulled: the %s backend runs the "
-				     "command on this host", c->name, c->image, e->be->ops->name);
+				     "command on this host",
+				     c->name, c->image, e->be->ops->name);
 		else
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
 				     "created %s", c->name);
@@ -444,8 +453,7 @@ struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t
 	return t;
 }
 
-bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
-			  gid_t gid)
+bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid)
 {
 	struct jf_task_rec tr;
 	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK) {
@@ -480,8 +488,7 @@ bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, ui
 	return true;
 }
 
-void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
-			 gid_t gid)
+void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid)
 {
 	int64_t task_id = t->task_id, nodes = t->nodes;
 	jf_store_begin(e->st);
@@ -496,8 +503,7 @@ void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid
 }
 
 /* Start all nodes of a placed task.  Takes the slots (already subtracted). */
-void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid,
-		       gid_t gid)
+void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid)
 {
 	/* one transaction for the gang's attempts, one for its starts: the
 	 * attempts are durable before any supervisor starts */
@@ -513,14 +519,22 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 int jf_eng_why_rank(enum jf_why w)
 {
 	switch (w) {
-	case JF_WHY_NONE: return 0;
-	case JF_WHY_GANG: return 1;
-	case JF_WHY_TIMEOUT: return 2;
-	case JF_WHY_PREEMPT: return 3;
-	case JF_WHY_DEADLINE: return 4;
-	case JF_WHY_PAUSE: return 5;
-	case JF_WHY_RESTART: return 6;
-	case JF_WHY_STOP: return 7;
+	case JF_WHY_NONE:
+		return 0;
+	case JF_WHY_GANG:
+		return 1;
+	case JF_WHY_TIMEOUT:
+		return 2;
+	case JF_WHY_PREEMPT:
+		return 3;
+	case JF_WHY_DEADLINE:
+		return 4;
+	case JF_WHY_PAUSE:
+		return 5;
+	case JF_WHY_RESTART:
+		return 6;
+	case JF_WHY_STOP:
+		return 7;
 	}
 	return 0;
 }
@@ -528,14 +542,22 @@ int jf_eng_why_rank(enum jf_why w)
 static const char *why_words(enum jf_why w)
 {
 	switch (w) {
-	case JF_WHY_TIMEOUT: return "the attempt ran past its timeout";
-	case JF_WHY_STOP: return "stopped";
-	case JF_WHY_PAUSE: return "paused";
-	case JF_WHY_RESTART: return "restarting";
-	case JF_WHY_GANG: return "another node of the task failed";
-	case JF_WHY_DEADLINE: return "the group ran past activeDeadlineSeconds";
-	case JF_WHY_PREEMPT: return "preempted by on-demand work";
-	case JF_WHY_NONE: break;
+	case JF_WHY_TIMEOUT:
+		return "the attempt ran past its timeout";
+	case JF_WHY_STOP:
+		return "stopped";
+	case JF_WHY_PAUSE:
+		return "paused";
+	case JF_WHY_RESTART:
+		return "restarting";
+	case JF_WHY_GANG:
+		return "another node of the task failed";
+	case JF_WHY_DEADLINE:
+		return "the group ran past activeDeadlineSeconds";
+	case JF_WHY_PREEMPT:
+		return "preempted by on-demand work";
+	case JF_WHY_NONE:
+		break;
 	}
 	return "";
 }
@@ -543,7 +565,7 @@ static const char *why_words(enum jf_why w)
 void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
 {
 	if (jf_eng_why_rank(JF_WHY_PREEMPT) <= jf_eng_why_rank(t->why))
-		return;  /* already ending for a stronger reason, or being preempted */
+		return; /* already ending for a stronger reason, or being preempted */
 	t->why = JF_WHY_PREEMPT;
 	struct grt *g = jf_eng_group(e, t->group_id);
 	int64_t now = jf_eng_now(e);
@@ -562,7 +584,8 @@ void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
 			jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx, "Warning",
 				     "Preempting",
 				     "on-demand work needs the GPUs: SIGTERM to %s, SIGKILL after "
-				     "%llds", g->spec->containers[0].name,
+				     "%llds",
+				     g->spec->containers[0].name,
 				     (long long)((grace_ms + 999) / 1000));
 			jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, r->node_id,
 				       false);

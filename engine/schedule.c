@@ -46,13 +46,13 @@ struct snap {
 	uid_t *uids;
 	gid_t *gids;
 	size_t ng, capg;
-	bool spot;                   /* this listing takes spot groups (else the rest) */
-	int64_t *free_gpus;          /* per GPU model: free, less what groups listed so far may take */
-	struct gate {                /* spot groups whose window was decided */
+	bool spot;          /* this listing takes spot groups (else the rest) */
+	int64_t *free_gpus; /* per GPU model: free, less what groups listed so far may take */
+	struct gate {       /* spot groups whose window was decided */
 		int64_t id;
 		bool wait;
 		double risk;
-	} *gates;
+	} * gates;
 	size_t ngates, capgates;
 	bool oom;
 };
@@ -154,9 +154,10 @@ static int add_group(void *ctx, int64_t gid)
 	int64_t c[JF_ST__COUNT];
 	if (jf_group_count_tasks(e->st, gid, c) != JF_OK)
 		return 0;
-	int64_t tasks = state == JF_ST_PAUSED ? 0 :
-			startable(c[JF_ST_WAITING], c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING],
-				  parallelism);
+	int64_t tasks = state == JF_ST_PAUSED
+				? 0
+				: startable(c[JF_ST_WAITING],
+					    c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING], parallelism);
 	if (s->spot && g->spec->unit_runtime > 0 && tasks > 0 && window_wait(s, g, tasks))
 		return 0;
 	/* what it may take in this pass is not free for the spot groups after it */
@@ -203,8 +204,10 @@ static void add_running(struct snap *s)
 		int64_t end = 0;
 		for (int64_t n = 0; n < t->nodes; n++) {
 			struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[n]);
-			int64_t b = !r ? 0 : r->kill_at_ms ? r->kill_at_ms
-					   : r->deadline_ms ? r->deadline_ms : FAR_FUTURE_MS;
+			int64_t b = !r               ? 0
+				    : r->kill_at_ms  ? r->kill_at_ms
+				    : r->deadline_ms ? r->deadline_ms
+						     : FAR_FUTURE_MS;
 			if (b > end)
 				end = b;
 		}
@@ -226,7 +229,10 @@ static void add_running(struct snap *s)
 			return;
 		}
 		s->run[s->nrun++] = (struct jf_plan_running){
-			.slots = t->slots, .nslots = nslots, .queue = qi, .end_ms = end,
+			.slots = t->slots,
+			.nslots = nslots,
+			.queue = qi,
+			.end_ms = end,
 		};
 	}
 }
@@ -254,12 +260,13 @@ static int collect(void *ctx, int64_t id, int64_t idx)
 
 static void report_skip(struct jf_engine *e, struct grt *g, enum jf_plan_why why)
 {
-	const char *msg = why == JF_PLAN_OVER_CAPACITY
-		? "cannot run: a task needs more nodes than the queue's capacity"
+	const char *msg =
+		why == JF_PLAN_OVER_CAPACITY
+			? "cannot run: a task needs more nodes than the queue's capacity"
 		: why == JF_PLAN_OVER_CLUSTER
-		? "cannot run: a task needs more than the whole cluster has free when all "
-		  "known work has ended"
-		: "cannot run: the request is out of range";
+			? "cannot run: a task needs more than the whole cluster has free when all "
+			  "known work has ended"
+			: "cannot run: the request is out of range";
 	struct jf_group_rec rec;
 	if (jf_group_get(e->st, g->id, &rec) != JF_OK)
 		return;
@@ -305,14 +312,14 @@ static void apply_gates(struct snap *s)
 					   "WaitingForWindow",
 					   "risk of a preemption within unit_runtime %s is %.0f%%, "
 					   "over the threshold of %.0f%%: waiting for a low-risk "
-					   "window", win, gt->risk * 100,
-					   e->cluster->spot_risk_max * 100);
+					   "window",
+					   win, gt->risk * 100, e->cluster->spot_risk_max * 100);
 		else
 			jf_eng_group_event(e, g->queue_id, g->id, g->kind, "Normal",
 					   "LowRiskWindow",
 					   "risk of a preemption within unit_runtime %s is %.0f%%, "
-					   "at most the threshold of %.0f%%: starting", win,
-					   gt->risk * 100, e->cluster->spot_risk_max * 100);
+					   "at most the threshold of %.0f%%: starting",
+					   win, gt->risk * 100, e->cluster->spot_risk_max * 100);
 		jf_store_commit(e->st);
 		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 	}
@@ -367,7 +374,9 @@ static bool collect_cands(struct jf_engine *e, struct cands *cs)
 		    !grow((void **)&cs->victims, &cap, cs->n + 1, sizeof(*cs->victims)))
 			return false;
 		cs->c[cs->n] = (struct jf_preempt_cand){
-			.id = t->task_id, .slots = t->slots, .nslots = (size_t)t->nodes,
+			.id = t->task_id,
+			.slots = t->slots,
+			.nslots = (size_t)t->nodes,
 			.start_ms = t->start_ms,
 		};
 		cs->t[cs->n++] = t;
@@ -413,7 +422,7 @@ static void preempt(struct jf_engine *e, const struct snap *s, const struct jf_p
 		if (pg->parallelism > 0 && pg->parallelism - pg->running - started < want)
 			want = pg->parallelism - pg->running - started;
 		if (want > 64)
-			want = 64;  /* the rest in later passes */
+			want = 64; /* the rest in later passes */
 		free(slots);
 		slots = calloc((size_t)pg->req.nodes, sizeof(*slots));
 		if (!slots)
@@ -421,11 +430,11 @@ static void preempt(struct jf_engine *e, const struct snap *s, const struct jf_p
 		for (int64_t w = 0; w < want; w++) {
 			if (pg->queue >= 0 && s->queues[pg->queue].capacity > 0 &&
 			    s->queues[pg->queue].held + qstarted + pg->req.nodes >
-			    s->queues[pg->queue].capacity)
-				break;  /* its queue's capacity blocks it, not spot work */
+				    s->queues[pg->queue].capacity)
+				break; /* its queue's capacity blocks it, not spot work */
 			size_t nv = 0;
-			enum jf_err rc = jf_preempt_choose(m, nm, &pg->req, cs.c, cs.n, cs.victims,
-							   &nv);
+			enum jf_err rc =
+				jf_preempt_choose(m, nm, &pg->req, cs.c, cs.n, cs.victims, &nv);
 			if (rc != JF_OK)
 				break;
 			int64_t nodes = 0;
@@ -437,11 +446,11 @@ static void preempt(struct jf_engine *e, const struct snap *s, const struct jf_p
 				jf_eng_preempt_task(e, t, grace_ms);
 			}
 			if (nv) {
-				jf_eng_group_event(e, g->queue_id, g->id, g->kind, "Normal",
-						   "Preempting",
-						   "no room for a task of %lld node(s): preempting %zu "
-						   "spot task(s), %lld node(s)",
-						   (long long)pg->req.nodes, nv, (long long)nodes);
+				jf_eng_group_event(
+					e, g->queue_id, g->id, g->kind, "Normal", "Preempting",
+					"no room for a task of %lld node(s): preempting %zu "
+					"spot task(s), %lld node(s)",
+					(long long)pg->req.nodes, nv, (long long)nodes);
 				/* drop the victims from the candidates */
 				size_t o = 0;
 				for (size_t j = 0; j < cs.n; j++) {
@@ -478,8 +487,7 @@ static void pass(struct jf_engine *e)
 		return;
 	for (size_t i = 0; i < e->cluster->nmachines; i++)
 		if ((size_t)e->machines[i].model < nmodels)
-			s.free_gpus[e->machines[i].model] +=
-				jf_popcount64(e->machines[i].gpu_free);
+			s.free_gpus[e->machines[i].model] += jf_popcount64(e->machines[i].gpu_free);
 	/* the forecasts learn that on-demand use stayed as it was until now
 	 * (they hear of changes only; a quiet hour must close too) */
 	int64_t now = jf_eng_now(e);
@@ -496,9 +504,12 @@ static void pass(struct jf_engine *e)
 	jf_plan_init(&plan);
 	struct jf_plan_in in = {
 		.now_ms = jf_eng_now(e),
-		.running = s.run, .nrunning = s.nrun,
-		.queues = s.queues, .nqueues = s.nq,
-		.groups = s.groups, .ngroups = s.ng,
+		.running = s.run,
+		.nrunning = s.nrun,
+		.queues = s.queues,
+		.nqueues = s.nq,
+		.groups = s.groups,
+		.ngroups = s.ng,
 	};
 	struct jf_error err;
 	jf_error_clear(&err);
@@ -588,7 +599,7 @@ static void pass(struct jf_engine *e)
 	}
 	free(todo);
 	if (cut)
-		e->sched_pending = true;   /* the rest in the next pass */
+		e->sched_pending = true; /* the rest in the next pass */
 	else
 		preempt(e, &s, &plan);
 	for (size_t i = 0; i < plan.nskips; i++) {

@@ -32,9 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TICK_MS 250
+#define TICK_MS            250
 #define SCHED_MAX_DELAY_MS 50
-#define REQUEST_BURST 64        /* requests served before anything else is looked at */
+#define REQUEST_BURST      64 /* requests served before anything else is looked at */
 
 static int64_t mono_ms(void)
 {
@@ -121,8 +121,10 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 		goto fail;
 	}
 	if (fuse_session_mount(fs->se, fs->mountpoint) != 0) {
-		jf_error_set(err, JF_EIO, 0, "cannot mount on %s (is /dev/fuse usable? is "
-			     "fusermount3 installed?)", fs->mountpoint);
+		jf_error_set(err, JF_EIO, 0,
+			     "cannot mount on %s (is /dev/fuse usable? is "
+			     "fusermount3 installed?)",
+			     fs->mountpoint);
 		goto fail;
 	}
 	fs->mounted = true;
@@ -156,7 +158,10 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
 		goto fail;
 	}
-	struct { int fd; int src; } srcs[] = {
+	struct {
+		int fd;
+		int src;
+	} srcs[] = {
 		{ fuse_session_fd(fs->se), SRC_FUSE },
 		{ jf_engine_backend_fd(e), SRC_BACKEND },
 		{ fs->tfd, SRC_TIMER },
@@ -198,7 +203,7 @@ int jf_fs_run(struct jf_fs *fs)
 {
 	struct fuse_buf buf = { .mem = NULL };
 	int rc = 0;
-	int64_t sched_asked = 0;   /* when the pending pass was first seen, 0 none */
+	int64_t sched_asked = 0; /* when the pending pass was first seen, 0 none */
 	while (!fs->stop && !fuse_session_exited(fs->se)) {
 		struct epoll_event evs[8];
 		bool pending = jf_engine_schedule_pending(fs->e);

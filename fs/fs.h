@@ -20,7 +20,7 @@ struct jf_fs_options {
 	const char *mountpoint;
 	bool allow_other;
 	bool debug;
-	double attr_timeout;       /* seconds, default 1.0 */
+	double attr_timeout; /* seconds, default 1.0 */
 };
 
 /* Takes over the engine. */

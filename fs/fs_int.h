@@ -21,11 +21,11 @@
 #include "fs/toucher.h"
 #include "store/store.h"
 
-#define JF_SCRATCH_MAX 64           /* editor temp files at once */
+#define JF_SCRATCH_MAX 64 /* editor temp files at once */
 
 struct scratch {
-	int64_t id;                 /* > 0 while used */
-	enum jf_obj parent_obj;     /* JF_O_QUEUE or JF_O_GROUP */
+	int64_t id;             /* > 0 while used */
+	enum jf_obj parent_obj; /* JF_O_QUEUE or JF_O_GROUP */
 	int64_t parent_id;
 	char name[256];
 	char *data;
@@ -38,42 +38,42 @@ struct watcher {
 	struct watcher *next;
 	enum jf_scope scope;
 	int64_t id;
-	int64_t off;                /* next byte of the events text to deliver */
-	fuse_req_t pending;         /* a read waiting for a change */
+	int64_t off;        /* next byte of the events text to deliver */
+	fuse_req_t pending; /* a read waiting for a change */
 	size_t pending_size;
 	struct fuse_pollhandle *ph;
 	bool interrupted;
 };
 
 enum fh_kind {
-	FH_SNAPSHOT,                /* rendered at open; reads serve the snapshot */
-	FH_EVENTS,                  /* reads go to the store at their offset */
-	FH_FILE,                    /* a log file on disk */
-	FH_EMPTY,                   /* logs of a node that never ran, logs.prev with none */
+	FH_SNAPSHOT, /* rendered at open; reads serve the snapshot */
+	FH_EVENTS,   /* reads go to the store at their offset */
+	FH_FILE,     /* a log file on disk */
+	FH_EMPTY,    /* logs of a node that never ran, logs.prev with none */
 	FH_WATCH,
-	FH_SPEC,                    /* writing a spec */
-	FH_CTL,                     /* writing a verb */
-	FH_SCRATCH,                 /* an editor's temp file */
-	FH_TOUCH,                   /* our own notifier's touch: ignored */
+	FH_SPEC,    /* writing a spec */
+	FH_CTL,     /* writing a verb */
+	FH_SCRATCH, /* an editor's temp file */
+	FH_TOUCH,   /* our own notifier's touch: ignored */
 };
 
 struct fh {
 	enum fh_kind kind;
 	struct jf_ino ino;
-	char *buf;                  /* snapshot, or bytes written so far; FH_FILE: the path */
+	char *buf; /* snapshot, or bytes written so far; FH_FILE: the path */
 	size_t len, cap;
-	int fd;                     /* FH_FILE: the log file X, -1 while there is none */
-	int fd1;                    /* FH_FILE: X.1, the part rotated out last, or -1
-				     * (other kinds: unused, 0) */
-	ino_t fino;                 /* FH_FILE: the inode of X when fd was opened */
-	bool dirty;                 /* written since the last submit */
-	size_t base;                /* FH_CTL: bytes of earlier lines, already acted on */
-	bool poisoned;              /* refused at write(): close reports it again */
+	int fd;        /* FH_FILE: the log file X, -1 while there is none */
+	int fd1;       /* FH_FILE: X.1, the part rotated out last, or -1
+			* (other kinds: unused, 0) */
+	ino_t fino;    /* FH_FILE: the inode of X when fd was opened */
+	bool dirty;    /* written since the last submit */
+	size_t base;   /* FH_CTL: bytes of earlier lines, already acted on */
+	bool poisoned; /* refused at write(): close reports it again */
 	int poison_errno;
 	uid_t uid;
 	gid_t gid;
 	struct watcher *w;
-	struct fh *prev, *next;     /* in jf_fs.fhs while the kernel holds it open */
+	struct fh *prev, *next; /* in jf_fs.fhs while the kernel holds it open */
 };
 
 struct cached {
@@ -90,7 +90,7 @@ struct jf_fs {
 	char *mountpoint;
 	bool mounted;
 	double attr_timeout;
-	uid_t uid;                  /* the daemon's user: owner of the fixed tree */
+	uid_t uid; /* the daemon's user: owner of the fixed tree */
 	gid_t gid;
 	struct jf_perm_daemon perm; /* the daemon, as the permission rules see it */
 	struct jf_idmap cache;      /* ino -> struct cached: what getattr measured, for
@@ -103,8 +103,8 @@ struct jf_fs {
 	struct scratch scratch[JF_SCRATCH_MAX];
 	int64_t scratch_next;
 	struct watcher *watchers;
-	struct fh *fhs;             /* open handles: freed at exit if no release came */
-	struct jf_toucher *nt;      /* invalidations and inotify touches */
+	struct fh *fhs;        /* open handles: freed at exit if no release came */
+	struct jf_toucher *nt; /* invalidations and inotify touches */
 	int epfd, tfd, sfd;
 	bool stop;
 };
@@ -136,7 +136,7 @@ bool jf_file_rendered(enum jf_file f);
 
 /* resolve.c */
 const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
-				     int *err);
+				      int *err);
 int jf_resolve(struct jf_fs *fs, const struct jf_ino *parent, const char *name,
 	       struct jf_ino *child);
 /* The attributes reader sees (a rendered file's size is of reader's rendering). */
@@ -148,8 +148,8 @@ struct jf_obj_info {
 	struct jf_perm_obj perm;
 	uid_t uid;
 	gid_t gid;
-	int gstate;                 /* its group's state, -1 if not a group's own */
-	int64_t done_ms;            /* when its group finished, 0 if it has not */
+	int gstate;      /* its group's state, -1 if not a group's own */
+	int64_t done_ms; /* when its group finished, 0 if it has not */
 };
 /* 0, or ENOENT when the object is gone. */
 int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *in);
@@ -161,12 +161,10 @@ int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj
  * store; the operations' own checks (read-only files, specs once accepted,
  * what may be made where) still apply to them.
  */
-int jf_perm_req(struct jf_fs *fs, fuse_req_t req, const struct jf_ino *ino,
-		enum jf_perm_act act);
+int jf_perm_req(struct jf_fs *fs, fuse_req_t req, const struct jf_ino *ino, enum jf_perm_act act);
 /* The object's path below the mount, "" for root; false if gone. */
 bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n);
-struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid,
-				const char *name);
+struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid, const char *name);
 struct scratch *jf_scratch_get(struct jf_fs *fs, int64_t id);
 
 /* ops.c, ops_write.c, ops_file.c */
@@ -200,8 +198,7 @@ void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		  struct fuse_file_info *fi);
 void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
 void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
-void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		struct fuse_file_info *fi);
+void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
 		 struct fuse_file_info *fi);
 void jf_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
@@ -210,7 +207,7 @@ void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		struct fuse_pollhandle *ph);
 
 /* notify.c */
-#define JF_LOG_IDLE ((uintptr_t)1 << 62)   /* in logsize: nothing writes the log now */
+#define JF_LOG_IDLE ((uintptr_t)1 << 62) /* in logsize: nothing writes the log now */
 /* Does the kernel hold ino (looked up and not forgotten)? */
 bool jf_ino_known(struct jf_fs *fs, uint64_t ino);
 /* The kernel was handed ino (an entry reply): count it. */

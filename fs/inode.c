@@ -64,15 +64,15 @@ static const enum jf_file queue_files[] = {
 	JF_F_SPEC, JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_WATCH, JF_F_DIR,
 };
 static const enum jf_file group_files[] = {
-	JF_F_SPEC, JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_WATCH, JF_F_CTL,
-	JF_F_DIR,
+	JF_F_SPEC,   JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST,
+	JF_F_EVENTS, JF_F_WATCH,  JF_F_CTL,         JF_F_DIR,
 };
 static const enum jf_file task_files[] = {
 	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_WATCH, JF_F_CTL, JF_F_DIR,
 };
 static const enum jf_file node_files[] = {
-	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_WATCH, JF_F_LOGS,
-	JF_F_STDOUT, JF_F_STDERR, JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
+	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST,      JF_F_EVENTS,     JF_F_WATCH, JF_F_LOGS,
+	JF_F_STDOUT, JF_F_STDERR,      JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
 };
 static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_COST, JF_F_DIR };
 static const enum jf_file no_files[] = { JF_F_DIR };
@@ -80,15 +80,24 @@ static const enum jf_file no_files[] = { JF_F_DIR };
 const enum jf_file *jf_obj_files(enum jf_obj obj)
 {
 	switch (obj) {
-	case JF_O_ROOT: return root_files;
-	case JF_O_CLUSTER: return cluster_files;
-	case JF_O_MACHINE: return machine_files;
-	case JF_O_QUEUE: return queue_files;
-	case JF_O_GROUP: return group_files;
-	case JF_O_TASK: return task_files;
-	case JF_O_NODE: return node_files;
-	case JF_O_BILLING: return billing_files;
-	default: return no_files;
+	case JF_O_ROOT:
+		return root_files;
+	case JF_O_CLUSTER:
+		return cluster_files;
+	case JF_O_MACHINE:
+		return machine_files;
+	case JF_O_QUEUE:
+		return queue_files;
+	case JF_O_GROUP:
+		return group_files;
+	case JF_O_TASK:
+		return task_files;
+	case JF_O_NODE:
+		return node_files;
+	case JF_O_BILLING:
+		return billing_files;
+	default:
+		return no_files;
 	}
 }
 

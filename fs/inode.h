@@ -18,20 +18,20 @@
 enum jf_obj {
 	JF_O_NONE = 0,
 	JF_O_ROOT,
-	JF_O_CLUSTER,     /* /cluster */
-	JF_O_MACHINES,    /* /cluster/machines */
-	JF_O_MACHINE,     /* /cluster/machines/<m>: id = index + 1 */
-	JF_O_QUEUES,      /* /queues */
-	JF_O_QUEUE,       /* id = queue id */
-	JF_O_GROUPS,      /* /queues/<q>/groups: id = queue id */
-	JF_O_GROUP,       /* a group or a batch: id = group id */
-	JF_O_TASKS,       /* a group's tasks/: id = group id */
-	JF_O_TASK,        /* id = task id */
-	JF_O_NODES,       /* a task's nodes/: id = task id */
-	JF_O_NODE,        /* id = task id << 10 | node index */
-	JF_O_BATCHES,     /* /tasks */
-	JF_O_BILLING,     /* /billing */
-	JF_O_SCRATCH,     /* an editor's temporary file: id = scratch slot id */
+	JF_O_CLUSTER,  /* /cluster */
+	JF_O_MACHINES, /* /cluster/machines */
+	JF_O_MACHINE,  /* /cluster/machines/<m>: id = index + 1 */
+	JF_O_QUEUES,   /* /queues */
+	JF_O_QUEUE,    /* id = queue id */
+	JF_O_GROUPS,   /* /queues/<q>/groups: id = queue id */
+	JF_O_GROUP,    /* a group or a batch: id = group id */
+	JF_O_TASKS,    /* a group's tasks/: id = group id */
+	JF_O_TASK,     /* id = task id */
+	JF_O_NODES,    /* a task's nodes/: id = task id */
+	JF_O_NODE,     /* id = task id << 10 | node index */
+	JF_O_BATCHES,  /* /tasks */
+	JF_O_BILLING,  /* /billing */
+	JF_O_SCRATCH,  /* an editor's temporary file: id = scratch slot id */
 	JF_O__COUNT
 };
 
@@ -55,7 +55,7 @@ enum jf_file {
 	JF_F_SETTINGS,
 	JF_F_LEDGER,
 	JF_F_SUMMARY,
-	JF_F_DATA,        /* a scratch file's content */
+	JF_F_DATA, /* a scratch file's content */
 	JF_F__COUNT
 };
 

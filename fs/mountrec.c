@@ -27,9 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FUSECTL "/sys/fs/fuse/connections"
+#define FUSECTL       "/sys/fs/fuse/connections"
 #define MOUNTINFO_CAP (8 * 1024 * 1024)
-#define PROBE_MS 2000
+#define PROBE_MS      2000
 
 /* ---- pure parts ---- */
 
@@ -38,9 +38,8 @@ static void unescape(const char *in, size_t len, char *out, size_t n)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < len && o + 1 < n; i++) {
-		if (in[i] == '\\' && i + 3 < len &&
-		    in[i + 1] >= '0' && in[i + 1] <= '3' && in[i + 2] >= '0' && in[i + 2] <= '7' &&
-		    in[i + 3] >= '0' && in[i + 3] <= '7') {
+		if (in[i] == '\\' && i + 3 < len && in[i + 1] >= '0' && in[i + 1] <= '3' &&
+		    in[i + 2] >= '0' && in[i + 2] <= '7' && in[i + 3] >= '0' && in[i + 3] <= '7') {
 			out[o++] = (char)((in[i + 1] - '0') * 64 + (in[i + 2] - '0') * 8 +
 					  (in[i + 3] - '0'));
 			i += 3;
@@ -68,8 +67,7 @@ static bool field(const char **p, const char *end, const char **f, size_t *len)
 	return true;
 }
 
-static bool parse_line(const char *line, const char *end, const char *mnt,
-		       struct jf_mountinfo *out)
+static bool parse_line(const char *line, const char *end, const char *mnt, struct jf_mountinfo *out)
 {
 	const char *p = line, *f;
 	size_t len;
@@ -382,7 +380,7 @@ static bool daemon_dead(const struct jf_mountrec *r)
 	if (r->pid == (long)getpid())
 		return false;
 	if (!proc_start(r->pid, &st, &start))
-		return true;              /* gone */
+		return true; /* gone */
 	return start != r->start || st == 'Z' || st == 'X';
 }
 
@@ -396,7 +394,7 @@ static int probe(const char *mnt)
 		_exit(stat(mnt, &sb) == 0 ? 0 : (errno & 0xff ? errno & 0xff : 255));
 	}
 	if (pid < 0)
-		return 0;   /* cannot tell: go on as before */
+		return 0; /* cannot tell: go on as before */
 	int64_t until = mono_ms() + PROBE_MS;
 	for (;;) {
 		int ws;
@@ -447,10 +445,13 @@ int jf_mount_clear_dead(const char *state, const char *mnt, void (*say)(const ch
 		long waiting;
 		char why[512] = "";
 		if (abort_conn(rec.conn, &waiting, why, sizeof(why)) < 0)
-			sayf(say, "mount point %s: its daemon (pid %ld) is dead; could not abort "
-			     "its FUSE connection %u: %s", rec.mnt, rec.pid, rec.conn, why);
+			sayf(say,
+			     "mount point %s: its daemon (pid %ld) is dead; could not abort "
+			     "its FUSE connection %u: %s",
+			     rec.mnt, rec.pid, rec.conn, why);
 		else
-			sayf(say, "mount point %s: its daemon (pid %ld) is dead; aborted FUSE "
+			sayf(say,
+			     "mount point %s: its daemon (pid %ld) is dead; aborted FUSE "
 			     "connection %u through %s/%u/abort (%ld requests were waiting)",
 			     rec.mnt, rec.pid, rec.conn, FUSECTL, rec.conn, waiting);
 		if (detach(rec.mnt) == 0)
@@ -472,10 +473,14 @@ int jf_mount_clear_dead(const char *state, const char *mnt, void (*say)(const ch
 		return 1;
 	}
 	if (r == -1) {
-		snprintf(msg, n, "mount point %s is a FUSE mount (%s, connection %u) that does not "
-			 "answer, and this state directory's record does not say its daemon is dead; "
-			 "if no daemon serves it, abort it with `echo 1 > %s/%u/abort` and detach it "
-			 "with `fusermount3 -u -z %s`", mnt, mi.fstype, mi.conn, FUSECTL, mi.conn, mnt);
+		snprintf(msg, n,
+			 "mount point %s is a FUSE mount (%s, connection %u) that does not "
+			 "answer, and this state directory's record does not say its daemon is "
+			 "dead; "
+			 "if no daemon serves it, abort it with `echo 1 > %s/%u/abort` and detach "
+			 "it "
+			 "with `fusermount3 -u -z %s`",
+			 mnt, mi.fstype, mi.conn, FUSECTL, mi.conn, mnt);
 		return -1;
 	}
 	return done;

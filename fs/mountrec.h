@@ -46,9 +46,9 @@ int jf_mount_clear_dead(const char *state, const char *mnt, void (*say)(const ch
 /* ---- the pure parts (unit-tested) ---- */
 
 struct jf_mountinfo {
-	unsigned conn;              /* the FUSE connection: fusectl's name for it */
-	char fstype[64];            /* "fuse.jobfs" */
-	char source[64];            /* "jobfs" */
+	unsigned conn;   /* the FUSE connection: fusectl's name for it */
+	char fstype[64]; /* "fuse.jobfs" */
+	char source[64]; /* "jobfs" */
 };
 
 /* The topmost mount at mnt in a /proc/self/mountinfo text (octal escapes

@@ -101,8 +101,8 @@ static const enum jf_file obj_changed_files[] = {
 	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_DIR,
 };
 static const enum jf_file node_changed_files[] = {
-	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_LOGS, JF_F_STDOUT,
-	JF_F_STDERR, JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
+	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST,      JF_F_EVENTS,     JF_F_LOGS,
+	JF_F_STDOUT, JF_F_STDERR,      JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
 };
 static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_DIR };
 
@@ -174,7 +174,8 @@ void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 		} else {
 			int64_t nid = (n.task_id << JF_NODE_BITS) | n.idx;
 			cache_forget(fs, ch, nid);
-			logs_idle(fs, nid, n.state != JF_ST_INITIALIZING && n.state != JF_ST_RUNNING);
+			logs_idle(fs, nid,
+				  n.state != JF_ST_INITIALIZING && n.state != JF_ST_RUNNING);
 			if (any_known(fs, JF_O_NODE, nid, node_changed_files) &&
 			    jf_obj_path(fs, JF_O_NODE, nid, path, sizeof(path)))
 				touch_files(fs, JF_O_NODE, nid, path, node_changed_files);
@@ -342,7 +343,7 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 			continue;
 		uintptr_t last = (uintptr_t)jf_idmap_get(&fs->logsize, k);
 		if (last & JF_LOG_IDLE)
-			continue;   /* its node does not run: nothing writes it */
+			continue; /* its node does not run: nothing writes it */
 		if (!last) {
 			/* first look: a node that ended before anyone looked stays
 			 * idle until it changes (jf_fs_on_change) */
@@ -360,12 +361,12 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 		}
 		char path[4096];
 		jf_log_path(fs, &ino, path, sizeof(path));
-		int64_t size = jf_log_size(path);   /* X.1 and X: it drops at a rotation */
+		int64_t size = jf_log_size(path); /* X.1 and X: it drops at a rotation */
 		if (last == (uintptr_t)size + 1)
 			continue;
 		jf_idmap_put(&fs->logsize, k, (void *)((uintptr_t)size + 1));
 		if (!last)
-			continue;   /* first look: nothing to announce */
+			continue; /* first look: nothing to announce */
 		char base[1024], full[1100];
 		if (!jf_obj_path(fs, JF_O_NODE, ino.id, base, sizeof(base)))
 			continue;

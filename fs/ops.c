@@ -26,9 +26,9 @@
 #include "core/names.h"
 #include "core/spec.h"
 
-#define CTL_MAX 256
+#define CTL_MAX           256
 #define SCRATCH_MAX_BYTES JF_SPEC_MAX_BYTES
-#define DIR_BASE 64            /* readdir offsets below this are fixed entries */
+#define DIR_BASE          64 /* readdir offsets below this are fixed entries */
 
 void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 {
@@ -46,7 +46,7 @@ void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 	e.attr_timeout = fs->attr_timeout;
 	e.entry_timeout = fs->attr_timeout;
 	if (jf_file_per_reader(c))
-		e.attr_timeout = 0;   /* its size is the asker's */
+		e.attr_timeout = 0; /* its size is the asker's */
 	if (c->obj == JF_O_SCRATCH ||
 	    (in.perm.private_ && !(c->obj == JF_O_QUEUE && c->file == JF_F_DIR))) {
 		/*
@@ -151,7 +151,7 @@ static int setattr_allowed(fuse_req_t req, struct jf_fs *fs, const struct jf_ino
 }
 
 static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-		       struct fuse_file_info *fi)
+			  struct fuse_file_info *fi)
 {
 	struct jf_fs *fs = FS(req);
 	struct jf_ino i;
@@ -225,7 +225,7 @@ static bool add(struct dirbuf *d, const char *name, uint64_t ino, mode_t mode, o
 struct listing {
 	struct dirbuf *d;
 	enum jf_obj obj;
-	const char *suffix;      /* batch children: "-<name>" */
+	const char *suffix; /* batch children: "-<name>" */
 	int64_t last;
 };
 
@@ -255,7 +255,7 @@ static int list_tasks(void *ctx, int64_t id, int64_t idx, const char *display)
 }
 
 static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
+			  struct fuse_file_info *fi)
 {
 	(void)fi;
 	struct jf_fs *fs = FS(req);
@@ -285,29 +285,37 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 	bool have_g = false;
 	switch (i.obj) {
 	case JF_O_ROOT:
-		subdirs[0] = "cluster"; subobj[0] = JF_O_CLUSTER;
-		subdirs[1] = "queues"; subobj[1] = JF_O_QUEUES;
-		subdirs[2] = "tasks"; subobj[2] = JF_O_BATCHES;
-		subdirs[3] = "billing"; subobj[3] = JF_O_BILLING;
+		subdirs[0] = "cluster";
+		subobj[0] = JF_O_CLUSTER;
+		subdirs[1] = "queues";
+		subobj[1] = JF_O_QUEUES;
+		subdirs[2] = "tasks";
+		subobj[2] = JF_O_BATCHES;
+		subdirs[3] = "billing";
+		subobj[3] = JF_O_BILLING;
 		nsub = 4;
 		break;
 	case JF_O_CLUSTER:
-		subdirs[0] = "machines"; subobj[0] = JF_O_MACHINES;
+		subdirs[0] = "machines";
+		subobj[0] = JF_O_MACHINES;
 		nsub = 1;
 		break;
 	case JF_O_QUEUE:
-		subdirs[0] = "groups"; subobj[0] = JF_O_GROUPS;
+		subdirs[0] = "groups";
+		subobj[0] = JF_O_GROUPS;
 		nsub = 1;
 		break;
 	case JF_O_GROUP:
 		have_g = jf_group_get(fs->st, i.id, &g) == JF_OK;
 		if (have_g && g.kind == JF_KIND_GROUP) {
-			subdirs[0] = "tasks"; subobj[0] = JF_O_TASKS;
+			subdirs[0] = "tasks";
+			subobj[0] = JF_O_TASKS;
 			nsub = 1;
 		}
 		break;
 	case JF_O_TASK:
-		subdirs[0] = "nodes"; subobj[0] = JF_O_NODES;
+		subdirs[0] = "nodes";
+		subobj[0] = JF_O_NODES;
 		nsub = 1;
 		break;
 	default:
@@ -321,19 +329,20 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		goto done;
 	k++;
 	for (const enum jf_file *f = jf_obj_files(i.obj); *f != JF_F_DIR; f++, k++)
-		if (off <= k && !add(&d, jf_file_name(*f), jf_ino_make(i.obj, i.id, *f), S_IFREG,
-				     k + 1))
+		if (off <= k &&
+		    !add(&d, jf_file_name(*f), jf_ino_make(i.obj, i.id, *f), S_IFREG, k + 1))
 			goto done;
 	for (int s = 0; s < nsub; s++, k++)
-		if (off <= k && !add(&d, subdirs[s], jf_ino_make(subobj[s], i.id, JF_F_DIR),
-				     S_IFDIR, k + 1))
+		if (off <= k &&
+		    !add(&d, subdirs[s], jf_ino_make(subobj[s], i.id, JF_F_DIR), S_IFDIR, k + 1))
 			goto done;
 	for (int s = 0; s < JF_SCRATCH_MAX; s++, k++) {
 		struct scratch *sc = &fs->scratch[s];
 		if (off <= k && sc->id && sc->parent_id == i.id &&
 		    ((i.obj == JF_O_GROUP && sc->parent_obj == JF_O_GROUP) ||
 		     (i.obj == JF_O_QUEUE && sc->parent_obj == JF_O_QUEUE)) &&
-		    !add(&d, sc->name, jf_ino_make(JF_O_SCRATCH, sc->id, JF_F_DATA), S_IFREG, k + 1))
+		    !add(&d, sc->name, jf_ino_make(JF_O_SCRATCH, sc->id, JF_F_DATA), S_IFREG,
+			 k + 1))
 			goto done;
 	}
 	/* listed from the store, a page at a time */
@@ -343,9 +352,9 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 	case JF_O_MACHINES: {
 		const struct jf_cluster *c = jf_engine_cluster(fs->e);
 		for (size_t m = (size_t)after; m < c->nmachines; m++)
-			if (!add(&d, c->machines[m].name, jf_ino_make(JF_O_MACHINE, (int64_t)m + 1,
-								       JF_F_DIR),
-				 S_IFDIR, DIR_BASE + (off_t)m + 1))
+			if (!add(&d, c->machines[m].name,
+				 jf_ino_make(JF_O_MACHINE, (int64_t)m + 1, JF_F_DIR), S_IFDIR,
+				 DIR_BASE + (off_t)m + 1))
 				break;
 		break;
 	}
@@ -364,8 +373,8 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		while (!d.full) {
 			int64_t before = l.last;
 			jf_group_list(fs->st, i.obj == JF_O_GROUPS ? i.id : 0,
-				      i.obj == JF_O_GROUPS ? JF_KIND_GROUP : JF_KIND_BATCH, l.last, 256,
-				      list_named, &l);
+				      i.obj == JF_O_GROUPS ? JF_KIND_GROUP : JF_KIND_BATCH, l.last,
+				      256, list_named, &l);
 			if (l.last == before)
 				break;
 		}
@@ -393,7 +402,8 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 				char name[32];
 				snprintf(name, sizeof(name), "%lld", (long long)n);
 				if (!add(&d, name,
-					 jf_ino_make(JF_O_NODE, (i.id << JF_NODE_BITS) | n, JF_F_DIR),
+					 jf_ino_make(JF_O_NODE, (i.id << JF_NODE_BITS) | n,
+						     JF_F_DIR),
 					 S_IFDIR, DIR_BASE + n + 1))
 					break;
 			}

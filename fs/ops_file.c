@@ -25,9 +25,9 @@
 #include "core/names.h"
 #include "core/spec.h"
 
-#define CTL_MAX 256
+#define CTL_MAX           256
 #define SCRATCH_MAX_BYTES JF_SPEC_MAX_BYTES
-#define DIR_BASE 64            /* readdir offsets below this are fixed entries */
+#define DIR_BASE          64 /* readdir offsets below this are fixed entries */
 
 /*
  * ---- log files: X.1 followed by X ----
@@ -127,12 +127,16 @@ static enum jf_scope events_scope(struct jf_fs *fs, const struct jf_ino *i, int6
 {
 	*id = i->id;
 	switch (i->obj) {
-	case JF_O_QUEUE: return JF_SCOPE_QUEUE;
-	case JF_O_GROUP: return JF_SCOPE_GROUP;
-	case JF_O_TASK: return JF_SCOPE_TASK;
+	case JF_O_QUEUE:
+		return JF_SCOPE_QUEUE;
+	case JF_O_GROUP:
+		return JF_SCOPE_GROUP;
+	case JF_O_TASK:
+		return JF_SCOPE_TASK;
 	case JF_O_NODE: {
 		struct jf_node_rec n;
-		if (jf_node_find(fs->st, i->id >> JF_NODE_BITS, i->id & JF_NODE_MASK, &n) != JF_OK) {
+		if (jf_node_find(fs->st, i->id >> JF_NODE_BITS, i->id & JF_NODE_MASK, &n) !=
+		    JF_OK) {
 			*id = 0;
 		} else {
 			*id = n.id;
@@ -177,8 +181,10 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		if (jf_fault_hit("touch-hold")) {
 			/* the crash test's moment: the notifier inside an open of
 			 * ours, unanswered, when the daemon is killed */
-			fprintf(stderr, "jobfs: fault touch-hold: the notifier's open of "
-				"inode %" PRIu64 " is held\n", (uint64_t)ino);
+			fprintf(stderr,
+				"jobfs: fault touch-hold: the notifier's open of "
+				"inode %" PRIu64 " is held\n",
+				(uint64_t)ino);
 			return;
 		}
 		h = jf_fh_new(FH_TOUCH, &i);
@@ -200,7 +206,7 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			fuse_reply_err(req, rc);
 			return;
 		}
-		enum fh_kind k = i.file == JF_F_SPEC ? FH_SPEC
+		enum fh_kind k = i.file == JF_F_SPEC  ? FH_SPEC
 				 : i.file == JF_F_CTL ? FH_CTL
 						      : FH_SCRATCH;
 		h = jf_fh_new(k, &i);
@@ -238,7 +244,7 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 				h = NULL;
 				break;
 			}
-			log_reopen(h);   /* none there yet: the shim has not begun */
+			log_reopen(h); /* none there yet: the shim has not begun */
 		}
 		break;
 	}
@@ -315,8 +321,7 @@ nomem:
 	fuse_reply_err(req, ENOMEM);
 }
 
-void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
+void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	(void)ino;
 	struct jf_fs *fs = FS(req);
@@ -420,7 +425,7 @@ static int grow(char **buf, size_t *cap, size_t need, size_t limit)
 static int act(struct jf_fs *fs, struct fh *h);
 
 void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
-		     struct fuse_file_info *fi)
+		 struct fuse_file_info *fi)
 {
 	(void)ino;
 	struct jf_fs *fs = FS(req);
@@ -542,7 +547,8 @@ static int act(struct jf_fs *fs, struct fh *h)
 	struct jf_error err;
 	jf_error_clear(&err);
 	if (h->kind == FH_SPEC)
-		return jf_errno(jf_submit_text(fs, &h->ino, h->buf ? h->buf : "", h->len, h->uid, h->gid));
+		return jf_errno(
+			jf_submit_text(fs, &h->ino, h->buf ? h->buf : "", h->len, h->uid, h->gid));
 	if (h->kind == FH_CTL) {
 		/* one verb (core/ctl.h); the engine gets its canonical name, or,
 		 * refused, the written text escaped so that it records why in
@@ -608,7 +614,7 @@ void jf_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
-		    struct fuse_pollhandle *ph)
+		struct fuse_pollhandle *ph)
 {
 	(void)ino;
 	struct jf_fs *fs = FS(req);
@@ -628,4 +634,3 @@ void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	}
 	fuse_reply_poll(req, size > h->w->off || jf_watch_finished(fs, h->w) ? POLLIN : 0);
 }
-

@@ -20,9 +20,9 @@
 #include "core/names.h"
 #include "core/spec.h"
 
-#define CTL_MAX 256
+#define CTL_MAX           256
 #define SCRATCH_MAX_BYTES JF_SPEC_MAX_BYTES
-#define DIR_BASE 64            /* readdir offsets below this are fixed entries */
+#define DIR_BASE          64 /* readdir offsets below this are fixed entries */
 
 /* ---- mkdir, rmdir, rename, create, unlink ---- */
 
@@ -99,8 +99,8 @@ void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, rc == JF_EINVAL ? ENOTDIR : jf_errno(rc));
 }
 
-enum jf_err jf_submit_text(struct jf_fs *fs, const struct jf_ino *spec_ino,
-			       const char *text, size_t len, uid_t uid, gid_t gid)
+enum jf_err jf_submit_text(struct jf_fs *fs, const struct jf_ino *spec_ino, const char *text,
+			   size_t len, uid_t uid, gid_t gid)
 {
 	struct jf_error err;
 	jf_error_clear(&err);
@@ -116,7 +116,7 @@ void jf_scratch_free(struct scratch *s)
 }
 
 void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
+		  const char *newname, unsigned int flags)
 {
 	struct jf_fs *fs = FS(req);
 	struct jf_ino p, np, c;
@@ -152,7 +152,7 @@ void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 			struct jf_ino spec = { p.obj, p.id, JF_F_SPEC };
 			const struct fuse_ctx *ctx = fuse_req_ctx(req);
 			enum jf_err rc = jf_submit_text(fs, &spec, s->data ? s->data : "", s->len,
-						     ctx->uid, ctx->gid);
+							ctx->uid, ctx->gid);
 			if (rc == JF_OK)
 				jf_scratch_free(s);
 			fuse_reply_err(req, jf_errno(rc));
@@ -178,7 +178,8 @@ void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 		}
 		struct jf_ino other;
 		if (jf_resolve(fs, &np, newname, &other) == 0) {
-			fuse_reply_err(req, other.obj == JF_O_TASK && other.id == c.id ? 0 : EEXIST);
+			fuse_reply_err(req,
+				       other.obj == JF_O_TASK && other.id == c.id ? 0 : EEXIST);
 			return;
 		}
 		enum jf_err rc = jf_engine_rename_task(fs->e, c.id, newname, &err);
@@ -240,7 +241,7 @@ struct fh *jf_fh_new(enum fh_kind kind, const struct jf_ino *ino)
 }
 
 void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      struct fuse_file_info *fi)
+		  struct fuse_file_info *fi)
 {
 	struct jf_fs *fs = FS(req);
 	struct jf_ino p, c;
@@ -330,4 +331,3 @@ void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		jf_scratch_free(s);
 	fuse_reply_err(req, 0);
 }
-

@@ -29,8 +29,7 @@ bool jf_perm_admin(const struct jf_perm_daemon *d, uint32_t uid)
 	return uid == 0 || uid == d->uid;
 }
 
-static struct who who_is(const struct jf_perm_daemon *d, const struct jf_perm_obj *o,
-			 uint32_t uid)
+static struct who who_is(const struct jf_perm_daemon *d, const struct jf_perm_obj *o, uint32_t uid)
 {
 	struct who w = {
 		.admin = jf_perm_admin(d, uid),
@@ -80,9 +79,9 @@ static int rule(const struct jf_perm_daemon *d, const struct jf_perm_obj *o, str
 		case JF_O_BATCHES:
 		case JF_O_GROUPS:
 			return may_make(d, w) ? 0 : EACCES;
-		case JF_O_QUEUE:        /* editors' temp files beside the queue spec */
-		case JF_O_GROUP:        /* ... beside a group spec; a batch's task renames */
-		case JF_O_TASKS:        /* task renames */
+		case JF_O_QUEUE: /* editors' temp files beside the queue spec */
+		case JF_O_GROUP: /* ... beside a group spec; a batch's task renames */
+		case JF_O_TASKS: /* task renames */
 			return mine ? 0 : EACCES;
 		default:
 			return EACCES;
@@ -121,8 +120,7 @@ int jf_perm_access(const struct jf_perm_daemon *d, const struct jf_perm_obj *o, 
 	return rc;
 }
 
-static mode_t class_bits(const struct jf_perm_daemon *d, const struct jf_perm_obj *o,
-			 struct who w)
+static mode_t class_bits(const struct jf_perm_daemon *d, const struct jf_perm_obj *o, struct who w)
 {
 	bool dir = o->file == JF_F_DIR;
 	mode_t m = 0;

@@ -41,29 +41,29 @@
 
 /* The daemon, as the rules see it. */
 struct jf_perm_daemon {
-	uint32_t uid;             /* its user: an admin */
-	bool root;                /* runs as root: starts tasks as their owners */
+	uint32_t uid; /* its user: an admin */
+	bool root;    /* runs as root: starts tasks as their owners */
 };
 
 /* One object (inode) of the tree. */
 struct jf_perm_obj {
 	enum jf_obj obj;
 	enum jf_file file;
-	uint32_t owner;           /* queue, group or batch owner; else the daemon's user */
-	uint32_t queue_owner;     /* owner of the queue it is in (in_queue) */
-	bool in_queue;            /* a queue, or something inside one */
-	bool private_;            /* ... and that queue is private */
-	bool spec_locked;         /* a group's spec.yaml once accepted: EROFS */
-	mode_t scratch_mode;      /* an editor's temporary file: the mode it was given */
+	uint32_t owner;       /* queue, group or batch owner; else the daemon's user */
+	uint32_t queue_owner; /* owner of the queue it is in (in_queue) */
+	bool in_queue;        /* a queue, or something inside one */
+	bool private_;        /* ... and that queue is private */
+	bool spec_locked;     /* a group's spec.yaml once accepted: EROFS */
+	mode_t scratch_mode;  /* an editor's temporary file: the mode it was given */
 };
 
 enum jf_perm_act {
-	JF_PERM_LOOKUP,           /* see the object itself: lookup of its name, stat */
-	JF_PERM_READ,             /* read a file; list or search a directory */
-	JF_PERM_WRITE,            /* write or truncate a file; make, remove or rename
-				   * entries of a directory */
-	JF_PERM_OWN,              /* act on the object as its owner: rmdir, rename,
-				   * unlink it; chmod, chown, utimes */
+	JF_PERM_LOOKUP, /* see the object itself: lookup of its name, stat */
+	JF_PERM_READ,   /* read a file; list or search a directory */
+	JF_PERM_WRITE,  /* write or truncate a file; make, remove or rename
+			 * entries of a directory */
+	JF_PERM_OWN,    /* act on the object as its owner: rmdir, rename,
+			 * unlink it; chmod, chown, utimes */
 };
 
 /* Is uid an admin (root or the daemon's user)? */

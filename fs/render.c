@@ -86,8 +86,8 @@ struct view {
 	size_t n, cap;
 	struct jf_fs *fs;
 	uid_t reader;
-	int64_t last;                /* the last queue id listed */
-	int seen;                    /* queues listed in this page */
+	int64_t last; /* the last queue id listed */
+	int seen;     /* queues listed in this page */
 	bool oom;
 };
 
@@ -101,8 +101,12 @@ static int view_queue(void *ctx, int64_t id, const char *name)
 	if (jf_queue_get(w->fs->st, id, &q) != JF_OK)
 		return 0;
 	struct jf_perm_obj o = {
-		.obj = JF_O_QUEUE, .file = JF_F_STATUS, .owner = q.uid, .queue_owner = q.uid,
-		.in_queue = true, .private_ = jf_perm_queue_private(q.spec),
+		.obj = JF_O_QUEUE,
+		.file = JF_F_STATUS,
+		.owner = q.uid,
+		.queue_owner = q.uid,
+		.in_queue = true,
+		.private_ = jf_perm_queue_private(q.spec),
 	};
 	jf_queue_release(&q);
 	if (jf_perm_check(&w->fs->perm, &o, w->reader, JF_PERM_READ) != 0)
@@ -184,9 +188,15 @@ static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
 	enum jf_scope scope;
 	int64_t id = ino->id;
 	switch (ino->obj) {
-	case JF_O_QUEUE: scope = JF_SCOPE_QUEUE; break;
-	case JF_O_GROUP: scope = JF_SCOPE_GROUP; break;
-	case JF_O_TASK: scope = JF_SCOPE_TASK; break;
+	case JF_O_QUEUE:
+		scope = JF_SCOPE_QUEUE;
+		break;
+	case JF_O_GROUP:
+		scope = JF_SCOPE_GROUP;
+		break;
+	case JF_O_TASK:
+		scope = JF_SCOPE_TASK;
+		break;
 	case JF_O_BILLING: {
 		/* the rows reader sees: every one, or those of the view */
 		struct view w;
@@ -215,7 +225,8 @@ static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
 		}
 		break;
 	}
-	default: return ENOENT;
+	default:
+		return ENOENT;
 	}
 	int64_t amount = 0, seconds = 0;
 	if (id)
@@ -413,7 +424,8 @@ static int render_ledger(struct jf_fs *fs, uid_t reader, char **out, size_t *len
 		return ENOMEM;
 	}
 	fputs("segment_id,queue,group,task,node,attempt,billing,gpu,gpus,start,end,seconds,"
-	      "rate_per_hour,amount\n", f);
+	      "rate_per_hour,amount\n",
+	      f);
 	struct ledger_ctx l = { f, 0, 0, v };
 	do {
 		l.n = 0;
@@ -479,8 +491,7 @@ static int render_summary(struct jf_fs *fs, uid_t reader, char **out, size_t *le
 	return 0;
 }
 
-static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **out,
-			     size_t *len)
+static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len)
 {
 	int64_t task_id = ino->id >> JF_NODE_BITS, idx = ino->id & JF_NODE_MASK;
 	struct jf_task_rec t;
@@ -519,7 +530,8 @@ static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **
 		/* the split across containers (reference 5.3); GPU ids are the node's
 		 * own once it ran, else the first ones for the shape */
 		uint64_t mask = ran && n.gpu_ids[0] ? jf_gpu_ids_parse(n.gpu_ids)
-			       : req.gpus >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << req.gpus) - 1);
+				: req.gpus >= 64    ? ~UINT64_C(0)
+						    : ((UINT64_C(1) << req.gpus) - 1);
 		struct jf_alloc *a = NULL;
 		char *y = NULL;
 		if (jf_alloc_new(req.cpu_milli, req.mem_bytes, req.gpus > 0 ? mask : 0,
@@ -588,10 +600,17 @@ void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n
 	jf_node_release(&nr);
 	const char *name = "logs";
 	switch (ino->file) {
-	case JF_F_STDOUT: name = "stdout"; break;
-	case JF_F_STDERR: name = "stderr"; break;
-	case JF_F_LOGS_PREV: attempt--; break;
-	default: break;
+	case JF_F_STDOUT:
+		name = "stdout";
+		break;
+	case JF_F_STDERR:
+		name = "stderr";
+		break;
+	case JF_F_LOGS_PREV:
+		attempt--;
+		break;
+	default:
+		break;
 	}
 	if (attempt < 1)
 		return;

@@ -38,8 +38,7 @@ static void set(struct jf_ino *c, enum jf_obj obj, int64_t id, enum jf_file f)
 	c->file = f;
 }
 
-struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid,
-				const char *name)
+struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid, const char *name)
 {
 	for (int i = 0; i < JF_SCRATCH_MAX; i++) {
 		struct scratch *s = &fs->scratch[i];
@@ -262,8 +261,8 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 	case JF_O_TASKS:
 		rc = group_info(fs, ino->id, in);
 		if (!rc && ino->obj == JF_O_GROUP && ino->file == JF_F_SPEC)
-			in->perm.spec_locked = in->gstate != JF_ST_DRAFT &&
-					       in->gstate != JF_ST_INVALID;
+			in->perm.spec_locked =
+				in->gstate != JF_ST_DRAFT && in->gstate != JF_ST_INVALID;
 		return rc;
 	case JF_O_TASK:
 	case JF_O_NODES:
@@ -280,7 +279,9 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 	}
 	case JF_O_MACHINE:
 		return (size_t)ino->id >= 1 &&
-		       (size_t)ino->id <= jf_engine_cluster(fs->e)->nmachines ? 0 : ENOENT;
+				       (size_t)ino->id <= jf_engine_cluster(fs->e)->nmachines
+			       ? 0
+			       : ENOENT;
 	case JF_O_SCRATCH: {
 		/* an editor's temp file is its directory's owner's */
 		struct scratch *s = jf_scratch_get(fs, ino->id);
@@ -319,14 +320,17 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino, uid_t reade
 	switch (ino->file) {
 	case JF_F_EVENTS: {
 		static const enum jf_scope scopes[JF_O__COUNT] = {
-			[JF_O_QUEUE] = JF_SCOPE_QUEUE, [JF_O_GROUP] = JF_SCOPE_GROUP,
-			[JF_O_TASK] = JF_SCOPE_TASK, [JF_O_NODE] = JF_SCOPE_NODE,
+			[JF_O_QUEUE] = JF_SCOPE_QUEUE,
+			[JF_O_GROUP] = JF_SCOPE_GROUP,
+			[JF_O_TASK] = JF_SCOPE_TASK,
+			[JF_O_NODE] = JF_SCOPE_NODE,
 		};
 		int64_t bytes = 0;
 		int64_t id = ino->id;
 		if (ino->obj == JF_O_NODE) {
 			struct jf_node_rec n;
-			if (jf_node_find(fs->st, id >> JF_NODE_BITS, id & JF_NODE_MASK, &n) != JF_OK)
+			if (jf_node_find(fs->st, id >> JF_NODE_BITS, id & JF_NODE_MASK, &n) !=
+			    JF_OK)
 				return 0;
 			id = n.id;
 			jf_node_release(&n);
@@ -340,7 +344,7 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino, uid_t reade
 	case JF_F_LOGS_PREV: {
 		char path[4096];
 		jf_log_path(fs, ino, path, sizeof(path));
-		return jf_log_size(path);   /* X.1 and X: the shim rotates at its cap */
+		return jf_log_size(path); /* X.1 and X: the shim rotates at its cap */
 	}
 	case JF_F_WATCH:
 		return 0;
@@ -363,7 +367,7 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino, uid_t reade
  * moves in whole seconds anyway.
  */
 const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
-				     int *err)
+				      int *err)
 {
 	/* a rendering that depends on the reader is kept per reader: the
 	 * billing object's id is always 0, so reader + 1 there names none */

@@ -121,8 +121,8 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 		msg = "write spec.yaml to submit";
 	const char *trouble = jf_engine_backend_trouble(fs->e);
 	char both[1024];
-	if (trouble && (g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING ||
-			g.state == JF_ST_PAUSED)) {
+	if (trouble &&
+	    (g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING || g.state == JF_ST_PAUSED)) {
 		/* what it shows may be old: say why first */
 		if (msg && msg[0]) {
 			snprintf(both, sizeof(both), "%s (last known: %s)", trouble, msg);
@@ -257,8 +257,8 @@ static json_t *machine_status(struct jf_fs *fs, int64_t id)
 	put_int(o, "gpus", m->gpus);
 	if (m->slurm_gpu) {
 		/* what Slurm's GRES says, priced by a model or not */
-		put_str(o, "slurm_gpu_type", m->slurm_gpus > 0 && !m->slurm_gpu[0] ? "(untyped)"
-					     : m->slurm_gpu);
+		put_str(o, "slurm_gpu_type",
+			m->slurm_gpus > 0 && !m->slurm_gpu[0] ? "(untyped)" : m->slurm_gpu);
 		put_int(o, "slurm_gpus", m->slurm_gpus);
 	}
 	put_int(o, "gpus_free", m->gpus - __builtin_popcountll(u.gpu_mask));
@@ -267,7 +267,8 @@ static json_t *machine_status(struct jf_fs *fs, int64_t id)
 	size_t off = 0;
 	for (int g = 0; g < m->gpus && off < sizeof(buf); g++)
 		if ((all & ~u.gpu_mask) & (UINT64_C(1) << g))
-			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d", off ? "," : "", g);
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d",
+						off ? "," : "", g);
 	put_str(o, "gpu_ids_free", buf);
 	jf_cpu_format(m->cpu_milli, buf, sizeof(buf));
 	put_str(o, "cpu", buf);
@@ -291,17 +292,18 @@ static json_t *machine_status(struct jf_fs *fs, int64_t id)
 
 static bool yaml_plain_ok(const char *s)
 {
-	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "null",
-					     "y", "n", "True", "False", "Yes", "No", "On", "Off",
-					     "Null", "NULL", "TRUE", "FALSE", "~" };
+	static const char *const words[] = { "true",  "false", "yes",  "no",    "on",
+					     "off",   "null",  "y",    "n",     "True",
+					     "False", "Yes",   "No",   "On",    "Off",
+					     "Null",  "NULL",  "TRUE", "FALSE", "~" };
 	if (!*s)
 		return false;
 	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
 		return false;
 	for (const char *p = s; *p; p++) {
 		char c = *p;
-		bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			  c == '.' || c == '_' || c == '-' || c == '/' ||
+		bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '/' ||
 			  (c == ' ' && p[1] && p[1] != ' ' && p[1] != '#');
 		if (!ok)
 			return false;
@@ -334,7 +336,8 @@ static char *to_yaml(json_t *o, size_t *len)
 		return NULL;
 	const char *k;
 	json_t *v;
-	json_object_foreach(o, k, v) {
+	json_object_foreach(o, k, v)
+	{
 		fprintf(f, "%s:", k);
 		if (json_is_integer(v)) {
 			fprintf(f, " %lld\n", (long long)json_integer_value(v));
@@ -345,7 +348,8 @@ static char *to_yaml(json_t *o, size_t *len)
 				fputc('\n', f);
 			size_t i;
 			json_t *it;
-			json_array_foreach(v, i, it) {
+			json_array_foreach(v, i, it)
+			{
 				fputs("- ", f);
 				yaml_scalar(f, json_string_value(it) ? json_string_value(it) : "");
 				fputc('\n', f);
@@ -363,17 +367,27 @@ static char *to_yaml(json_t *o, size_t *len)
 	return buf;
 }
 
-int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char **out,
-		     size_t *len)
+int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char **out, size_t *len)
 {
 	json_t *o = NULL;
 	switch (ino->obj) {
-	case JF_O_QUEUE: o = queue_status(fs, ino->id); break;
-	case JF_O_GROUP: o = group_status(fs, ino->id); break;
-	case JF_O_TASK: o = task_status(fs, ino->id); break;
-	case JF_O_NODE: o = node_status(fs, ino->id); break;
-	case JF_O_MACHINE: o = machine_status(fs, ino->id); break;
-	default: return ENOENT;
+	case JF_O_QUEUE:
+		o = queue_status(fs, ino->id);
+		break;
+	case JF_O_GROUP:
+		o = group_status(fs, ino->id);
+		break;
+	case JF_O_TASK:
+		o = task_status(fs, ino->id);
+		break;
+	case JF_O_NODE:
+		o = node_status(fs, ino->id);
+		break;
+	case JF_O_MACHINE:
+		o = machine_status(fs, ino->id);
+		break;
+	default:
+		return ENOENT;
 	}
 	if (!o)
 		return ENOENT;

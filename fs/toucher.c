@@ -33,12 +33,12 @@
 
 #include "engine/idmap.h"
 
-#define TOUCH_MAX 4096              /* queued inodes */
-#define TOUCH_PATH 512
-#define OUT_CAP (1024 * 1024)       /* touch lines the socket has not taken */
+#define TOUCH_MAX   4096 /* queued inodes */
+#define TOUCH_PATH  512
+#define OUT_CAP     (1024 * 1024) /* touch lines the socket has not taken */
 #define COALESCE_MS 100
-#define RESPAWN_MS 1000             /* a helper that died is replaced at most this often */
-#define HELPER_FD 3
+#define RESPAWN_MS  1000 /* a helper that died is replaced at most this often */
+#define HELPER_FD   3
 
 struct item {
 	uint64_t ino;
@@ -48,8 +48,8 @@ struct item {
 struct jf_toucher {
 	char *mnt;
 	size_t mntlen;
-	pid_t pid;                  /* the helper, 0 when there is none */
-	int wfd;                    /* our end of its socket, -1 when there is none */
+	pid_t pid; /* the helper, 0 when there is none */
+	int wfd;   /* our end of its socket, -1 when there is none */
 	int tfd;
 	bool armed;
 	bool stopped;
@@ -95,9 +95,8 @@ static void close_all_but(int keep)
 		return;
 	/* a kernel before 5.9: one by one */
 	struct rlimit rl;
-	int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20)
-			  ? (int)rl.rlim_cur
-			  : 1 << 20;
+	int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur
+										 : 1 << 20;
 	for (int fd = 0; fd < max; fd++)
 		if (fd != keep)
 			close(fd);
@@ -140,7 +139,7 @@ static void helper_main(int rfd, const char *mnt, size_t mntlen, pid_t parent)
 			start = i + 1;
 		}
 		if (start == 0 && have == sizeof(buf))
-			have = 0;   /* a line longer than the buffer: not ours */
+			have = 0; /* a line longer than the buffer: not ours */
 		else {
 			memmove(buf, buf + start, have - start);
 			have -= start;
@@ -170,7 +169,7 @@ static int spawn(struct jf_toucher *t)
 	int fl = fcntl(p[1], F_GETFL);
 	if (fl >= 0)
 		fcntl(p[1], F_SETFL, fl | O_NONBLOCK);
-	int buf = OUT_CAP;   /* best effort: fewer rounds under load */
+	int buf = OUT_CAP; /* best effort: fewer rounds under load */
 	setsockopt(p[1], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
 	shutdown(p[1], SHUT_RD);
 	t->pid = pid;
@@ -285,7 +284,7 @@ void jf_toucher_queue(struct jf_toucher *t, uint64_t ino, const char *path)
 	it->ino = ino;
 	size_t l = path ? strlen(path) : 0;
 	if (l >= sizeof(it->path))
-		l = 0;   /* too long to be ours: invalidate only */
+		l = 0; /* too long to be ours: invalidate only */
 	memcpy(it->path, path ? path : "", l);
 	it->path[l] = '\0';
 	arm(t);

@@ -14,8 +14,11 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-suites=${JOBFS_TEST_SUITES:-"unit integration"}
 status=0
+# the layout .clang-format describes, on every C file
+echo "== format: scripts/format.sh --check"
+scripts/format.sh --check || status=1
+suites=${JOBFS_TEST_SUITES:-"unit integration"}
 run() {
 	dir=$1
 	for s in $suites; do

@@ -59,7 +59,7 @@ enum jf_err jf_q_exec(struct jf_store *st, sqlite3_stmt *s)
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return JF_OK;
 	if (st->depth > 0)
-		st->failed = true;   /* constraint violations too: all or nothing */
+		st->failed = true; /* constraint violations too: all or nothing */
 	return jf_q_err(rc);
 }
 

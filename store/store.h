@@ -33,7 +33,7 @@ struct jf_store;
 /* The schema version this build migrates every database to. */
 #define JF_STORE_SCHEMA 7
 
-#define JF_NAME_MAX 64
+#define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
 
 enum jf_group_kind { JF_KIND_GROUP = 0, JF_KIND_BATCH = 1 };
@@ -41,9 +41,9 @@ enum jf_group_kind { JF_KIND_GROUP = 0, JF_KIND_BATCH = 1 };
 struct jf_queue_rec {
 	int64_t id;
 	char name[JF_NAME_MAX];
-	char *spec;                /* text as written, "" if none */
-	int64_t capacity;          /* 0 = unlimited */
-	int64_t group_timeout;     /* seconds, 0 = off */
+	char *spec;            /* text as written, "" if none */
+	int64_t capacity;      /* 0 = unlimited */
+	int64_t group_timeout; /* seconds, 0 = off */
 	int64_t created_ms;
 	uint32_t uid, gid;
 	int64_t events_bytes;
@@ -51,20 +51,20 @@ struct jf_queue_rec {
 
 struct jf_group_rec {
 	int64_t id;
-	int64_t queue_id;          /* 0 for a batch */
+	int64_t queue_id; /* 0 for a batch */
 	enum jf_group_kind kind;
 	char dirname[JF_NAME_MAX];
-	char *display;             /* display name (spec name or dirname) */
-	int state;                 /* enum jf_state */
+	char *display; /* display name (spec name or dirname) */
+	int state;     /* enum jf_state */
 	char *message;
-	char *spec;                /* accepted spec text, NULL in Draft/Invalid */
-	char *draft;               /* last refused text, NULL if none */
-	char *ignored;             /* K8s fields ignored, one per line, "" if none */
+	char *spec;    /* accepted spec text, NULL in Draft/Invalid */
+	char *draft;   /* last refused text, NULL if none */
+	char *ignored; /* K8s fields ignored, one per line, "" if none */
 	int64_t created_ms, submitted_ms, started_ms, finished_ms;
 	uint32_t uid, gid;
-	int64_t seq;               /* submission order */
+	int64_t seq; /* submission order */
 	int64_t completions, parallelism, nodes;
-	int64_t failures;          /* failed attempts, all tasks together */
+	int64_t failures; /* failed attempts, all tasks together */
 	int64_t events_bytes;
 	char jobname[JF_NAME_MAX]; /* ${JOB_NAME} as substituted at submission */
 };
@@ -75,9 +75,9 @@ struct jf_task_rec {
 	int64_t idx;
 	int state;
 	char *message;
-	char *display;             /* NULL unless renamed */
-	int64_t attempt;           /* attempts started so far */
-	int64_t failures;          /* failed attempts counted against retries */
+	char *display;    /* NULL unless renamed */
+	int64_t attempt;  /* attempts started so far */
+	int64_t failures; /* failed attempts counted against retries */
 	int64_t started_ms, finished_ms;
 	int64_t events_bytes;
 };
@@ -89,11 +89,11 @@ struct jf_node_rec {
 	int state;
 	char *message;
 	char machine[JF_NAME_MAX];
-	char gpu_ids[JF_GPU_IDS_MAX];  /* "0,1" */
+	char gpu_ids[JF_GPU_IDS_MAX]; /* "0,1" */
 	int64_t pid;
-	int exit_code;             /* -1 = none yet */
-	int64_t attempt;           /* current or last attempt number, 0 = never ran */
-	int64_t attempt_id;        /* row id of that attempt, 0 = none */
+	int exit_code;      /* -1 = none yet */
+	int64_t attempt;    /* current or last attempt number, 0 = never ran */
+	int64_t attempt_id; /* row id of that attempt, 0 = none */
 	int64_t started_ms, finished_ms;
 	int64_t events_bytes;
 };
@@ -108,27 +108,27 @@ struct jf_attempt_rec {
 	char gpu_ids[JF_GPU_IDS_MAX];
 	int64_t cpu_milli;
 	int64_t pid;
-	int64_t start_ms, end_ms;  /* end 0 while running */
-	int exit_code;             /* -1 while running */
+	int64_t start_ms, end_ms; /* end 0 while running */
+	int exit_code;            /* -1 while running */
 	char *reason;
-	char cpuset[256];          /* cores pinned (cpu_exclusive), "0-19", "" if none */
-	int64_t kill_at_ms;        /* a preemption's SIGKILL deadline (engine clock), 0 none */
+	char cpuset[256];   /* cores pinned (cpu_exclusive), "0-19", "" if none */
+	int64_t kill_at_ms; /* a preemption's SIGKILL deadline (engine clock), 0 none */
 };
 
 struct jf_ledger_rec {
 	int64_t id;
 	int64_t queue_id, group_id, task_id, node_id, attempt_id;
-	char queue[JF_NAME_MAX];   /* names at the time, kept after rmdir */
+	char queue[JF_NAME_MAX]; /* names at the time, kept after rmdir */
 	char group[JF_NAME_MAX];
 	int64_t task_idx, node_idx, attempt;
 	char billing[16];
-	char gpu[JF_NAME_MAX];     /* "" for CPU-only */
+	char gpu[JF_NAME_MAX]; /* "" for CPU-only */
 	int64_t gpus;
-	int64_t start_ms, end_ms;  /* end 0 while open */
+	int64_t start_ms, end_ms; /* end 0 while open */
 	int64_t seconds;
-	int64_t rate;              /* micro-units per hour */
-	int64_t amount;            /* micro-units */
-	int64_t seq;               /* place in ledger.csv (order of closing) */
+	int64_t rate;   /* micro-units per hour */
+	int64_t amount; /* micro-units */
+	int64_t seq;    /* place in ledger.csv (order of closing) */
 };
 
 /* Scope of a cost or events query. */
@@ -149,8 +149,8 @@ enum jf_err jf_queue_create(struct jf_store *st, const char *name, uint32_t uid,
 			    int64_t now_ms, int64_t *id);
 enum jf_err jf_queue_get(struct jf_store *st, int64_t id, struct jf_queue_rec *q);
 enum jf_err jf_queue_find(struct jf_store *st, const char *name, struct jf_queue_rec *q);
-enum jf_err jf_queue_set_spec(struct jf_store *st, int64_t id, const char *text,
-			      int64_t capacity, int64_t group_timeout);
+enum jf_err jf_queue_set_spec(struct jf_store *st, int64_t id, const char *text, int64_t capacity,
+			      int64_t group_timeout);
 enum jf_err jf_queue_delete(struct jf_store *st, int64_t id);
 /* List queues with id > after, in id order, calling fn until it returns
  * non-zero; at most limit rows. */
@@ -169,8 +169,7 @@ enum jf_err jf_group_list(struct jf_store *st, int64_t queue_id, enum jf_group_k
 			  int64_t after, int limit,
 			  int (*fn)(void *ctx, int64_t id, const char *dirname), void *ctx);
 /* Groups not in a final or draft state, in submission order. */
-enum jf_err jf_group_list_active(struct jf_store *st,
-				 int (*fn)(void *ctx, int64_t id), void *ctx);
+enum jf_err jf_group_list_active(struct jf_store *st, int (*fn)(void *ctx, int64_t id), void *ctx);
 enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft,
 			    const char *message);
 /* Accept a spec: stores it, moves to Waiting, creates the task rows
@@ -194,8 +193,8 @@ enum jf_err jf_group_count_tasks(struct jf_store *st, int64_t id, int64_t *count
 /* Tasks waiting again after a preemption (a node Preempted, the task Waiting):
  * the `preempted` count of status; also counted under waiting. */
 enum jf_err jf_group_count_preempted(struct jf_store *st, int64_t id, int64_t *n);
-enum jf_err jf_queue_count_preempted(struct jf_store *st, int64_t queue_id,
-				     enum jf_group_kind kind, int64_t *n);
+enum jf_err jf_queue_count_preempted(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
+				     int64_t *n);
 /* Counts of the groups' tasks per state across a whole queue (or all
  * batches when queue_id is 0 and kind is JF_KIND_BATCH). */
 enum jf_err jf_queue_count_tasks(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
@@ -206,8 +205,7 @@ void jf_group_release(struct jf_group_rec *g);
 
 /* tasks */
 enum jf_err jf_task_get(struct jf_store *st, int64_t id, struct jf_task_rec *t);
-enum jf_err jf_task_find(struct jf_store *st, int64_t group_id, int64_t idx,
-			 struct jf_task_rec *t);
+enum jf_err jf_task_find(struct jf_store *st, int64_t group_id, int64_t idx, struct jf_task_rec *t);
 /* Tasks of a group with idx > after, in idx order. */
 enum jf_err jf_task_list(struct jf_store *st, int64_t group_id, int64_t after, int limit,
 			 int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx);
@@ -221,8 +219,7 @@ enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attemp
 /* Every task of the group in one of from_mask's states (bit 1<<state)
  * moves to state; *changed gets how many did. */
 enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigned from_mask,
-				  int state, const char *message, int64_t now_ms,
-				  int64_t *changed);
+				  int state, const char *message, int64_t now_ms, int64_t *changed);
 /* The task whose directory was renamed to display; ENOENT if none. */
 enum jf_err jf_task_find_display(struct jf_store *st, int64_t group_id, const char *display,
 				 struct jf_task_rec *t);
@@ -239,8 +236,7 @@ void jf_task_release(struct jf_task_rec *t);
 enum jf_err jf_node_ensure(struct jf_store *st, int64_t task_id, int64_t idx, int64_t *id);
 enum jf_err jf_node_get(struct jf_store *st, int64_t id, struct jf_node_rec *n);
 /* ENOENT when the node was never made (it has not run yet). */
-enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx,
-			 struct jf_node_rec *n);
+enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx, struct jf_node_rec *n);
 enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, int state, const char *message,
 			      int64_t now_ms);
 enum jf_err jf_node_set_run(struct jf_store *st, int64_t id, const char *machine,
@@ -270,7 +266,7 @@ void jf_attempt_release(struct jf_attempt_rec *a);
 
 /* events */
 struct jf_event_scope {
-	int64_t queue_id, group_id, task_id, node_id;   /* 0 = not in that scope */
+	int64_t queue_id, group_id, task_id, node_id; /* 0 = not in that scope */
 };
 enum jf_err jf_event_add(struct jf_store *st, const struct jf_event_scope *sc, int64_t time_ms,
 			 const char *type, const char *reason, const char *object,
@@ -319,21 +315,21 @@ enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 /* Totals of closed rows by a column: "queue", "group", "billing", "gpu";
  * saturating at INT64_MAX. */
 enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
-			     int (*fn)(void *ctx, const char *key, int64_t amount,
-				       int64_t seconds), void *ctx);
+			     int (*fn)(void *ctx, const char *key, int64_t amount, int64_t seconds),
+			     void *ctx);
 /* Which ledger rows a reader sees (who may see what is fs/'s business):
  * the rows of independent batches (queue 0) and of the queues listed;
  * rows of other queues, and of queues removed since, are left out. */
 struct jf_ledger_view {
-	const int64_t *queues;      /* ascending */
+	const int64_t *queues; /* ascending */
 	size_t nqueues;
 };
 bool jf_ledger_view_has(const struct jf_ledger_view *v, int64_t queue_id);
 /* jf_ledger_totals of the rows of view v only (NULL: every row). */
-enum jf_err jf_ledger_totals_view(struct jf_store *st, const char *by,
-				  const struct jf_ledger_view *v,
-				  int (*fn)(void *ctx, const char *key, int64_t amount,
-					    int64_t seconds), void *ctx);
+enum jf_err
+jf_ledger_totals_view(struct jf_store *st, const char *by, const struct jf_ledger_view *v,
+		      int (*fn)(void *ctx, const char *key, int64_t amount, int64_t seconds),
+		      void *ctx);
 
 /*
  * submissions: the outbox of a backend that schedules for itself (slurm).
@@ -348,13 +344,13 @@ enum jf_sub_state { JF_SUB_OUTBOX = 0, JF_SUB_LIVE = 1, JF_SUB_DONE = 2, JF_SUB_
 
 struct jf_sub_rec {
 	int64_t id, group_id;
-	int state;                 /* enum jf_sub_state */
-	int64_t first_idx;         /* lowest task index in it */
-	int64_t count;             /* tasks in it */
-	int64_t throttle;          /* most of them running at once, as last set */
-	int64_t attempt_base;      /* the attempt number of each task's first run in it */
-	int64_t job_id;            /* the backend's id, 0 before it is known */
-	int64_t tries;             /* times handed to the backend */
+	int state;            /* enum jf_sub_state */
+	int64_t first_idx;    /* lowest task index in it */
+	int64_t count;        /* tasks in it */
+	int64_t throttle;     /* most of them running at once, as last set */
+	int64_t attempt_base; /* the attempt number of each task's first run in it */
+	int64_t job_id;       /* the backend's id, 0 before it is known */
+	int64_t tries;        /* times handed to the backend */
 	int64_t created_ms;
 	char message[256];
 };
@@ -368,8 +364,8 @@ enum jf_err jf_sub_get(struct jf_store *st, int64_t id, struct jf_sub_rec *r);
  * 1 << state), in id order; fn returns non-zero to stop. */
 enum jf_err jf_sub_list(struct jf_store *st, int64_t group_id, unsigned mask,
 			int (*fn)(void *ctx, int64_t id), void *ctx);
-enum jf_err jf_sub_set(struct jf_store *st, int64_t id, int state, int64_t job_id,
-		       int64_t throttle, int64_t tries, const char *message);
+enum jf_err jf_sub_set(struct jf_store *st, int64_t id, int state, int64_t job_id, int64_t throttle,
+		       int64_t tries, const char *message);
 /* For each submission of the group: its tasks not finished yet (Waiting,
  * Initializing, Running). */
 enum jf_err jf_sub_unfinished(struct jf_store *st, int64_t group_id,
@@ -386,8 +382,7 @@ enum jf_err jf_task_sub(struct jf_store *st, int64_t task_id, int64_t *sub_id);
 /* Up to limit Waiting tasks of the group that belong to no submission,
  * lowest index first, with their attempts so far. */
 enum jf_err jf_task_list_unsubmitted(struct jf_store *st, int64_t group_id, int limit,
-				     int (*fn)(void *ctx, int64_t id, int64_t idx,
-					       int64_t attempt),
+				     int (*fn)(void *ctx, int64_t id, int64_t idx, int64_t attempt),
 				     void *ctx);
 
 /* meta: small facts about this state directory ("uuid") */

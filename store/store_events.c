@@ -124,7 +124,7 @@ enum jf_err jf_event_read(struct jf_store *st, enum jf_scope scope, int64_t id, 
 			int64_t start = sqlite3_column_int64(s, 0);
 			const char *line = (const char *)sqlite3_column_text(s, 1);
 			int64_t len = sqlite3_column_bytes(s, 1);
-			if (start > off)   /* a hole cannot happen; stop rather than guess */
+			if (start > off) /* a hole cannot happen; stop rather than guess */
 				break;
 			int64_t skip = off - start;
 			int64_t n = len - skip;
@@ -145,11 +145,20 @@ enum jf_err jf_event_size(struct jf_store *st, enum jf_scope scope, int64_t id, 
 {
 	struct jf_event_scope sc = { 0, 0, 0, 0 };
 	switch (scope) {
-	case JF_SCOPE_QUEUE: sc.queue_id = id; break;
-	case JF_SCOPE_GROUP: sc.group_id = id; break;
-	case JF_SCOPE_TASK: sc.task_id = id; break;
-	case JF_SCOPE_NODE: sc.node_id = id; break;
-	default: return JF_EINVAL;
+	case JF_SCOPE_QUEUE:
+		sc.queue_id = id;
+		break;
+	case JF_SCOPE_GROUP:
+		sc.group_id = id;
+		break;
+	case JF_SCOPE_TASK:
+		sc.task_id = id;
+		break;
+	case JF_SCOPE_NODE:
+		sc.node_id = id;
+		break;
+	default:
+		return JF_EINVAL;
 	}
 	sqlite3_stmt *s = jf_q(st, Q_EVENT_SIZES);
 	if (!s)

@@ -28,7 +28,7 @@ enum jf_q {
 #define JF_LEDGER_MEMOS 16
 struct ledger_memo {
 	bool valid;
-	int64_t queue_id;      /* the whole ledger: memo_all, 0 here */
+	int64_t queue_id; /* the whole ledger: memo_all, 0 here */
 	int64_t amount, seconds;
 };
 
@@ -41,9 +41,9 @@ struct ledger_memo {
 #define JF_COUNT_QUEUES 16
 struct count_memo {
 	bool valid;
-	int64_t id;            /* the group's or the queue's */
-	int kind;              /* a queue's: the kind of the groups counted */
-	int64_t queue_id;      /* a group's: its queue (0 none) and kind */
+	int64_t id;       /* the group's or the queue's */
+	int kind;         /* a queue's: the kind of the groups counted */
+	int64_t queue_id; /* a group's: its queue (0 none) and kind */
 	int gkind;
 	int64_t c[JF_ST__COUNT];
 };
@@ -51,12 +51,12 @@ struct count_memo {
 struct jf_store {
 	sqlite3 *db;
 	sqlite3_stmt *stmts[Q__COUNT];
-	int depth;             /* nesting of jf_store_begin */
-	bool failed;           /* a statement failed inside the open transaction */
+	int depth;   /* nesting of jf_store_begin */
+	bool failed; /* a statement failed inside the open transaction */
 	struct ledger_memo memo_all;
 	struct ledger_memo memo_queue[JF_LEDGER_MEMOS];
-	unsigned memo_next;    /* the queue memo to replace next */
-	int64_t memo_dv;       /* data_version the memos were made under */
+	unsigned memo_next; /* the queue memo to replace next */
+	int64_t memo_dv;    /* data_version the memos were made under */
 	struct count_memo count_group[JF_COUNT_GROUPS];
 	struct count_memo count_queue[JF_COUNT_QUEUES];
 };

@@ -43,7 +43,7 @@ static void satsum_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
-		return;   /* as sum(): NULLs are skipped */
+		return; /* as sum(): NULLs are skipped */
 	struct satsum *a = sqlite3_aggregate_context(ctx, sizeof(*a));
 	if (!a) {
 		sqlite3_result_error_nomem(ctx);
@@ -59,7 +59,7 @@ static void satsum_final(sqlite3_context *ctx)
 	if (a && a->any)
 		sqlite3_result_int64(ctx, a->sum);
 	else
-		sqlite3_result_null(ctx);   /* as sum() of no rows */
+		sqlite3_result_null(ctx); /* as sum() of no rows */
 }
 
 enum jf_err jf_ledger_register(struct jf_store *st)
@@ -137,7 +137,7 @@ static enum jf_err close_row(struct jf_store *st, int64_t id, int64_t queue_id, 
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_int64(s, 2, end_ms > 0 ? end_ms : 1);   /* end_ms 0 means open */
+	sqlite3_bind_int64(s, 2, end_ms > 0 ? end_ms : 1); /* end_ms 0 means open */
 	sqlite3_bind_int64(s, 3, seconds);
 	sqlite3_bind_int64(s, 4, amount);
 	enum jf_err rc = jf_q_exec(st, s);
@@ -241,7 +241,7 @@ enum jf_err jf_ledger_reopen(struct jf_store *st, int64_t attempt_id, int64_t st
 	if (err)
 		return err;
 	if (end_ms == 0)
-		return JF_EEXIST;   /* one is open: nothing to do */
+		return JF_EEXIST; /* one is open: nothing to do */
 	/* never before the last end: no second is billed twice */
 	if (start_ms < end_ms)
 		start_ms = end_ms;
@@ -253,8 +253,7 @@ enum jf_err jf_ledger_reopen(struct jf_store *st, int64_t attempt_id, int64_t st
 	return jf_q_exec(st, s);
 }
 
-enum jf_err jf_ledger_last_end(struct jf_store *st, int64_t attempt_id, int64_t *end_ms,
-			       bool *open)
+enum jf_err jf_ledger_last_end(struct jf_store *st, int64_t attempt_id, int64_t *end_ms, bool *open)
 {
 	int64_t id = 0, end = 0;
 	enum jf_err err = last_segment(st, attempt_id, &id, &end);
@@ -271,12 +270,12 @@ enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, 
 			  int64_t *amount, int64_t *seconds)
 {
 	static const enum jf_q closed[] = {
-		[JF_SCOPE_ALL] = Q_LEDGER_SUM_ALL, [JF_SCOPE_QUEUE] = Q_LEDGER_SUM_QUEUE,
+		[JF_SCOPE_ALL] = Q_LEDGER_SUM_ALL,     [JF_SCOPE_QUEUE] = Q_LEDGER_SUM_QUEUE,
 		[JF_SCOPE_GROUP] = Q_LEDGER_SUM_GROUP, [JF_SCOPE_TASK] = Q_LEDGER_SUM_TASK,
 		[JF_SCOPE_NODE] = Q_LEDGER_SUM_NODE,
 	};
 	static const enum jf_q open[] = {
-		[JF_SCOPE_ALL] = Q_LEDGER_OPEN_ALL, [JF_SCOPE_QUEUE] = Q_LEDGER_OPEN_QUEUE,
+		[JF_SCOPE_ALL] = Q_LEDGER_OPEN_ALL,     [JF_SCOPE_QUEUE] = Q_LEDGER_OPEN_QUEUE,
 		[JF_SCOPE_GROUP] = Q_LEDGER_OPEN_GROUP, [JF_SCOPE_TASK] = Q_LEDGER_OPEN_TASK,
 		[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,
 	};
@@ -365,8 +364,8 @@ enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 }
 
 enum jf_err jf_ledger_totals(struct jf_store *st, const char *by,
-			     int (*fn)(void *ctx, const char *key, int64_t amount,
-				       int64_t seconds), void *ctx)
+			     int (*fn)(void *ctx, const char *key, int64_t amount, int64_t seconds),
+			     void *ctx)
 {
 	enum jf_q q;
 	if (strcmp(by, "queue") == 0)
@@ -413,10 +412,10 @@ bool jf_ledger_view_has(const struct jf_ledger_view *v, int64_t queue_id)
  * view: the statement is made for the call, with the view's queue ids (as
  * numbers: nothing from outside reaches the text) in an IN list.
  */
-enum jf_err jf_ledger_totals_view(struct jf_store *st, const char *by,
-				  const struct jf_ledger_view *v,
-				  int (*fn)(void *ctx, const char *key, int64_t amount,
-					    int64_t seconds), void *ctx)
+enum jf_err
+jf_ledger_totals_view(struct jf_store *st, const char *by, const struct jf_ledger_view *v,
+		      int (*fn)(void *ctx, const char *key, int64_t amount, int64_t seconds),
+		      void *ctx)
 {
 	if (!v)
 		return jf_ledger_totals(st, by, fn, ctx);
@@ -424,7 +423,8 @@ enum jf_err jf_ledger_totals_view(struct jf_store *st, const char *by,
 		const char *by, *key;
 	} keys[] = {
 		{ "queue", "CASE WHEN queue = '' THEN '(independent)' ELSE queue END" },
-		{ "group", "CASE WHEN queue = '' THEN 'tasks/' || grp ELSE queue || '/' || grp END" },
+		{ "group",
+		  "CASE WHEN queue = '' THEN 'tasks/' || grp ELSE queue || '/' || grp END" },
 		{ "billing", "billing" },
 		{ "gpu", "CASE WHEN gpu = '' THEN 'cpu' ELSE gpu END" },
 	};
@@ -438,9 +438,11 @@ enum jf_err jf_ledger_totals_view(struct jf_store *st, const char *by,
 	char *sql = malloc(cap);
 	if (!sql)
 		return JF_ENOMEM;
-	size_t n = (size_t)snprintf(sql, cap, "SELECT %s, jf_satsum(amount), jf_satsum(seconds) "
+	size_t n = (size_t)snprintf(sql, cap,
+				    "SELECT %s, jf_satsum(amount), jf_satsum(seconds) "
 				    "FROM ledger WHERE end_ms != 0 AND (queue_id = 0 OR queue_id "
-				    "IN (", key);
+				    "IN (",
+				    key);
 	for (size_t i = 0; i < v->nqueues; i++)
 		n += (size_t)snprintf(sql + n, cap - n, "%s%lld", i ? "," : "",
 				      (long long)v->queues[i]);

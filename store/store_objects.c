@@ -86,8 +86,8 @@ enum jf_err jf_queue_find(struct jf_store *st, const char *name, struct jf_queue
 	return queue_row(s, q);
 }
 
-enum jf_err jf_queue_set_spec(struct jf_store *st, int64_t id, const char *text,
-			      int64_t capacity, int64_t group_timeout)
+enum jf_err jf_queue_set_spec(struct jf_store *st, int64_t id, const char *text, int64_t capacity,
+			      int64_t group_timeout)
 {
 	sqlite3_stmt *s = jf_q(st, Q_QUEUE_SET_SPEC);
 	if (!s)
@@ -235,8 +235,7 @@ enum jf_err jf_group_list(struct jf_store *st, int64_t queue_id, enum jf_group_k
 	return finish(s, JF_OK);
 }
 
-enum jf_err jf_group_list_active(struct jf_store *st, int (*fn)(void *ctx, int64_t id),
-				 void *ctx)
+enum jf_err jf_group_list_active(struct jf_store *st, int (*fn)(void *ctx, int64_t id), void *ctx)
 {
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_ACTIVE);
 	if (!s)
@@ -265,8 +264,7 @@ enum jf_err jf_group_list_active(struct jf_store *st, int (*fn)(void *ctx, int64
 	return JF_OK;
 }
 
-enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft,
-			    const char *message)
+enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft, const char *message)
 {
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_REJECT);
 	if (!s)
@@ -279,8 +277,7 @@ enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft,
 
 enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_text,
 			    const char *display, const char *ignored, int64_t completions,
-			    int64_t parallelism, int64_t nodes, const char *jobname,
-			    int64_t now_ms)
+			    int64_t parallelism, int64_t nodes, const char *jobname, int64_t now_ms)
 {
 	enum jf_err rc = jf_store_begin(st);
 	if (rc)
@@ -312,7 +309,7 @@ enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_te
 		}
 	}
 	sqlite3_reset(s);
-	jf_counts_group_changed(st, id);   /* its tasks are there now */
+	jf_counts_group_changed(st, id); /* its tasks are there now */
 	return jf_store_commit(st);
 fail:
 	jf_store_rollback(st);
@@ -385,7 +382,7 @@ enum jf_err jf_group_rename(struct jf_store *st, int64_t id, const char *dirname
 
 enum jf_err jf_group_delete(struct jf_store *st, int64_t id)
 {
-	jf_counts_group_changed(st, id);   /* its tasks go with it */
+	jf_counts_group_changed(st, id); /* its tasks go with it */
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_DELETE);
 	if (!s)
 		return JF_EIO;
@@ -412,8 +409,8 @@ enum jf_err jf_group_count_preempted(struct jf_store *st, int64_t id, int64_t *n
 	return count_preempted(s, n);
 }
 
-enum jf_err jf_queue_count_preempted(struct jf_store *st, int64_t queue_id,
-				     enum jf_group_kind kind, int64_t *n)
+enum jf_err jf_queue_count_preempted(struct jf_store *st, int64_t queue_id, enum jf_group_kind kind,
+				     int64_t *n)
 {
 	sqlite3_stmt *s = jf_q(st, Q_QUEUE_PREEMPTED);
 	if (!s)
@@ -476,8 +473,7 @@ enum jf_err jf_task_get(struct jf_store *st, int64_t id, struct jf_task_rec *t)
 	return JF_OK;
 }
 
-enum jf_err jf_task_find(struct jf_store *st, int64_t group_id, int64_t idx,
-			 struct jf_task_rec *t)
+enum jf_err jf_task_find(struct jf_store *st, int64_t group_id, int64_t idx, struct jf_task_rec *t)
 {
 	sqlite3_stmt *s = jf_q(st, Q_TASK_FIND);
 	if (!s)
@@ -526,7 +522,7 @@ enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, int state, const 
 {
 	int64_t group_id = 0;
 	int from = -1;
-	bool known = jf_counts_before(st, id, &group_id, &from);   /* for the counts */
+	bool known = jf_counts_before(st, id, &group_id, &from); /* for the counts */
 	sqlite3_stmt *s = jf_q(st, Q_TASK_SET_STATE);
 	if (!s)
 		return JF_EIO;
@@ -542,8 +538,7 @@ enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, int state, const 
 	return rc;
 }
 
-enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attempt,
-				 int64_t failures)
+enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attempt, int64_t failures)
 {
 	sqlite3_stmt *s = jf_q(st, Q_TASK_SET_COUNTERS);
 	if (!s)
@@ -555,8 +550,7 @@ enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attemp
 }
 
 enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigned from_mask,
-				  int state, const char *message, int64_t now_ms,
-				  int64_t *changed)
+				  int state, const char *message, int64_t now_ms, int64_t *changed)
 {
 	sqlite3_stmt *s = jf_q(st, Q_TASK_SET_STATE_ALL);
 	if (!s)
@@ -671,8 +665,7 @@ enum jf_err jf_node_get(struct jf_store *st, int64_t id, struct jf_node_rec *n)
 	return n->message ? JF_OK : JF_ENOMEM;
 }
 
-enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx,
-			 struct jf_node_rec *n)
+enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx, struct jf_node_rec *n)
 {
 	sqlite3_stmt *s = jf_q(st, Q_NODE_FIND_ID);
 	if (!s)

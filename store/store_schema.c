@@ -29,7 +29,8 @@ static const char *const migrations[] = {
 	"  display TEXT NOT NULL,"
 	"  state INTEGER NOT NULL,"
 	"  message TEXT NOT NULL DEFAULT '',"
-	"  spec TEXT, draft TEXT, ignored TEXT NOT NULL DEFAULT '', jobname TEXT NOT NULL DEFAULT '',"
+	"  spec TEXT, draft TEXT, ignored TEXT NOT NULL DEFAULT '', jobname TEXT NOT NULL DEFAULT "
+	"'',"
 	"  created_ms INTEGER NOT NULL, submitted_ms INTEGER NOT NULL DEFAULT 0,"
 	"  started_ms INTEGER NOT NULL DEFAULT 0, finished_ms INTEGER NOT NULL DEFAULT 0,"
 	"  uid INTEGER NOT NULL, gid INTEGER NOT NULL,"
@@ -164,7 +165,8 @@ static const char *const migrations[] = {
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
-_Static_assert(NMIGRATIONS == JF_STORE_SCHEMA, "JF_STORE_SCHEMA in store.h names the last migration");
+_Static_assert(NMIGRATIONS == JF_STORE_SCHEMA,
+	       "JF_STORE_SCHEMA in store.h names the last migration");
 
 static int user_version(sqlite3 *db)
 {
@@ -186,8 +188,8 @@ enum jf_err jf_store_migrate(struct jf_store *st, struct jf_error *err)
 				    sqlite3_errmsg(st->db));
 	if (v > NMIGRATIONS)
 		return jf_error_set(err, JF_EINVAL, 0,
-				    "database schema version %d is newer than this jobfs (%d)",
-				    v, NMIGRATIONS);
+				    "database schema version %d is newer than this jobfs (%d)", v,
+				    NMIGRATIONS);
 	for (; v < NMIGRATIONS; v++) {
 		char bump[64];
 		snprintf(bump, sizeof(bump), "PRAGMA user_version = %d", v + 1);

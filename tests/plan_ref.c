@@ -127,8 +127,8 @@ static bool reserve(struct plan_ref *o, const struct jf_plan_in *in,
 			  sizeof(*o->slots)))
 		return false;
 	for (size_t i = 0; i < in->nrunning; i++)
-		o->times[nt++] = in->running[i].end_ms > in->now_ms ? in->running[i].end_ms
-								    : in->now_ms;
+		o->times[nt++] =
+			in->running[i].end_ms > in->now_ms ? in->running[i].end_ms : in->now_ms;
 	for (size_t i = 0; i < o->nst; i++)
 		o->times[nt++] = o->st[i].until;
 	for (size_t i = 0; i < o->nrv; i++)
@@ -180,8 +180,8 @@ static bool reserve(struct plan_ref *o, const struct jf_plan_in *in,
 
 /* Start one task of group gi now if the rules allow; false if memory ran
  * out.  *started: whether it did. */
-static bool try_start(struct plan_ref *o, const struct jf_plan_in *in,
-		      struct jf_sched_machine *m, size_t nm, size_t gi, bool *started)
+static bool try_start(struct plan_ref *o, const struct jf_plan_in *in, struct jf_sched_machine *m,
+		      size_t nm, size_t gi, bool *started)
 {
 	const struct jf_plan_group *g = &in->groups[gi];
 	int64_t k = g->req.nodes;

@@ -21,10 +21,10 @@
 
 #include "core/plan.h"
 
-struct plan_ref_dec {                   /* a start or a reservation */
-	size_t group;                   /* index into in->groups */
-	int64_t at, until;              /* now or its shadow time; its end bound */
-	size_t slot;                    /* its req.nodes slots begin at slots[slot] */
+struct plan_ref_dec {      /* a start or a reservation */
+	size_t group;      /* index into in->groups */
+	int64_t at, until; /* now or its shadow time; its end bound */
+	size_t slot;       /* its req.nodes slots begin at slots[slot] */
 };
 
 struct plan_ref_skip {
@@ -33,19 +33,19 @@ struct plan_ref_skip {
 };
 
 struct plan_ref {
-	struct plan_ref_dec *st;        /* starts, in decision order */
+	struct plan_ref_dec *st; /* starts, in decision order */
 	size_t nst;
-	struct plan_ref_dec *rv;        /* reservations, in decision order */
+	struct plan_ref_dec *rv; /* reservations, in decision order */
 	size_t nrv;
-	struct plan_ref_skip *sk;       /* groups that can never run */
+	struct plan_ref_skip *sk; /* groups that can never run */
 	size_t nsk;
 	struct jf_sched_slot *slots;
 	size_t nslots;
 	/* private */
 	size_t cap_st, cap_rv, cap_sk, cap_slots;
-	struct jf_sched_machine *x;     /* scratch: one copy of the machines */
+	struct jf_sched_machine *x; /* scratch: one copy of the machines */
 	size_t cap_x;
-	int64_t *times, *used;          /* scratch: candidate times; nodes per queue */
+	int64_t *times, *used; /* scratch: candidate times; nodes per queue */
 	size_t cap_times, cap_used;
 };
 

@@ -40,9 +40,9 @@
 #include "fs/mountrec.h"
 #include "store/store.h"
 
-#define EXIT_USAGE 1
-#define EXIT_SETUP 2
-#define JF_LOG_CAP_MIN (64 * 1024)   /* a smaller cap rotates for every few lines */
+#define EXIT_USAGE     1
+#define EXIT_SETUP     2
+#define JF_LOG_CAP_MIN (64 * 1024) /* a smaller cap rotates for every few lines */
 
 static const char usage_text[] =
 	"usage: jobfs [--state DIR] [--cluster FILE] [--backend local|slurm] [--log-cap SIZE]\n"
@@ -87,13 +87,13 @@ struct opts {
 	const char *slurm_jobcomp;
 	int64_t slurm_poll_ms;
 	int64_t slurm_array_max;
-	int64_t log_cap;            /* engine.h: 0 default, JF_LOG_CAP_NONE */
+	int64_t log_cap; /* engine.h: 0 default, JF_LOG_CAP_NONE */
 	bool foreground;
 	bool allow_other;
 	bool debug;
 };
 
-static int report_fd = -1;   /* to the waiting parent, when daemonised */
+static int report_fd = -1; /* to the waiting parent, when daemonised */
 
 static void fail(const char *fmt, ...)
 {
@@ -262,13 +262,17 @@ static int parse_log_cap(const char *arg, int64_t *cap)
 {
 	int64_t v;
 	if (!jf_mem_parse(arg, &v)) {
-		fprintf(stderr, "jobfs: --log-cap \"%s\": not a size; give bytes or a quantity "
-				"such as 256Mi or 1Gi (0 = no cap)\n", arg);
+		fprintf(stderr,
+			"jobfs: --log-cap \"%s\": not a size; give bytes or a quantity "
+			"such as 256Mi or 1Gi (0 = no cap)\n",
+			arg);
 		return -1;
 	}
 	if (v > 0 && v < JF_LOG_CAP_MIN) {
-		fprintf(stderr, "jobfs: --log-cap \"%s\": below the least cap, 64Ki "
-				"(0 = no cap)\n", arg);
+		fprintf(stderr,
+			"jobfs: --log-cap \"%s\": below the least cap, 64Ki "
+			"(0 = no cap)\n",
+			arg);
 		return -1;
 	}
 	if (v > INT64_MAX / 4) {
@@ -301,17 +305,31 @@ static int parse(int argc, char **argv, struct opts *o)
 	int c;
 	while ((c = getopt_long(argc, argv, "fdh", longs, NULL)) != -1) {
 		switch (c) {
-		case 's': o->state = optarg; break;
-		case 'c': o->cluster = optarg; break;
-		case 'b': o->backend = optarg; break;
+		case 's':
+			o->state = optarg;
+			break;
+		case 'c':
+			o->cluster = optarg;
+			break;
+		case 'b':
+			o->backend = optarg;
+			break;
 		case 'l':
 			if (parse_log_cap(optarg, &o->log_cap) < 0)
 				return -1;
 			break;
-		case 'S': o->slurm_url = optarg; break;
-		case 'O': o->slurm_ondemand = optarg; break;
-		case 'P': o->slurm_spot = optarg; break;
-		case 'J': o->slurm_jobcomp = optarg; break;
+		case 'S':
+			o->slurm_url = optarg;
+			break;
+		case 'O':
+			o->slurm_ondemand = optarg;
+			break;
+		case 'P':
+			o->slurm_spot = optarg;
+			break;
+		case 'J':
+			o->slurm_jobcomp = optarg;
+			break;
 		case 'Q':
 		case 'A': {
 			char *end;
@@ -327,11 +345,22 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->slurm_array_max = v;
 			break;
 		}
-		case 'f': o->foreground = true; break;
-		case 'a': o->allow_other = true; break;
-		case 'd': o->debug = true; o->foreground = true; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: fputs(usage_text, stderr); return -1;
+		case 'f':
+			o->foreground = true;
+			break;
+		case 'a':
+			o->allow_other = true;
+			break;
+		case 'd':
+			o->debug = true;
+			o->foreground = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			fputs(usage_text, stderr);
+			return -1;
 		}
 	}
 	if (optind != argc - 1) {
@@ -356,8 +385,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (slurm && strncmp(o->slurm_url, "unix:", 5) != 0 &&
 	    strncmp(o->slurm_url, "http://", 7) != 0 && strncmp(o->slurm_url, "https://", 8) != 0) {
-		fprintf(stderr, "jobfs: --slurm \"%s\": give unix:/path/to/slurmrestd.socket or "
-				"http://host:port\n", o->slurm_url);
+		fprintf(stderr,
+			"jobfs: --slurm \"%s\": give unix:/path/to/slurmrestd.socket or "
+			"http://host:port\n",
+			o->slurm_url);
 		return -1;
 	}
 	return 0;
@@ -380,7 +411,8 @@ static void share_state(const char *state)
 	for (char *slash = strrchr(path, '/'); slash && slash > path; slash = strrchr(path, '/')) {
 		*slash = '\0';
 		if (stat(path, &sb) == 0 && !(sb.st_mode & S_IXOTH))
-			fprintf(stderr, "jobfs: warning: other users cannot pass through %s (mode "
+			fprintf(stderr,
+				"jobfs: warning: other users cannot pass through %s (mode "
 				"%04o), so their tasks cannot reach the state directory %s; "
 				"use --state somewhere they can (e.g. /var/lib/jobfs)\n",
 				path, (unsigned)(sb.st_mode & 07777), state);
@@ -408,9 +440,11 @@ int main(int argc, char **argv)
 	size_t ml = strlen(mnt);
 	if (state_abs && !strncmp(state_abs, mnt, ml) &&
 	    (state_abs[ml] == '\0' || state_abs[ml] == '/' || !strcmp(mnt, "/"))) {
-		fprintf(stderr, "jobfs: state directory %s is inside the mount point %s: the "
-				"daemon would read its own database through itself; put it "
-				"elsewhere\n", state, mnt);
+		fprintf(stderr,
+			"jobfs: state directory %s is inside the mount point %s: the "
+			"daemon would read its own database through itself; put it "
+			"elsewhere\n",
+			state, mnt);
 		free(state_abs);
 		free(state);
 		return EXIT_SETUP;
@@ -485,7 +519,8 @@ int main(int argc, char **argv)
 			if (n == 2 && !memcmp(msg, "ok", 2))
 				return 0;
 			if (n <= 0)
-				fprintf(stderr, "jobfs: the daemon exited before the tree was ready\n");
+				fprintf(stderr,
+					"jobfs: the daemon exited before the tree was ready\n");
 			return EXIT_SETUP;
 		}
 		close(p[0]);
@@ -532,8 +567,12 @@ int main(int argc, char **argv)
 			return EXIT_SETUP;
 		}
 		struct jf_slurm_config sc = {
-			.url = o.slurm_url, .token = getenv("SLURM_JWT"), .shim = shim,
-			.uuid = uuid, .poll_ms = o.slurm_poll_ms, .jobcomp = o.slurm_jobcomp,
+			.url = o.slurm_url,
+			.token = getenv("SLURM_JWT"),
+			.shim = shim,
+			.uuid = uuid,
+			.poll_ms = o.slurm_poll_ms,
+			.jobcomp = o.slurm_jobcomp,
 		};
 		if (jf_slurm_rest_global_init() == JF_OK)
 			be = jf_slurm_new(&sc, &err);
@@ -550,7 +589,10 @@ int main(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	struct jf_engine_config cfg = {
-		.state_dir = state, .store = st, .cluster = cluster, .backend = be,
+		.state_dir = state,
+		.store = st,
+		.cluster = cluster,
+		.backend = be,
 		.log_cap_bytes = o.log_cap,
 		.partition_ondemand = o.slurm_ondemand,
 		.partition_spot = o.slurm_spot ? o.slurm_spot : (slurm ? "spot" : NULL),
@@ -562,7 +604,9 @@ int main(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	struct jf_fs_options fo = {
-		.mountpoint = mnt, .allow_other = o.allow_other, .debug = o.debug,
+		.mountpoint = mnt,
+		.allow_other = o.allow_other,
+		.debug = o.debug,
 		.attr_timeout = 1.0,
 	};
 	struct jf_fs *fs = NULL;
@@ -571,9 +615,10 @@ int main(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	if (jf_mountrec_write(state, mnt) < 0)
-		fprintf(stderr, "jobfs: warning: cannot record the mount in %s/%s (%s): a mount "
-			"left by this daemon's death will not be cleared by the next one\n", state,
-			JF_MOUNTREC_NAME, strerror(errno));
+		fprintf(stderr,
+			"jobfs: warning: cannot record the mount in %s/%s (%s): a mount "
+			"left by this daemon's death will not be cleared by the next one\n",
+			state, JF_MOUNTREC_NAME, strerror(errno));
 	if (report_fd >= 0) {
 		int devnull = open("/dev/null", O_RDWR);
 		snprintf(path, sizeof(path), "%s/jobfs.log", state);

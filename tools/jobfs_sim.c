@@ -125,19 +125,19 @@
 #include "engine/engine.h"
 #include "store/store.h"
 
-#define EXIT_USAGE 1
-#define EXIT_WORKLOAD 2
-#define EXIT_SETUP 3
-#define EXIT_STALLED 4
+#define EXIT_USAGE       1
+#define EXIT_WORKLOAD    2
+#define EXIT_SETUP       3
+#define EXIT_STALLED     4
 #define EXIT_INTERRUPTED 130
 
 #define CLUSTER_FILE_MAX (1024 * 1024)
-#define MAX_SUBMISSIONS 1000000
-#define MAX_HORIZON_S (10LL * 366 * 86400)    /* ten years of simulated time */
-#define SETTLE_MAX 1000000                    /* engine calls at one instant */
-#define IDLE_MAX_MS (8LL * 86400 * 1000)      /* a week of forecast hours, and a day */
-#define LABEL_MAX (2 * JF_NAME_MAX + 8)
-#define EVBUF 8192                            /* > the store's 2 KiB event line */
+#define MAX_SUBMISSIONS  1000000
+#define MAX_HORIZON_S    (10LL * 366 * 86400) /* ten years of simulated time */
+#define SETTLE_MAX       1000000              /* engine calls at one instant */
+#define IDLE_MAX_MS      (8LL * 86400 * 1000) /* a week of forecast hours, and a day */
+#define LABEL_MAX        (2 * JF_NAME_MAX + 8)
+#define EVBUF            8192 /* > the store's 2 KiB event line */
 
 static const char usage_text[] =
 	"usage: jobfs-sim [--cluster FILE] [--seed N] [--until DURATION] [--events]\n"
@@ -171,8 +171,8 @@ struct opts {
 	const char *state;
 	const char *workload;
 	uint64_t seed;
-	int64_t until_s;      /* -1 = not given */
-	double spot_risk;     /* < 0 = the cluster's */
+	int64_t until_s;  /* -1 = not given */
+	double spot_risk; /* < 0 = the cluster's */
 	bool events;
 };
 
@@ -180,10 +180,10 @@ struct opts {
 
 struct wqueue {
 	char name[JF_NAME_MAX];
-	const char *spec;     /* borrowed from the document, NULL = none */
+	const char *spec; /* borrowed from the document, NULL = none */
 	size_t spec_len;
 	int line;
-	int64_t id;           /* once made */
+	int64_t id; /* once made */
 	int64_t group_timeout_s;
 	int64_t peak_nodes;
 };
@@ -191,32 +191,32 @@ struct wqueue {
 enum wkind { W_GROUP, W_BATCH, W_CTL };
 
 struct wsub {
-	int64_t at_ms;        /* from the start */
-	size_t order;         /* in the expanded file order */
+	int64_t at_ms; /* from the start */
+	size_t order;  /* in the expanded file order */
 	enum wkind kind;
-	int queue;            /* index into queues; -1 for batches */
+	int queue; /* index into queues; -1 for batches */
 	char name[JF_NAME_MAX];
-	const char *spec;     /* borrowed; W_GROUP and W_BATCH */
+	const char *spec; /* borrowed; W_GROUP and W_BATCH */
 	size_t spec_len;
-	const char *verb;     /* W_CTL; static */
+	const char *verb; /* W_CTL; static */
 	int line;
-	size_t entry;         /* index into entries: the submit[] item it came from */
+	size_t entry; /* index into entries: the submit[] item it came from */
 };
 
-struct wentry {               /* one submit[] item, before every/times */
-	char label[LABEL_MAX];    /* "batch/nightly", "tasks/debug" (no repeat number) */
+struct wentry {                /* one submit[] item, before every/times */
+	char label[LABEL_MAX]; /* "batch/nightly", "tasks/debug" (no repeat number) */
 };
 
 struct workload {
-	struct jf_ydoc *doc;  /* owns the strings the entries borrow */
-	const char *cluster;  /* inline cluster text, NULL = none */
+	struct jf_ydoc *doc; /* owns the strings the entries borrow */
+	const char *cluster; /* inline cluster text, NULL = none */
 	size_t cluster_len;
-	int64_t until_s;      /* -1 = none */
+	int64_t until_s; /* -1 = none */
 	struct wqueue *queues;
 	size_t nqueues;
 	struct wsub *subs;
 	size_t nsubs;
-	struct wentry *entries;   /* one per submit[] item, in file order */
+	struct wentry *entries; /* one per submit[] item, in file order */
 	size_t nentries;
 };
 
@@ -239,7 +239,8 @@ static enum jf_err take_duration(const struct jf_ynode *n, const char *path, int
 	if (!jf_duration_parse(t, s) || *s > MAX_HORIZON_S)
 		return jf_yerror(err, JF_EINVAL, n, path,
 				 "bad duration \"%.64s\": use e.g. 90s, 30m, 2h, 1d2h (at most "
-				 "10 years)", t);
+				 "10 years)",
+				 t);
 	return JF_OK;
 }
 
@@ -263,7 +264,8 @@ static enum jf_err take_text(const struct jf_ynode *n, const char *path, const c
 	if (n->type != JF_Y_SCALAR)
 		return jf_yerror(err, JF_EINVAL, n, path,
 				 "expected the file's text as a string (use `%s: |` and indent "
-				 "the text), got %s", path, jf_ynode_kind(n));
+				 "the text), got %s",
+				 path, jf_ynode_kind(n));
 	enum jf_err rc = jf_ynode_text(n, path, 0, out, err);
 	if (rc == JF_OK)
 		*len = n->len;
@@ -329,9 +331,8 @@ static const char *ctl_verb(const char *t)
 static enum jf_err parse_submit(struct workload *w, const struct jf_ynode *m, const char *path,
 				size_t *cap, struct jf_error *err)
 {
-	static const char *const known[] = {
-		"at", "queue", "group", "tasks", "spec", "ctl", "every", "times", NULL
-	};
+	static const char *const known[] = { "at",  "queue", "group", "tasks", "spec",
+					     "ctl", "every", "times", NULL };
 	enum jf_err rc;
 	char kp[JF_YPATH_MAX];
 	const struct jf_ynode *v;
@@ -393,7 +394,8 @@ static enum jf_err parse_submit(struct workload *w, const struct jf_ynode *m, co
 		if (!(s.verb = ctl_verb(t)))
 			return jf_yerror(err, JF_EINVAL, cn, kp,
 					 "unknown verb \"%.32s\": use pause, resume, stop or "
-					 "restart", t);
+					 "restart",
+					 t);
 	}
 	const struct jf_ynode *en = jf_ymap_get(m, "every"), *xn = jf_ymap_get(m, "times");
 	if (xn) {
@@ -433,7 +435,7 @@ static enum jf_err parse_submit(struct workload *w, const struct jf_ynode *m, co
 	}
 	char base[JF_NAME_MAX];
 	snprintf(base, sizeof(base), "%s", s.name);
-	struct wentry *ent = &w->entries[w->nentries++];   /* room: one per item */
+	struct wentry *ent = &w->entries[w->nentries++]; /* room: one per item */
 	snprintf(ent->label, sizeof(ent->label), "%s/%s", s.queue >= 0 ? qname : "tasks", base);
 	for (int64_t i = 0; i < times; i++) {
 		struct wsub *d = &w->subs[w->nsubs];
@@ -494,15 +496,14 @@ static enum jf_err check_targets(struct workload *w, struct jf_error *err)
 		if (same_target(v[i - 1], v[i]))
 			rc = jf_error_set(err, JF_EINVAL, v[i]->line,
 					  "%s%s%s is submitted twice (also line %d)",
-					  v[i]->queue >= 0 ? w->queues[v[i]->queue].name
-								       : "tasks",
+					  v[i]->queue >= 0 ? w->queues[v[i]->queue].name : "tasks",
 					  "/", v[i]->name, v[i - 1]->line);
 	for (size_t i = 0; i < w->nsubs && !rc; i++) {
 		const struct wsub *c = &w->subs[i];
 		if (c->kind != W_CTL)
 			continue;
 		bool found = false;
-		for (size_t j = 0; j < i && !found; j++)   /* subs are in replay order */
+		for (size_t j = 0; j < i && !found; j++) /* subs are in replay order */
 			found = w->subs[j].kind != W_CTL && same_target(&w->subs[j], c);
 		if (!found)
 			rc = jf_error_set(err, JF_EINVAL, c->line,
@@ -595,7 +596,9 @@ static char *make_temp_dir(void)
 	struct stat sb;
 	if (!base || !*base)
 		base = stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) &&
-		       access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+				       access("/dev/shm", W_OK) == 0
+			       ? "/dev/shm"
+			       : "/tmp";
 	size_t n = strlen(base) + 32;
 	char *dir = malloc(n);
 	if (!dir)
@@ -610,19 +613,19 @@ static char *make_temp_dir(void)
 
 /* ---- the replay ---- */
 
-struct sgroup {                /* a group or batch submitted */
+struct sgroup { /* a group or batch submitted */
 	int64_t id;
-	char label[LABEL_MAX];     /* "batch/a", "tasks/debug" */
-	int queue;                 /* -1 for batches */
-	size_t entry;              /* the submit[] item it came from */
-	bool final;                /* seen in a final state (cleared by a ctl) */
+	char label[LABEL_MAX]; /* "batch/a", "tasks/debug" */
+	int queue;             /* -1 for batches */
+	size_t entry;          /* the submit[] item it came from */
+	bool final;            /* seen in a final state (cleared by a ctl) */
 };
 
 struct replay {
 	struct jf_sim_clock clk;
 	struct jf_engine *e;
-	struct jf_backend *be;     /* owned by e */
-	struct jf_store *st;       /* owned by e */
+	struct jf_backend *be; /* owned by e */
+	struct jf_store *st;   /* owned by e */
 	const struct jf_cluster *cl;
 	struct workload *w;
 	int64_t t0;
@@ -632,7 +635,7 @@ struct replay {
 	/* figures */
 	int64_t total_gpus;
 	int64_t gpus_now, peak_gpus;
-	int64_t gpu_ms;            /* integral of GPUs in use over time */
+	int64_t gpu_ms; /* integral of GPUs in use over time */
 	int64_t peak_nodes, peak_batch_nodes;
 	int64_t instants;
 };
@@ -717,8 +720,10 @@ static int settle(struct replay *r, const char *wpath, int64_t *tick_next)
 		if (calls > SETTLE_MAX) {
 			char when[32];
 			rel_time(now - r->t0, when, sizeof(when));
-			fprintf(stderr, "jobfs-sim: the engine does not settle at %s (runs that "
-				"end at once and retry for ever?)\n", when);
+			fprintf(stderr,
+				"jobfs-sim: the engine does not settle at %s (runs that "
+				"end at once and retry for ever?)\n",
+				when);
 			return EXIT_SETUP;
 		}
 		if (jf_sim_due(r->be)) {
@@ -728,8 +733,7 @@ static int settle(struct replay *r, const char *wpath, int64_t *tick_next)
 		int64_t t = jf_engine_tick(r->e);
 		if (jf_sim_due(r->be) || t == 0)
 			continue;
-		if (r->next_sub < r->w->nsubs &&
-		    r->t0 + r->w->subs[r->next_sub].at_ms <= now) {
+		if (r->next_sub < r->w->nsubs && r->t0 + r->w->subs[r->next_sub].at_ms <= now) {
 			int rc = deliver(r, &r->w->subs[r->next_sub++], wpath);
 			if (rc)
 				return rc;
@@ -811,9 +815,9 @@ static void sample(struct replay *r)
 }
 
 enum ending {
-	END_DONE,       /* nothing left to happen, every group final */
-	END_STALLED,    /* nothing left to happen, some group not final */
-	END_UNTIL,      /* stopped at --until */
+	END_DONE,    /* nothing left to happen, every group final */
+	END_STALLED, /* nothing left to happen, some group not final */
+	END_UNTIL,   /* stopped at --until */
 };
 
 /* Play the workload to its end; returns 0 or an exit code. */
@@ -861,7 +865,7 @@ static int replay_run(struct replay *r, int64_t until_s, const char *wpath, enum
 			return 0;
 		}
 		if (next <= now)
-			next = now + 1;   /* cannot happen once settled; never loop in place */
+			next = now + 1; /* cannot happen once settled; never loop in place */
 		if (until_ms >= 0 && next > until_ms) {
 			*how = END_UNTIL;
 			if (until_ms > now) {
@@ -880,15 +884,15 @@ static int replay_run(struct replay *r, int64_t until_s, const char *wpath, enum
 
 /* ---- events, merged across groups ---- */
 
-struct ecur {                  /* a reader over one group's events text */
+struct ecur { /* a reader over one group's events text */
 	int64_t id;
-	int64_t off;               /* next byte to read from the store */
-	char *buf;                 /* EVBUF bytes */
+	int64_t off; /* next byte to read from the store */
+	char *buf;   /* EVBUF bytes */
 	size_t pos, len;
 	bool eof;
-	const char *line;          /* current line (without '\n'), NULL at the end */
+	const char *line; /* current line (without '\n'), NULL at the end */
 	size_t linelen;
-	int64_t t;                 /* its time, ms */
+	int64_t t; /* its time, ms */
 };
 
 static void ecur_next(struct jf_store *st, struct ecur *c)
@@ -910,9 +914,10 @@ static void ecur_next(struct jf_store *st, struct ecur *c)
 		size_t got = 0;
 		if (c->len == EVBUF ||
 		    jf_event_read(st, JF_SCOPE_GROUP, c->id, c->off, c->buf + c->len,
-				  EVBUF - c->len, &got) != JF_OK || got == 0) {
+				  EVBUF - c->len, &got) != JF_OK ||
+		    got == 0) {
 			c->eof = true;
-			c->len = 0;   /* an unterminated tail is not an event */
+			c->len = 0; /* an unterminated tail is not an event */
 			return;
 		}
 		c->off += (int64_t)got;
@@ -979,9 +984,8 @@ static void print_groups(struct replay *r, int64_t now)
 		if (l > lw)
 			lw = l;
 	}
-	printf("%-*s  %-10s  %-10s  %-10s  %-12s  %9s  %-10s  %12s  %s\n", lw, "group",
-	       "submitted", "started", "finished", "state", "ok/failed", "wait", "node-seconds",
-	       "cost");
+	printf("%-*s  %-10s  %-10s  %-10s  %-12s  %9s  %-10s  %12s  %s\n", lw, "group", "submitted",
+	       "started", "finished", "state", "ok/failed", "wait", "node-seconds", "cost");
 	for (size_t i = 0; i < r->ngroups; i++) {
 		struct jf_group_rec g;
 		if (jf_group_get(r->st, r->groups[i].id, &g) != JF_OK)
@@ -1029,7 +1033,8 @@ static void print_cluster(struct replay *r, int64_t now, enum ending how)
 	}
 	/* basis points, in integers: the same on every machine */
 	int64_t util_bp = span_ms > 0 && r->total_gpus > 0
-		? r->gpu_ms * 10000 / (r->total_gpus * span_ms) : 0;
+				  ? r->gpu_ms * 10000 / (r->total_gpus * span_ms)
+				  : 0;
 	int64_t peak_bp = r->total_gpus > 0 ? r->peak_gpus * 10000 / r->total_gpus : 0;
 
 	printf("\ncluster %s: %zu machines, %lld GPUs\n", r->cl->name, r->cl->nmachines,
@@ -1055,14 +1060,14 @@ static void print_cluster(struct replay *r, int64_t now, enum ending how)
 		       (long long)r->w->queues[i].peak_nodes);
 	printf(" tasks %lld\n", (long long)r->peak_batch_nodes);
 	printf("  runs               %" PRIu64 " started, %" PRIu64 " failed, %" PRIu64
-	       " cut short, %zu still running\n", ss.started, ss.failed, ss.signalled,
-	       jf_sim_running(r->be));
+	       " cut short, %zu still running\n",
+	       ss.started, ss.failed, ss.signalled, jf_sim_running(r->be));
 	printf("  ledger             %lld node-seconds, %s\n", (long long)secs, money);
 }
 
 /* ---- the spot report ---- */
 
-struct i64s {                  /* a growing list of numbers */
+struct i64s { /* a growing list of numbers */
 	int64_t *v;
 	size_t n, cap;
 };
@@ -1094,17 +1099,16 @@ static int64_t nearest_rank(const struct i64s *a, int p)
 	return a->v[k ? k - 1 : 0];
 }
 
-#define SPOT_COLUMNS \
-	"%-*s  %-12s  %6s  %6s  %7s  %-10s  %-10s  %-10s  %-10s  %9s  %8s  %9s  %12s\n"
+#define SPOT_COLUMNS "%-*s  %-12s  %6s  %6s  %7s  %-10s  %-10s  %-10s  %-10s  %9s  %8s  %9s  %12s\n"
 
 /* One submit[] item's spot groups, added up. */
 struct spot_acc {
-	int64_t unit_runtime;      /* seconds; 0 none; -1 when its groups differ */
+	int64_t unit_runtime; /* seconds; 0 none; -1 when its groups differ */
 	int64_t groups, tasks, preempted;
-	int64_t run_ms;            /* succeeded attempts, node 0 */
-	int64_t wasted_gpu_ms;     /* ended attempts that did not complete their task */
-	struct i64s waits, dones;  /* ms from submission, per task */
-	struct i64s ids;           /* scratch: a group's task ids */
+	int64_t run_ms;           /* succeeded attempts, node 0 */
+	int64_t wasted_gpu_ms;    /* ended attempts that did not complete their task */
+	struct i64s waits, dones; /* ms from submission, per task */
+	struct i64s ids;          /* scratch: a group's task ids */
 };
 
 struct task_page {
@@ -1199,11 +1203,11 @@ static int spot_add_group(struct replay *r, int64_t gid, int64_t now, struct spo
 				int gpus = gpus_in(ar.gpu_ids);
 				jf_attempt_release(&ar);
 				if (s <= 0)
-					continue;   /* never started */
+					continue; /* never started */
 				if (!first || s < first)
 					first = s;
 				if (e <= 0 || e > now)
-					continue;   /* still running */
+					continue; /* still running */
 				if (ok && k == last) {
 					if (n == 0)
 						a->run_ms += e - s;
@@ -1343,9 +1347,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
 		switch (c) {
-		case 'c': o->cluster = optarg; break;
-		case 'S': o->state = optarg; break;
-		case 'e': o->events = true; break;
+		case 'c':
+			o->cluster = optarg;
+			break;
+		case 'S':
+			o->state = optarg;
+			break;
+		case 'e':
+			o->events = true;
+			break;
 		case 's': {
 			char *end;
 			errno = 0;
@@ -1359,8 +1369,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 		case 'u':
 			if (!jf_duration_parse(optarg, &o->until_s) || o->until_s > MAX_HORIZON_S) {
-				fprintf(stderr, "jobfs-sim: --until %s: want a duration like "
-					"90m or 7d\n", optarg);
+				fprintf(stderr,
+					"jobfs-sim: --until %s: want a duration like "
+					"90m or 7d\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -1369,15 +1381,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			errno = 0;
 			double v = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(v >= 0.0 && v <= 1.0)) {
-				fprintf(stderr, "jobfs-sim: --spot-risk-threshold %s: want a "
-					"number from 0 to 1 (1 turns the forecast off)\n", optarg);
+				fprintf(stderr,
+					"jobfs-sim: --spot-risk-threshold %s: want a "
+					"number from 0 to 1 (1 turns the forecast off)\n",
+					optarg);
 				return -1;
 			}
 			o->spot_risk = v;
 			break;
 		}
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: fputs(usage_text, stderr); return -1;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			fputs(usage_text, stderr);
+			return -1;
 		}
 	}
 	if (optind != argc - 1) {
@@ -1511,8 +1529,10 @@ int main(int argc, char **argv)
 		goto out;
 	snprintf(db, dblen, "%s/jobfs.db", state);
 	if (o.state && access(db, F_OK) == 0) {
-		fprintf(stderr, "jobfs-sim: --state %s already holds a jobfs.db: use an empty "
-			"directory\n", o.state);
+		fprintf(stderr,
+			"jobfs-sim: --state %s already holds a jobfs.db: use an empty "
+			"directory\n",
+			o.state);
 		free(db);
 		goto out;
 	}
@@ -1538,7 +1558,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	struct jf_engine_config cfg = {
-		.state_dir = state, .store = st, .cluster = cluster, .backend = be,
+		.state_dir = state,
+		.store = st,
+		.cluster = cluster,
+		.backend = be,
 		.clock = { .now_ms = jf_sim_now, .ctx = &r.clk },
 	};
 	if (jf_engine_new(&cfg, &r.e, &err) != JF_OK) {
@@ -1567,7 +1590,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);   /* `| head` must not skip the clean-up */
+	signal(SIGPIPE, SIG_IGN); /* `| head` must not skip the clean-up */
 	int64_t wall0 = mono_ns();
 	enum ending how = END_DONE;
 	if ((code = make_queues(&r, o.workload)) ||
@@ -1598,9 +1621,10 @@ int main(int argc, char **argv)
 	jf_duration_format((now - r.t0) / 1000, dur, sizeof(dur));
 	double wall_s = (double)wall_ns / 1e9;
 	double speed = wall_s > 0 ? (double)(now - r.t0) / 1000.0 / wall_s : 0;
-	fprintf(stderr, "jobfs-sim: %s of simulated time (%lld s) in %.3f s of wall time, "
-		"%.0f times faster; %lld instants\n", dur, (long long)((now - r.t0) / 1000), wall_s,
-		speed, (long long)r.instants);
+	fprintf(stderr,
+		"jobfs-sim: %s of simulated time (%lld s) in %.3f s of wall time, "
+		"%.0f times faster; %lld instants\n",
+		dur, (long long)((now - r.t0) / 1000), wall_s, speed, (long long)r.instants);
 	code = how == END_STALLED ? EXIT_STALLED : 0;
 out:
 	jf_engine_free(r.e);

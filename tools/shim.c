@@ -134,8 +134,14 @@ static int64_t clock_ms(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int64_t wall_ms(void) { return clock_ms(CLOCK_REALTIME); }
-int64_t mono_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
+int64_t wall_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
+}
+int64_t mono_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
 
 int write_all(int fd, const void *buf, size_t n)
 {
@@ -191,8 +197,7 @@ void ready_say(struct shim *s, const char *line)
 }
 
 /* A failure before anything started: stderr, and "error ..." to fd 3. */
-__attribute__((format(printf, 3, 4)))
-int fail(struct shim *s, int code, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) int fail(struct shim *s, int code, const char *fmt, ...)
 {
 	char msg[SHIM_MSG_MAX], line[SHIM_MSG_MAX + 16];
 	va_list ap;
@@ -251,8 +256,8 @@ static void launch_release(struct launch *l)
 }
 
 /* slurm: the "slurm" object is read too, and cwd may be "" or absent. */
-static int launch_parse(struct launch *l, const char *buf, size_t len, bool slurm,
-			char *err, size_t errlen)
+static int launch_parse(struct launch *l, const char *buf, size_t len, bool slurm, char *err,
+			size_t errlen)
 {
 	json_error_t je;
 	json_int_t x;
@@ -280,7 +285,7 @@ static int launch_parse(struct launch *l, const char *buf, size_t len, bool slur
 	json_t *cwd = json_object_get(root, "cwd");
 	l->cwd = json_string_value(cwd);
 	if (slurm && (!cwd || (l->cwd && !l->cwd[0]))) {
-		l->cwd = NULL;           /* RUN_DIR/work */
+		l->cwd = NULL; /* RUN_DIR/work */
 	} else if (!l->cwd || !l->cwd[0]) {
 		snprintf(err, errlen, "launch.json: cwd: must be a path");
 		return -1;
@@ -308,7 +313,8 @@ static int launch_parse(struct launch *l, const char *buf, size_t len, bool slur
 			json_t *c = json_array_get(cpus, i);
 			if (!json_is_integer(c) || json_integer_value(c) < 0 ||
 			    json_integer_value(c) > INT_MAX) {
-				snprintf(err, errlen, "launch.json: cpus[%zu]: must be a CPU id", i);
+				snprintf(err, errlen, "launch.json: cpus[%zu]: must be a CPU id",
+					 i);
 				return -1;
 			}
 			l->cpus[i] = (int)json_integer_value(c);
@@ -327,20 +333,25 @@ static int launch_parse(struct launch *l, const char *buf, size_t len, bool slur
 		lp->name = json_string_value(json_object_get(p, "name"));
 		if (!lp->name || !lp->name[0] || strlen(lp->name) > SHIM_NAME_MAX ||
 		    strpbrk(lp->name, "\n\r")) {
-			snprintf(err, errlen, "launch.json: procs[%zu].name: must be 1 to %d characters",
-				 i, SHIM_NAME_MAX);
+			snprintf(err, errlen,
+				 "launch.json: procs[%zu].name: must be 1 to %d characters", i,
+				 SHIM_NAME_MAX);
 			return -1;
 		}
 		lp->argv = str_array(json_object_get(p, "argv"), true);
-		l->nprocs = i + 1;   /* from here launch_release frees this entry */
+		l->nprocs = i + 1; /* from here launch_release frees this entry */
 		if (!lp->argv || !lp->argv[0][0]) {
-			snprintf(err, errlen, "launch.json: procs[%zu].argv: must be a non-empty array of strings", i);
+			snprintf(err, errlen,
+				 "launch.json: procs[%zu].argv: must be a non-empty array of "
+				 "strings",
+				 i);
 			return -1;
 		}
 		json_t *envp = json_object_get(p, "envp");
 		lp->envp = envp ? str_array(envp, false) : calloc(1, sizeof(char *));
 		if (!lp->envp) {
-			snprintf(err, errlen, "launch.json: procs[%zu].envp: must be an array of strings", i);
+			snprintf(err, errlen,
+				 "launch.json: procs[%zu].envp: must be an array of strings", i);
 			return -1;
 		}
 	}
@@ -384,7 +395,7 @@ char *read_small(int dirfd, const char *path, size_t *lenp)
 	*lenp = len;
 	return buf;
 
-fail: {
+fail : {
 	int e = errno;
 	free(buf);
 	close(fd);
@@ -427,8 +438,7 @@ int prepare(struct shim *s, char *err, size_t errlen)
 {
 	/* as root (also setuid root: real ids a user's, effective 0), always
 	 * become the task's user: never leave it the daemon's rights */
-	if (geteuid() == 0 && (s->l.uid != 0 || s->l.gid != 0 || getuid() != 0 ||
-			       getgid() != 0)) {
+	if (geteuid() == 0 && (s->l.uid != 0 || s->l.gid != 0 || getuid() != 0 || getgid() != 0)) {
 		s->drop = true;
 		long bufsz = sysconf(_SC_GETPW_R_SIZE_MAX);
 		size_t n = bufsz > 0 ? (size_t)bufsz : 16384;
@@ -455,7 +465,8 @@ int prepare(struct shim *s, char *err, size_t errlen)
 					s->ngroups = want;
 					break;
 				}
-				if (want <= ng || want > 65536) {   /* no progress: keep the first ng */
+				if (want <= ng ||
+				    want > 65536) { /* no progress: keep the first ng */
 					s->ngroups = ng;
 					break;
 				}
@@ -520,7 +531,7 @@ static unsigned long long self_starttime(void)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');   /* the command may hold spaces */
+	const char *p = strrchr(buf, ')'); /* the command may hold spaces */
 	unsigned long long v = 0;
 	for (int field = 2; p && *p; p++)
 		if (*p == ' ' && ++field == 22) {
@@ -553,7 +564,7 @@ int claim(struct shim *s)
 	int rc = write_all(fd, line, (size_t)n) == 0 && fsync(fd) == 0 ? 0 : -1;
 	if (rc == 0) {
 		fsync(s->dirfd);
-		s->alive_fd = fd;   /* the heartbeat (run_loop) */
+		s->alive_fd = fd; /* the heartbeat (run_loop) */
 	} else {
 		close(fd);
 	}
@@ -654,7 +665,8 @@ static int cmd_local(struct shim *s, int argc, char **argv)
 	case 0:
 		break;
 	case 1:
-		return fail(s, SHIM_EXIT_USAGE, "cancelled: the daemon gave this attempt up "
+		return fail(s, SHIM_EXIT_USAGE,
+			    "cancelled: the daemon gave this attempt up "
 			    "before it started");
 	default:
 		return fail(s, SHIM_EXIT_SYSTEM, "claim: %s", strerror(errno));
@@ -672,7 +684,7 @@ static int cmd_local(struct shim *s, int argc, char **argv)
 	}
 	code = write_result(s) == 0 ? SHIM_EXIT_OK : SHIM_EXIT_SYSTEM;
 	if (s->cg[0])
-		rmdir(s->cg);    /* empty now: every process was reaped */
+		rmdir(s->cg); /* empty now: every process was reaped */
 	return code;
 }
 

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SHIM_BEAT_MS 1000          /* heartbeat: the claim's mtime */
+#define SHIM_BEAT_MS 1000 /* heartbeat: the claim's mtime */
 
 enum {
 	SHIM_EXIT_OK = 0,
@@ -28,33 +28,33 @@ enum {
 	SHIM_EXIT_SYSTEM = 111,
 };
 
-#define READY_FD 3
+#define READY_FD       3
 #define SHIM_MAX_PROCS 16
-#define SHIM_NAME_MAX 63
-#define SHIM_FILE_MAX (1 << 20)
-#define SHIM_LINE_CAP (64 * 1024)
-#define SHIM_CHUNK (64 * 1024)
-#define SHIM_LOGBUF (128 * 1024)
-#define SHIM_DRAIN_MS 2000
-#define SHIM_MSG_MAX 256
+#define SHIM_NAME_MAX  63
+#define SHIM_FILE_MAX  (1 << 20)
+#define SHIM_LINE_CAP  (64 * 1024)
+#define SHIM_CHUNK     (64 * 1024)
+#define SHIM_LOGBUF    (128 * 1024)
+#define SHIM_DRAIN_MS  2000
+#define SHIM_MSG_MAX   256
 
 /* slurm mode */
-#define SLURM_MAX_GPUS 64          /* gpu_slots positions per proc, Slurm's list */
-#define SLURM_GPU_ID_MAX 64        /* one entry of CUDA_VISIBLE_DEVICES */
-#define SLURM_HOST_MAX 255
-#define SLURM_MAX_NODES 100000
-#define SLURM_MAX_COUNT ((int64_t)INT32_MAX)    /* tasks, indices, attempts */
-#define SLURM_MAX_MS ((int64_t)1 << 42)        /* about 139 years */
-#define SLURM_PORT_SPAN 20000
-#define SLURM_ENV_MAX 4096         /* a Slurm variable we pass on or parse */
-#define SLURM_NVARS 10             /* JOB_* variables (CUDA_VISIBLE_DEVICES is per proc) */
-#define SLURM_TERM_WAIT_MS 500     /* for the shim's SIGTERM after a proc's (run_loop) */
+#define SLURM_MAX_GPUS     64 /* gpu_slots positions per proc, Slurm's list */
+#define SLURM_GPU_ID_MAX   64 /* one entry of CUDA_VISIBLE_DEVICES */
+#define SLURM_HOST_MAX     255
+#define SLURM_MAX_NODES    100000
+#define SLURM_MAX_COUNT    ((int64_t)INT32_MAX) /* tasks, indices, attempts */
+#define SLURM_MAX_MS       ((int64_t)1 << 42)   /* about 139 years */
+#define SLURM_PORT_SPAN    20000
+#define SLURM_ENV_MAX      4096 /* a Slurm variable we pass on or parse */
+#define SLURM_NVARS        10   /* JOB_* variables (CUDA_VISIBLE_DEVICES is per proc) */
+#define SLURM_TERM_WAIT_MS 500  /* for the shim's SIGTERM after a proc's (run_loop) */
 
 /* ---- launch.json ---- */
 
 struct launch_proc {
 	const char *name;
-	char **argv;               /* NULL-terminated; strings owned by launch.root */
+	char **argv; /* NULL-terminated; strings owned by launch.root */
 	char **envp;
 };
 
@@ -64,11 +64,11 @@ struct launch_slurm {
 	int64_t tasks;
 	int64_t attempt_base;
 	bool node_index;
-	int64_t timeout_ms;        /* 0 = none */
+	int64_t timeout_ms; /* 0 = none */
 	int64_t kill_grace_ms;
-	const char *ckpt_root;     /* "" = no checkpoint directory */
+	const char *ckpt_root; /* "" = no checkpoint directory */
 	int64_t master_port_base;
-	bool has_slots[SHIM_MAX_PROCS];    /* gpu_slots names that proc's GPUs */
+	bool has_slots[SHIM_MAX_PROCS]; /* gpu_slots names that proc's GPUs */
 	size_t nslots[SHIM_MAX_PROCS];
 	int slots[SHIM_MAX_PROCS][SLURM_MAX_GPUS];
 };
@@ -77,7 +77,7 @@ struct launch {
 	json_t *root;
 	uid_t uid;
 	gid_t gid;
-	const char *cwd;           /* slurm mode: NULL = RUN_DIR/work */
+	const char *cwd; /* slurm mode: NULL = RUN_DIR/work */
 	int64_t log_cap;
 	int *cpus;
 	size_t ncpus;
@@ -88,45 +88,45 @@ struct launch {
 
 /* What Slurm's environment says about this node (slurm_env_read). */
 struct slurm_env {
-	uint64_t array_task;       /* SLURM_ARRAY_TASK_ID, 0 when absent */
-	uint64_t restart;          /* SLURM_RESTART_COUNT, 0 when absent */
-	uint64_t node;             /* SLURM_NODEID */
-	uint64_t nnodes;           /* SLURM_JOB_NUM_NODES or SLURM_NNODES; 0 = absent */
-	uint64_t job_id;           /* SLURM_JOB_ID */
-	uint64_t port_job;         /* SLURM_ARRAY_JOB_ID, else SLURM_JOB_ID */
-	const char *nodelist;      /* SLURM_JOB_NODELIST or NULL */
-	const char *launch_ip;     /* SLURM_LAUNCH_NODE_IPADDR, NULL when unset or empty */
-	const char *cuda;          /* CUDA_VISIBLE_DEVICES or NULL */
-	const char *nnodes_var;    /* the name nnodes came from, for messages */
+	uint64_t array_task;    /* SLURM_ARRAY_TASK_ID, 0 when absent */
+	uint64_t restart;       /* SLURM_RESTART_COUNT, 0 when absent */
+	uint64_t node;          /* SLURM_NODEID */
+	uint64_t nnodes;        /* SLURM_JOB_NUM_NODES or SLURM_NNODES; 0 = absent */
+	uint64_t job_id;        /* SLURM_JOB_ID */
+	uint64_t port_job;      /* SLURM_ARRAY_JOB_ID, else SLURM_JOB_ID */
+	const char *nodelist;   /* SLURM_JOB_NODELIST or NULL */
+	const char *launch_ip;  /* SLURM_LAUNCH_NODE_IPADDR, NULL when unset or empty */
+	const char *cuda;       /* CUDA_VISIBLE_DEVICES or NULL */
+	const char *nnodes_var; /* the name nnodes came from, for messages */
 };
 
 /* ---- output files ---- */
 
 struct outfile {
-	int fd;                    /* -1 after a rotation that could not reopen NAME */
-	const char *name;          /* "stdout", "stderr" or "logs" in RUN_DIR */
-	bool lines;                /* rotate after a whole line (logs) */
-	int64_t size;              /* bytes in NAME */
-	int64_t cap;               /* 0 = no cap */
-	int64_t size1;             /* bytes in NAME.1, the part rotated out last */
+	int fd;           /* -1 after a rotation that could not reopen NAME */
+	const char *name; /* "stdout", "stderr" or "logs" in RUN_DIR */
+	bool lines;       /* rotate after a whole line (logs) */
+	int64_t size;     /* bytes in NAME */
+	int64_t cap;      /* 0 = no cap */
+	int64_t size1;    /* bytes in NAME.1, the part rotated out last */
 	int64_t rotations;
-	int64_t dropped;           /* bytes gone for good */
+	int64_t dropped; /* bytes gone for good */
 };
 
 /* One pipe: a proc's stdout or stderr. */
 struct stream {
-	int fd;                    /* read end; -1 after EOF */
-	struct outfile *file;      /* RUN_DIR/stdout or RUN_DIR/stderr */
-	char *line;                /* partial line for logs, SHIM_LINE_CAP */
+	int fd;               /* read end; -1 after EOF */
+	struct outfile *file; /* RUN_DIR/stdout or RUN_DIR/stderr */
+	char *line;           /* partial line for logs, SHIM_LINE_CAP */
 	size_t len;
-	bool mid_line;             /* logs: this stream's last piece did not end a line */
+	bool mid_line; /* logs: this stream's last piece did not end a line */
 };
 
 struct proc {
 	const struct launch_proc *spec;
-	pid_t pid;                 /* 0 if never forked */
-	bool running;              /* forked and not yet reaped */
-	bool failed;               /* could not be started */
+	pid_t pid;    /* 0 if never forked */
+	bool running; /* forked and not yet reaped */
+	bool failed;  /* could not be started */
 	int exit_code;
 	int term_signal;
 	struct stream out;
@@ -135,46 +135,46 @@ struct proc {
 
 struct shim {
 	int dirfd;
-	int sfd;                   /* signalfd: SIGCHLD, SIGTERM, SIGUSR1 */
-	int ready_fd;              /* -1 once the ready line is written */
-	int alive_fd;              /* RUN_DIR/claim: its mtime is touched every second */
+	int sfd;      /* signalfd: SIGCHLD, SIGTERM, SIGUSR1 */
+	int ready_fd; /* -1 once the ready line is written */
+	int alive_fd; /* RUN_DIR/claim: its mtime is touched every second */
 	struct launch l;
 	struct proc procs[SHIM_MAX_PROCS];
 	size_t nrunning;
 	struct outfile fout, ferr, flogs;
-	char *logbuf;              /* pending whole lines for logs */
+	char *logbuf; /* pending whole lines for logs */
 	size_t loglen;
-	char *chunk;               /* read buffer */
-	bool drop;                 /* change user in the children */
+	char *chunk; /* read buffer */
+	bool drop;   /* change user in the children */
 	gid_t *groups;
 	int ngroups;
 	bool pin;
 	cpu_set_t cpus;
-	char cg[256];                /* cpuset cgroup of the node, "" if none */
-	const char *cg_procs;        /* "tasks" (v1) or "cgroup.procs" (v2) */
+	char cg[256];         /* cpuset cgroup of the node, "" if none */
+	const char *cg_procs; /* "tasks" (v1) or "cgroup.procs" (v2) */
 	int64_t start_ms;
 	int64_t end_ms;
 	bool start_failed;
-	size_t failed_proc;        /* first proc that could not start */
-	int failed_code;           /* its exit code: 127, or 126 for EACCES */
+	size_t failed_proc; /* first proc that could not start */
+	int failed_code;    /* its exit code: 127, or 126 for EACCES */
 	char start_msg[SHIM_MSG_MAX];
 
 	/* slurm mode (all inert in local mode: the timers stay -1) */
 	bool slurm;
-	bool setup_failed;         /* nothing started: the result says start_msg, 127 */
+	bool setup_failed; /* nothing started: the result says start_msg, 127 */
 	struct slurm_env env;
-	int64_t idx;               /* task index */
-	int64_t timeout_at;        /* mono ms: SIGTERM the procs (timeout); -1 none */
-	int64_t kill_at;           /* mono ms: SIGKILL what still runs; -1 none */
+	int64_t idx;        /* task index */
+	int64_t timeout_at; /* mono ms: SIGTERM the procs (timeout); -1 none */
+	int64_t kill_at;    /* mono ms: SIGKILL what still runs; -1 none */
 	bool timed_out;
-	int outside_sig;           /* first SIGTERM/SIGINT/SIGHUP from outside while a proc ran */
-	bool outside_term;         /* a SIGTERM from outside came while a proc ran */
-	bool own_failure;          /* see shim_slurm.c: the node failed on its own */
-	bool term_suspect;         /* a proc ended by a SIGTERM the shim did not send */
-	char *vars[SLURM_NVARS];   /* "JOB_...=..." for every proc */
+	int outside_sig;         /* first SIGTERM/SIGINT/SIGHUP from outside while a proc ran */
+	bool outside_term;       /* a SIGTERM from outside came while a proc ran */
+	bool own_failure;        /* see shim_slurm.c: the node failed on its own */
+	bool term_suspect;       /* a proc ended by a SIGTERM the shim did not send */
+	char *vars[SLURM_NVARS]; /* "JOB_...=..." for every proc */
 	size_t nvars;
 	char *cuda[SHIM_MAX_PROCS]; /* "CUDA_VISIBLE_DEVICES=..." per proc, or NULL */
-	char work[PATH_MAX];       /* the procs' cwd when launch.json names none */
+	char work[PATH_MAX];        /* the procs' cwd when launch.json names none */
 };
 
 /* ---- shim.c ---- */

@@ -37,8 +37,7 @@
 #include <unistd.h>
 
 /* name.tmp, fsync, rename onto name; fsync the directory if asked. */
-static int write_atomic(int dirfd, const char *name, const char *data, size_t n,
-			bool sync_dir)
+static int write_atomic(int dirfd, const char *name, const char *data, size_t n, bool sync_dir)
 {
 	char tmp[64];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
@@ -63,7 +62,7 @@ fail_fd:
 		close(fd);
 		errno = e;
 	}
-fail_tmp: {
+fail_tmp : {
 	int e = errno;
 	unlinkat(dirfd, tmp, 0);
 	errno = e;
@@ -148,7 +147,7 @@ static bool outfile_raw(struct outfile *f, const char *p, size_t n)
 /* Append, rotating first whenever the next piece would pass the cap. */
 static void outfile_write(struct shim *s, struct outfile *f, const char *p, size_t n)
 {
-	if (f->fd < 0 && f->name)   /* a rotation could not reopen it: try again */
+	if (f->fd < 0 && f->name) /* a rotation could not reopen it: try again */
 		f->fd = openat(s->dirfd, f->name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (f->fd < 0)
 		return;
@@ -192,8 +191,8 @@ static void logs_put(struct shim *s, const char *p, size_t n)
 }
 
 /* One piece of a line for logs: a whole line, or a forced 64 KiB piece. */
-static void logs_line(struct shim *s, struct proc *p, struct stream *st,
-		      const char *line, size_t n, bool add_nl)
+static void logs_line(struct shim *s, struct proc *p, struct stream *st, const char *line, size_t n,
+		      bool add_nl)
 {
 	if (s->l.nprocs > 1 && !st->mid_line) {
 		char prefix[SHIM_NAME_MAX + 4];
@@ -206,8 +205,8 @@ static void logs_line(struct shim *s, struct proc *p, struct stream *st,
 	st->mid_line = !add_nl && line[n - 1] != '\n';
 }
 
-static void stream_feed(struct shim *s, struct proc *p, struct stream *st,
-			const char *data, size_t n)
+static void stream_feed(struct shim *s, struct proc *p, struct stream *st, const char *data,
+			size_t n)
 {
 	outfile_write(s, st->file, data, n);
 	while (n > 0) {
@@ -265,8 +264,8 @@ void report_started(struct shim *s)
 	if (s->start_ms == 0)
 		s->start_ms = wall_ms();
 	if (s->start_failed) {
-		off = (size_t)snprintf(line, sizeof(line), "failed %" PRId64 " %s\n",
-				       s->start_ms, s->start_msg);
+		off = (size_t)snprintf(line, sizeof(line), "failed %" PRId64 " %s\n", s->start_ms,
+				       s->start_msg);
 	} else {
 		off = (size_t)snprintf(line, sizeof(line), "started %" PRId64, s->start_ms);
 		for (size_t i = 0; i < s->l.nprocs; i++)
@@ -291,7 +290,7 @@ int write_result(struct shim *s)
 	if (s->end_ms == 0)
 		s->end_ms = wall_ms();
 	if (s->setup_failed) {
-		exit_code = 127;   /* nothing was started: "procs" is [] */
+		exit_code = 127; /* nothing was started: "procs" is [] */
 		snprintf(msg, sizeof(msg), "%s", s->start_msg);
 	} else if (s->start_failed) {
 		/* Whatever signal reached it on its way to _exit, it never ran. */
@@ -312,8 +311,8 @@ int write_result(struct shim *s)
 		else
 			snprintf(what, sizeof(what), "exit %d", node->exit_code);
 		if (s->timed_out)
-			snprintf(why, sizeof(why), "timed out after %" PRId64 " ms: ",
-				 s->l.slurm.timeout_ms);
+			snprintf(why, sizeof(why),
+				 "timed out after %" PRId64 " ms: ", s->l.slurm.timeout_ms);
 		else if (s->outside_sig)
 			snprintf(why, sizeof(why), "stopped by %s from outside: ",
 				 signame(s->outside_sig, sbuf, sizeof(sbuf)));
@@ -333,19 +332,15 @@ int write_result(struct shim *s)
 		goto out;
 	for (size_t i = 0; i < s->l.nprocs && !s->setup_failed; i++) {
 		const struct proc *p = &s->procs[i];
-		json_t *o = json_pack("{s:s,s:i,s:i}", "name", p->spec->name,
-				      "exit_code", p->exit_code, "signal", p->term_signal);
+		json_t *o = json_pack("{s:s,s:i,s:i}", "name", p->spec->name, "exit_code",
+				      p->exit_code, "signal", p->term_signal);
 		if (!o || json_array_append_new(procs, o) < 0)
 			goto out;
 	}
-	root = json_pack("{s:i,s:i,s:I,s:I,s:s,s:b,s:O}",
-			 "exit_code", exit_code,
-			 "signal", term_signal,
-			 "start_ms", (json_int_t)s->start_ms,
-			 "end_ms", (json_int_t)s->end_ms,
-			 "message", msg,
-			 "start_failed", s->start_failed || s->setup_failed,
-			 "procs", procs);
+	root = json_pack("{s:i,s:i,s:I,s:I,s:s,s:b,s:O}", "exit_code", exit_code, "signal",
+			 term_signal, "start_ms", (json_int_t)s->start_ms, "end_ms",
+			 (json_int_t)s->end_ms, "message", msg, "start_failed",
+			 s->start_failed || s->setup_failed, "procs", procs);
 	if (!root)
 		goto out;
 	if (s->slurm) {

@@ -41,14 +41,10 @@ enum child_stage {
 };
 
 static const char *const stage_names[] = {
-	[ST_SETPGID] = "setpgid",
-	[ST_AFFINITY] = "sched_setaffinity",
-	[ST_SETGROUPS] = "setgroups",
-	[ST_SETGID] = "setgid",
-	[ST_SETUID] = "setuid",
-	[ST_CHDIR] = "chdir",
-	[ST_STDIO] = "stdio",
-	[ST_EXEC] = "exec",
+	[ST_SETPGID] = "setpgid",     [ST_AFFINITY] = "sched_setaffinity",
+	[ST_SETGROUPS] = "setgroups", [ST_SETGID] = "setgid",
+	[ST_SETUID] = "setuid",       [ST_CHDIR] = "chdir",
+	[ST_STDIO] = "stdio",         [ST_EXEC] = "exec",
 };
 
 struct child_err {
@@ -58,8 +54,7 @@ struct child_err {
 
 /* ---- processes ---- */
 
-__attribute__((noreturn))
-static void child_fail(int errfd, enum child_stage stage, int err)
+__attribute__((noreturn)) static void child_fail(int errfd, enum child_stage stage, int err)
 {
 	struct child_err ce = { .stage = stage, .err = err };
 	(void)!write(errfd, &ce, sizeof(ce));
@@ -162,9 +157,8 @@ static void cgroup_join(const struct shim *s)
  * In the child after fork.  The shim is single-threaded, so the libc calls
  * here are safe; nothing returns.
  */
-__attribute__((noreturn))
-static void child_run(struct shim *s, struct proc *p, pid_t shim_pid,
-		      int out_w, int err_w, int errfd)
+__attribute__((noreturn)) static void child_run(struct shim *s, struct proc *p, pid_t shim_pid,
+						int out_w, int err_w, int errfd)
 {
 	sigset_t none;
 	sigemptyset(&none);
@@ -188,7 +182,7 @@ static void child_run(struct shim *s, struct proc *p, pid_t shim_pid,
 	/* After the credential change, which would clear it. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != shim_pid)
-		_exit(127);   /* the shim died before we got here */
+		_exit(127); /* the shim died before we got here */
 	if (chdir(s->l.cwd ? s->l.cwd : s->work) < 0)
 		child_fail(errfd, ST_CHDIR, errno);
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -212,7 +206,7 @@ static void proc_start_failed(struct shim *s, size_t i, int code, const char *fm
 {
 	s->procs[i].failed = true;
 	if (s->start_failed)
-		return;   /* the first failure is the node's */
+		return; /* the first failure is the node's */
 	s->failed_code = code;
 	va_list ap;
 	va_start(ap, fmt);
@@ -226,7 +220,8 @@ static void proc_start_failed(struct shim *s, size_t i, int code, const char *fm
 static void child_err_message(struct shim *s, size_t i, const struct child_err *ce)
 {
 	const struct launch_proc *lp = &s->l.procs[i];
-	const char *stage = ce->stage >= 0 && ce->stage <= ST_EXEC ? stage_names[ce->stage] : "start";
+	const char *stage =
+		ce->stage >= 0 && ce->stage <= ST_EXEC ? stage_names[ce->stage] : "start";
 	int code = ce->stage == ST_EXEC && ce->err == EACCES ? 126 : 127;
 	switch (ce->stage) {
 	case ST_EXEC:
@@ -237,10 +232,12 @@ static void child_err_message(struct shim *s, size_t i, const struct child_err *
 				  strerror(ce->err));
 		break;
 	case ST_SETUID:
-		proc_start_failed(s, i, code, "setuid %u: %s", (unsigned)s->l.uid, strerror(ce->err));
+		proc_start_failed(s, i, code, "setuid %u: %s", (unsigned)s->l.uid,
+				  strerror(ce->err));
 		break;
 	case ST_SETGID:
-		proc_start_failed(s, i, code, "setgid %u: %s", (unsigned)s->l.gid, strerror(ce->err));
+		proc_start_failed(s, i, code, "setgid %u: %s", (unsigned)s->l.gid,
+				  strerror(ce->err));
 		break;
 	default:
 		proc_start_failed(s, i, code, "%s: %s", stage, strerror(ce->err));
@@ -258,8 +255,7 @@ void proc_start(struct shim *s, size_t i)
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	const char *what = "pipe";
 
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0)
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
 		goto fail;
 	if (s->start_ms == 0)
 		s->start_ms = wall_ms();
@@ -271,7 +267,7 @@ void proc_start(struct shim *s, size_t i)
 	if (pid == 0)
 		child_run(s, p, shim_pid, outp[1], errp[1], ep[1]);
 
-	setpgid(pid, pid);   /* also here, so a signal sent at once reaches the group */
+	setpgid(pid, pid); /* also here, so a signal sent at once reaches the group */
 	p->pid = pid;
 	p->running = true;
 	s->nrunning++;
@@ -293,7 +289,7 @@ void proc_start(struct shim *s, size_t i)
 		child_err_message(s, i, &ce);
 	return;
 
-fail: {
+fail : {
 	int e = errno;
 	int fds[] = { outp[0], outp[1], errp[0], errp[1], ep[0], ep[1] };
 	for (size_t k = 0; k < sizeof(fds) / sizeof(fds[0]); k++)
@@ -393,7 +389,7 @@ static void timers_fire(struct shim *s, int64_t now)
 		return;
 	if (s->timeout_at >= 0 && now >= s->timeout_at) {
 		s->timeout_at = -1;
-		if (!s->outside_sig) {   /* not already on its way out */
+		if (!s->outside_sig) { /* not already on its way out */
 			s->timed_out = true;
 			forward(s, SIGTERM);
 			if (s->kill_at < 0)
@@ -416,7 +412,7 @@ static void handle_signals(struct shim *s)
 			chld = true;
 			break;
 		case SIGTERM:
-		case SIGINT:   /* in the set in slurm mode only */
+		case SIGINT: /* in the set in slurm mode only */
 		case SIGHUP:
 			if (s->slurm)
 				outside_stop(s, (int)si.ssi_signo);

@@ -148,8 +148,10 @@ int launch_parse_slurm(struct launch *l, char *err, size_t errlen)
 	};
 	for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
 		if (!get_int(sl, ints[k].key, ints[k].max, &x) || x < ints[k].min) {
-			snprintf(err, errlen, "launch.json: slurm.%s: must be an integer from %" PRId64
-				 " to %" PRId64, ints[k].key, ints[k].min, ints[k].max);
+			snprintf(err, errlen,
+				 "launch.json: slurm.%s: must be an integer from %" PRId64
+				 " to %" PRId64,
+				 ints[k].key, ints[k].min, ints[k].max);
 			return -1;
 		}
 		*(int64_t *)((char *)ls + ints[k].off) = x;
@@ -163,16 +165,20 @@ int launch_parse_slurm(struct launch *l, char *err, size_t errlen)
 	ls->ckpt_root = json_string_value(json_object_get(sl, "ckpt_root"));
 	if (!ls->ckpt_root || (ls->ckpt_root[0] && ls->ckpt_root[0] != '/') ||
 	    strlen(ls->ckpt_root) > PATH_MAX - 32) {
-		snprintf(err, errlen, "launch.json: slurm.ckpt_root: must be \"\" or an absolute "
-			 "path under %d bytes", PATH_MAX - 32);
+		snprintf(err, errlen,
+			 "launch.json: slurm.ckpt_root: must be \"\" or an absolute "
+			 "path under %d bytes",
+			 PATH_MAX - 32);
 		return -1;
 	}
 	json_t *slots = json_object_get(sl, "gpu_slots");
 	if (!slots || json_is_null(slots))
 		return 0;
 	if (!json_is_array(slots) || json_array_size(slots) != l->nprocs) {
-		snprintf(err, errlen, "launch.json: slurm.gpu_slots: must be an array of %zu "
-			 "entries, one per proc", l->nprocs);
+		snprintf(err, errlen,
+			 "launch.json: slurm.gpu_slots: must be an array of %zu "
+			 "entries, one per proc",
+			 l->nprocs);
 		return -1;
 	}
 	for (size_t i = 0; i < l->nprocs; i++) {
@@ -181,8 +187,10 @@ int launch_parse_slurm(struct launch *l, char *err, size_t errlen)
 			continue;
 		size_t n = json_array_size(a);
 		if (!json_is_array(a) || n > SLURM_MAX_GPUS) {
-			snprintf(err, errlen, "launch.json: slurm.gpu_slots[%zu]: must be null or "
-				 "an array of at most %d GPU positions", i, SLURM_MAX_GPUS);
+			snprintf(err, errlen,
+				 "launch.json: slurm.gpu_slots[%zu]: must be null or "
+				 "an array of at most %d GPU positions",
+				 i, SLURM_MAX_GPUS);
 			return -1;
 		}
 		ls->has_slots[i] = true;
@@ -191,14 +199,18 @@ int launch_parse_slurm(struct launch *l, char *err, size_t errlen)
 			json_t *v = json_array_get(a, k);
 			json_int_t pos = json_is_integer(v) ? json_integer_value(v) : -1;
 			if (pos < 0 || pos >= SLURM_MAX_GPUS) {
-				snprintf(err, errlen, "launch.json: slurm.gpu_slots[%zu][%zu]: must "
-					 "be a position from 0 to %d", i, k, SLURM_MAX_GPUS - 1);
+				snprintf(err, errlen,
+					 "launch.json: slurm.gpu_slots[%zu][%zu]: must "
+					 "be a position from 0 to %d",
+					 i, k, SLURM_MAX_GPUS - 1);
 				return -1;
 			}
 			for (size_t j = 0; j < k; j++)
 				if (ls->slots[i][j] == (int)pos) {
-					snprintf(err, errlen, "launch.json: slurm.gpu_slots[%zu]: "
-						 "position %d twice", i, (int)pos);
+					snprintf(err, errlen,
+						 "launch.json: slurm.gpu_slots[%zu]: "
+						 "position %d twice",
+						 i, (int)pos);
 					return -1;
 				}
 			ls->slots[i][k] = (int)pos;
@@ -328,7 +340,7 @@ static bool host_char(char c)
 static int first_host(const char *list, char *out, size_t n)
 {
 	size_t o = 0;
-	for (const char *p = list; *p && *p != ','; ) {
+	for (const char *p = list; *p && *p != ',';) {
 		if (*p != '[') {
 			if (!host_char(*p) || o + 1 >= n)
 				return -1;
@@ -379,7 +391,7 @@ static int mkdirs_at(int dirfd, const char *path, mode_t mode)
 		return -1;
 	}
 	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; ; p++) {
+	for (char *p = buf + 1;; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
 		char c = *p;
@@ -413,8 +425,7 @@ static int dir_own(int dirfd, const char *name, mode_t mode, const struct launch
 }
 
 /* "NAME=value" into s->vars; false on ENOMEM. */
-__attribute__((format(printf, 2, 3)))
-static bool var_add(struct shim *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static bool var_add(struct shim *s, const char *fmt, ...)
 {
 	va_list ap;
 	char *v = NULL;
@@ -448,8 +459,10 @@ static int cuda_split(const char *cuda, char *buf, size_t bufn, const char **ids
 		for (const char *c = p; ok && *c; c++)
 			ok = host_char(*c) || *c == ':' || *c == '/';
 		if (!ok || *nids >= SLURM_MAX_GPUS) {
-			snprintf(err, n, "CUDA_VISIBLE_DEVICES: '%.60s' is not a list of at most %d "
-				 "GPU ids", cuda, SLURM_MAX_GPUS);
+			snprintf(err, n,
+				 "CUDA_VISIBLE_DEVICES: '%.60s' is not a list of at most %d "
+				 "GPU ids",
+				 cuda, SLURM_MAX_GPUS);
 			return -1;
 		}
 		ids[(*nids)++] = p;
@@ -469,7 +482,7 @@ static int slurm_gpus(struct shim *s, char *err, size_t n)
 	for (size_t i = 0; i < s->l.nprocs; i++) {
 		if (!ls->has_slots[i]) {
 			if (!s->env.cuda)
-				continue;   /* unset stays unset */
+				continue; /* unset stays unset */
 			if (strlen(s->env.cuda) >= SLURM_ENV_MAX) {
 				snprintf(err, n, "CUDA_VISIBLE_DEVICES: longer than %d bytes",
 					 SLURM_ENV_MAX - 1);
@@ -491,16 +504,17 @@ static int slurm_gpus(struct shim *s, char *err, size_t n)
 		for (size_t k = 0; k < ls->nslots[i]; k++) {
 			size_t pos = (size_t)ls->slots[i][k];
 			if (pos >= nids) {
-				snprintf(err, n, "slurm.gpu_slots[%zu] (%s): GPU position %zu, but "
-					 "Slurm gave %zu GPU%s (CUDA_VISIBLE_DEVICES=%.40s)", i,
-					 s->l.procs[i].name, pos, nids, nids == 1 ? "" : "s",
+				snprintf(err, n,
+					 "slurm.gpu_slots[%zu] (%s): GPU position %zu, but "
+					 "Slurm gave %zu GPU%s (CUDA_VISIBLE_DEVICES=%.40s)",
+					 i, s->l.procs[i].name, pos, nids, nids == 1 ? "" : "s",
 					 s->env.cuda ? s->env.cuda : "unset");
 				return -1;
 			}
 			/* fits: the ids come from a string under SLURM_ENV_MAX and
 			 * each appears once */
-			off += (size_t)snprintf(val + off, sizeof(val) - off, "%s%s",
-						k ? "," : "", ids[pos]);
+			off += (size_t)snprintf(val + off, sizeof(val) - off, "%s%s", k ? "," : "",
+						ids[pos]);
 		}
 		if (asprintf(&s->cuda[i], "CUDA_VISIBLE_DEVICES=%s", val) < 0) {
 			s->cuda[i] = NULL;
@@ -545,7 +559,7 @@ static int slurm_envp(struct shim *s, char *err, size_t n)
 			v[k++] = s->vars[m];
 		if (s->cuda[i])
 			v[k++] = s->cuda[i];
-		free(lp->envp);   /* the strings are launch.root's, or ours */
+		free(lp->envp); /* the strings are launch.root's, or ours */
 		lp->envp = v;
 	}
 	return 0;
@@ -570,7 +584,8 @@ static int slurm_fit(struct shim *s, const char *run_dir, char *err, size_t n)
 		return -1;
 	}
 	if (s->idx >= ls->tasks) {
-		snprintf(err, n, "task index %" PRId64 " (slurm.first_index %" PRId64
+		snprintf(err, n,
+			 "task index %" PRId64 " (slurm.first_index %" PRId64
 			 " + SLURM_ARRAY_TASK_ID %" PRIu64 "): not below slurm.tasks %" PRId64,
 			 s->idx, ls->first_index, e->array_task, ls->tasks);
 		return -1;
@@ -606,7 +621,8 @@ static int slurm_fit(struct shim *s, const char *run_dir, char *err, size_t n)
 	int64_t completion = e->nnodes > 1 ? (int64_t)e->node : s->idx;
 
 	if (!s->l.cwd) {
-		if (snprintf(s->work, sizeof(s->work), "%s/work", run_dir) >= (int)sizeof(s->work)) {
+		if (snprintf(s->work, sizeof(s->work), "%s/work", run_dir) >=
+		    (int)sizeof(s->work)) {
 			snprintf(err, n, "run directory: path too long");
 			return -1;
 		}
@@ -684,8 +700,8 @@ fail:
  * message on stderr, `started` and the result say why.  Returns code, or
  * 111 when the result could not be written.
  */
-__attribute__((format(printf, 3, 4)))
-static int setup_fail(struct shim *s, int code, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int setup_fail(struct shim *s, int code,
+							    const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -746,8 +762,10 @@ int cmd_slurm(struct shim *s, const char *batch)
 	case 0:
 		break;
 	case 1:
-		code = fail(s, SHIM_EXIT_USAGE, "%s: claimed already: this run was started "
-			    "before", run_dir);
+		code = fail(s, SHIM_EXIT_USAGE,
+			    "%s: claimed already: this run was started "
+			    "before",
+			    run_dir);
 		goto out;
 	default:
 		code = fail(s, SHIM_EXIT_SYSTEM, "%s/claim: %s", run_dir, strerror(errno));
@@ -793,8 +811,8 @@ out:
 /* What one node's result says, for the verdict. */
 enum node_verdict {
 	NV_OK,
-	NV_FAILED,                 /* on its own, or unreadable */
-	NV_TERM,                   /* stopped by an outside SIGTERM */
+	NV_FAILED, /* on its own, or unreadable */
+	NV_TERM,   /* stopped by an outside SIGTERM */
 	NV_MISSING,
 };
 
@@ -855,8 +873,7 @@ int cmd_verdict(struct shim *s, const char *batch)
 	int64_t idx = first + (int64_t)s->env.array_task;
 
 	/* the first node of the worst kind: failed, then stopped, then missing */
-	static const int rank[] = { [NV_OK] = 0, [NV_MISSING] = 1, [NV_TERM] = 2,
-				    [NV_FAILED] = 3 };
+	static const int rank[] = { [NV_OK] = 0, [NV_MISSING] = 1, [NV_TERM] = 2, [NV_FAILED] = 3 };
 	for (uint64_t node = 0; node < s->env.nnodes; node++) {
 		char rel[128], w[SHIM_MSG_MAX];
 		snprintf(rel, sizeof(rel), "%" PRId64 "/%" PRIu64 "/%" PRIu64 "/result", idx,
@@ -874,22 +891,28 @@ int cmd_verdict(struct shim *s, const char *batch)
 		return 0;
 	case NV_FAILED:
 		code = 1;
-		fprintf(stderr, "jobfs-shim: verdict 1: task %" PRId64 " run %" PRIu64 " node %"
-			PRIu64 " failed: %s\n", idx, s->env.restart, bad_node, why);
+		fprintf(stderr,
+			"jobfs-shim: verdict 1: task %" PRId64 " run %" PRIu64 " node %" PRIu64
+			" failed: %s\n",
+			idx, s->env.restart, bad_node, why);
 		break;
 	case NV_TERM: {
 		static const char said[] = "stopped by SIGTERM from outside: ";
-		const char *how = strncmp(why, said, sizeof(said) - 1) ? why : why + sizeof(said) - 1;
+		const char *how =
+			strncmp(why, said, sizeof(said) - 1) ? why : why + sizeof(said) - 1;
 		code = 128 + SIGTERM;
-		fprintf(stderr, "jobfs-shim: verdict 143: task %" PRId64 " run %" PRIu64 " node %"
-			PRIu64 " was stopped by SIGTERM from outside (%s)\n", idx, s->env.restart,
-			bad_node, how);
+		fprintf(stderr,
+			"jobfs-shim: verdict 143: task %" PRId64 " run %" PRIu64 " node %" PRIu64
+			" was stopped by SIGTERM from outside (%s)\n",
+			idx, s->env.restart, bad_node, how);
 		break;
 	}
 	case NV_MISSING:
 		code = 1;
-		fprintf(stderr, "jobfs-shim: verdict 1: task %" PRId64 " run %" PRIu64 " node %"
-			PRIu64 " left no result (lost)\n", idx, s->env.restart, bad_node);
+		fprintf(stderr,
+			"jobfs-shim: verdict 1: task %" PRId64 " run %" PRIu64 " node %" PRIu64
+			" left no result (lost)\n",
+			idx, s->env.restart, bad_node);
 		break;
 	}
 	return code;

@@ -113,10 +113,10 @@ static int proc_starttime(pid_t pid, unsigned long long *out)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	char *p = strrchr(buf, ')');   /* comm may hold spaces and ')' */
+	char *p = strrchr(buf, ')'); /* comm may hold spaces and ')' */
 	if (!p || p[1] != ' ')
 		return -1;
-	p += 2;                        /* field 3 */
+	p += 2; /* field 3 */
 	for (int field = 3; field < 22; field++) {
 		p = strchr(p, ' ');
 		if (!p)
@@ -343,8 +343,8 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 		struct stat sb;
 		if (run_path(path, sizeof(path), r->run_dir, "claim") == 0 &&
 		    stat(path, &sb) == 0) {
-			int64_t alive = (int64_t)sb.st_mtim.tv_sec * 1000 +
-					sb.st_mtim.tv_nsec / 1000000;
+			int64_t alive =
+				(int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
 			if (alive < out->end_ms)
 				out->end_ms = alive > start ? alive : start;
 		}
@@ -428,8 +428,9 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 		goto out;
 	size_t len = strlen(text);
 	if (len > JF_RUNREC_FILE_MAX) {
-		rc = jf_error_set(err, JF_EFBIG, 0, "launch: %zu bytes of arguments and environment, over %d",
-				  len, JF_RUNREC_FILE_MAX);
+		rc = jf_error_set(err, JF_EFBIG, 0,
+				  "launch: %zu bytes of arguments and environment, over %d", len,
+				  JF_RUNREC_FILE_MAX);
 		goto out;
 	}
 	if (run_path(path, sizeof(path), l->run_dir, "launch.json") < 0 ||
@@ -516,9 +517,8 @@ out:
 	return rc;
 }
 
-static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
-			       uint64_t cookie, struct jf_run_started *out,
-			       struct jf_error *err)
+static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l, uint64_t cookie,
+			       struct jf_run_started *out, struct jf_error *err)
 {
 	struct local *lb = (struct local *)be;
 	int rp[2] = { -1, -1 }, pidfd = -1;
@@ -529,12 +529,15 @@ static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
 	enum jf_err rc;
 
 	if (!l || !l->run_dir || !l->procs || l->nprocs < 1 || l->nprocs > JF_RUN_MAX_PROCS)
-		return jf_error_set(err, JF_EINVAL, 0, "launch: 1 to %d processes", JF_RUN_MAX_PROCS);
+		return jf_error_set(err, JF_EINVAL, 0, "launch: 1 to %d processes",
+				    JF_RUN_MAX_PROCS);
 	for (size_t i = 0; i < l->nprocs; i++) {
 		const struct jf_proc *p = &l->procs[i];
 		if (!p->argv || !p->argv[0] || !p->argv[0][0])
-			return jf_error_set(err, JF_EINVAL, 0, "launch: process %zu has no command", i);
-		if (p->name && (!p->name[0] || strlen(p->name) >= sizeof(((struct jf_proc_result *)0)->name)))
+			return jf_error_set(err, JF_EINVAL, 0, "launch: process %zu has no command",
+					    i);
+		if (p->name &&
+		    (!p->name[0] || strlen(p->name) >= sizeof(((struct jf_proc_result *)0)->name)))
 			return jf_error_set(err, JF_EINVAL, 0, "launch: process %zu: bad name", i);
 	}
 	rc = write_launch(l, err);
@@ -545,8 +548,8 @@ static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
 					     "claim" };
 	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
 		char path[PATH_MAX];
-		if (run_path(path, sizeof(path), l->run_dir, stale[i]) == 0 &&
-		    unlink(path) < 0 && errno != ENOENT)
+		if (run_path(path, sizeof(path), l->run_dir, stale[i]) == 0 && unlink(path) < 0 &&
+		    errno != ENOENT)
 			return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
 	}
 	if (pipe2(rp, O_CLOEXEC) < 0)
@@ -632,8 +635,8 @@ fail_pipe:
 
 /* ---- the rest of the ops ---- */
 
-static enum jf_err local_adopt(struct jf_backend *be, const char *handle,
-			       const char *run_dir, uint64_t cookie, struct jf_error *err)
+static enum jf_err local_adopt(struct jf_backend *be, const char *handle, const char *run_dir,
+			       uint64_t cookie, struct jf_error *err)
 {
 	struct local *lb = (struct local *)be;
 	pid_t pid;
@@ -660,8 +663,7 @@ static enum jf_err local_adopt(struct jf_backend *be, const char *handle,
 	return JF_OK;
 }
 
-static enum jf_err local_signal(struct jf_backend *be, const char *handle,
-				enum jf_run_signal sig)
+static enum jf_err local_signal(struct jf_backend *be, const char *handle, enum jf_run_signal sig)
 {
 	struct local *lb = (struct local *)be;
 	pid_t pid;
@@ -675,7 +677,7 @@ static enum jf_err local_signal(struct jf_backend *be, const char *handle,
 		signo = SIGTERM;
 		break;
 	case JF_RUN_KILL:
-		signo = SIGUSR1;   /* the shim SIGKILLs every process group */
+		signo = SIGUSR1; /* the shim SIGKILLs every process group */
 		break;
 	default:
 		return JF_EINVAL;
@@ -686,7 +688,7 @@ static enum jf_err local_signal(struct jf_backend *be, const char *handle,
 	} else {
 		pidfd = open_verified(pid, starttime);
 		if (pidfd < 0)
-			return JF_OK;   /* vanished: nothing to signal */
+			return JF_OK; /* vanished: nothing to signal */
 		rc = sys_pidfd_send_signal(pidfd, signo);
 		int e = errno;
 		close(pidfd);
@@ -697,8 +699,8 @@ static enum jf_err local_signal(struct jf_backend *be, const char *handle,
 	return errno == EPERM ? JF_EACCES : JF_EIO;
 }
 
-static enum jf_err local_recover(struct jf_backend *be, const char *run_dir, char *handle,
-				 size_t n, int64_t *start_ms, struct jf_error *err)
+static enum jf_err local_recover(struct jf_backend *be, const char *run_dir, char *handle, size_t n,
+				 int64_t *start_ms, struct jf_error *err)
 {
 	(void)be;
 	char path[PATH_MAX], *text = NULL;
@@ -716,7 +718,7 @@ static enum jf_err local_recover(struct jf_backend *be, const char *run_dir, cha
 			return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
 		return jf_error_set(err, JF_ENOENT, 0, "never started");
 	}
-	if (errno == ENOENT)   /* no run directory: nothing can have started */
+	if (errno == ENOENT) /* no run directory: nothing can have started */
 		return jf_error_set(err, JF_ENOENT, 0, "never started (no run directory)");
 	if (errno != EEXIST)
 		return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
@@ -762,7 +764,7 @@ static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_
 			continue;
 		}
 		uint64_t count;
-		(void)!read(lb->evfd, &count, sizeof(count));   /* list empty: not readable */
+		(void)!read(lb->evfd, &count, sizeof(count)); /* list empty: not readable */
 
 		struct epoll_event ev[64];
 		size_t want = max - n < 64 ? max - n : 64;
@@ -772,7 +774,7 @@ static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_
 		for (int i = 0; i < k; i++) {
 			struct watch *w = ev[i].data.ptr;
 			if (!w)
-				continue;   /* the eventfd */
+				continue; /* the eventfd */
 			if (w->kind == W_TIMER) {
 				jf_local_ready_timeouts(lb);
 				continue;
@@ -804,7 +806,7 @@ static void local_free(struct jf_backend *be)
 		struct run *r = lb->buckets[i], *next;
 		for (; r; r = next) {
 			next = r->hnext;
-			run_free(r);   /* the shim keeps running */
+			run_free(r); /* the shim keeps running */
 		}
 	}
 	for (struct run *r = lb->qhead, *next; r; r = next) {
@@ -842,7 +844,8 @@ struct jf_backend *jf_local_new(const char *shim_path, struct jf_error *err)
 		return NULL;
 	}
 	if (access(shim_path, X_OK) < 0) {
-		jf_error_set(err, JF_EINVAL, 0, "local backend: %s: %s", shim_path, strerror(errno));
+		jf_error_set(err, JF_EINVAL, 0, "local backend: %s: %s", shim_path,
+			     strerror(errno));
 		return NULL;
 	}
 	lb = calloc(1, sizeof(*lb));

@@ -22,10 +22,10 @@
 #define P_PIDFD 3
 #endif
 
-#define LOCAL_READY_FD 3
+#define LOCAL_READY_FD         3
 #define LOCAL_READY_TIMEOUT_MS 10000
-#define LOCAL_LINE_MAX 1024            /* the shim's ready line is at most ~512 bytes */
-#define LOCAL_HASH_MIN 256
+#define LOCAL_LINE_MAX         1024 /* the shim's ready line is at most ~512 bytes */
+#define LOCAL_HASH_MIN         256
 
 struct run;
 
@@ -37,36 +37,36 @@ struct watch {
 
 struct run {
 	uint64_t cookie;
-	pid_t pid;                     /* the shim */
-	unsigned long long starttime;  /* /proc/PID/stat field 22 */
-	int pidfd;                     /* -1 if the shim was already gone */
-	int64_t start_ms;              /* 0 = unknown, read RUN_DIR/started */
+	pid_t pid;                    /* the shim */
+	unsigned long long starttime; /* /proc/PID/stat field 22 */
+	int pidfd;                    /* -1 if the shim was already gone */
+	int64_t start_ms;             /* 0 = unknown, read RUN_DIR/started */
 	char *run_dir;
-	struct run *hnext;             /* PID hash chain, while watched */
-	struct run *qnext;             /* ready list, while queued */
+	struct run *hnext; /* PID hash chain, while watched */
+	struct run *qnext; /* ready list, while queued */
 	struct watch wpid, wready;
 	/* while starting (start() until the ready line): */
-	int ready_fd;                  /* the pipe's read end, -1 when done */
-	char *line;                    /* what came of the line so far (LOCAL_LINE_MAX) */
+	int ready_fd; /* the pipe's read end, -1 when done */
+	char *line;   /* what came of the line so far (LOCAL_LINE_MAX) */
 	size_t linelen;
-	int64_t ready_by;              /* monotonic ms: killed if no line by then */
-	struct run *snext, *sprev;     /* starting list */
-	bool confirmed;                /* a `started` result went out (adopted: true) */
-	char *failure;                 /* why it never got going, NULL: say how it ended */
+	int64_t ready_by;          /* monotonic ms: killed if no line by then */
+	struct run *snext, *sprev; /* starting list */
+	bool confirmed;            /* a `started` result went out (adopted: true) */
+	char *failure;             /* why it never got going, NULL: say how it ended */
 };
 
 struct local {
-	struct jf_backend be;          /* first: the engine holds &be */
+	struct jf_backend be; /* first: the engine holds &be */
 	char *shim_path;
 	int epfd;
 	int evfd;
-	int tfd;                       /* timerfd: the first starting run's deadline */
+	int tfd; /* timerfd: the first starting run's deadline */
 	struct watch wtimer;
-	struct run **buckets;          /* PID hash of watched runs */
-	size_t nbuckets;               /* a power of two */
+	struct run **buckets; /* PID hash of watched runs */
+	size_t nbuckets;      /* a power of two */
 	size_t nwatched;
-	struct run *qhead, *qtail;     /* ready list */
-	struct run *shead, *stail;     /* starting list, oldest first */
+	struct run *qhead, *qtail; /* ready list */
+	struct run *shead, *stail; /* starting list, oldest first */
 };
 
 static inline int sys_pidfd_send_signal(int pidfd, int sig)

@@ -69,15 +69,14 @@ static void starting_done(struct local *lb, struct run *r)
 		timer_arm(lb);
 }
 
-static void set_failure(struct run *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void set_failure(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void set_failure(struct run *r, const char *fmt, ...)
 {
 	char msg[JF_RUN_MSG_MAX];
 	va_list ap;
 	if (r->failure)
-		return;   /* the first reason is the one */
+		return; /* the first reason is the one */
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -144,11 +143,12 @@ int jf_local_ready_read(struct local *lb, struct run *r, struct jf_run_result *o
 			starting_done(lb, r);
 			return got;
 		}
-		ssize_t n = read(r->ready_fd, r->line + r->linelen, LOCAL_LINE_MAX - 1 - r->linelen);
+		ssize_t n =
+			read(r->ready_fd, r->line + r->linelen, LOCAL_LINE_MAX - 1 - r->linelen);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			return 0;   /* more to come */
+			return 0; /* more to come */
 		if (n <= 0) {
 			int got = 0;
 			if (n == 0 && r->linelen > 0) {

@@ -35,33 +35,33 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define SIM_MAX_RUN_MS (366LL * 86400 * 1000)   /* a run lasts at most 366 days */
-#define SIM_HASH_MIN 256
-#define SIM_NAME_MAX 64
+#define SIM_MAX_RUN_MS (366LL * 86400 * 1000) /* a run lasts at most 366 days */
+#define SIM_HASH_MIN   256
+#define SIM_NAME_MAX   64
 
 struct srun {
-	uint64_t seq;                  /* handle "sim:SEQ" */
+	uint64_t seq; /* handle "sim:SEQ" */
 	uint64_t cookie;
 	int64_t start_ms, end_ms;
-	int exit_code;                 /* first container's */
-	int term_signal;               /* 0, SIGTERM or SIGKILL */
-	size_t pos;                    /* index in heap */
-	struct srun *hnext;            /* hash chain */
+	int exit_code;      /* first container's */
+	int term_signal;    /* 0, SIGTERM or SIGKILL */
+	size_t pos;         /* index in heap */
+	struct srun *hnext; /* hash chain */
 	size_t nprocs;
-	char names[][SIM_NAME_MAX];    /* container names */
+	char names[][SIM_NAME_MAX]; /* container names */
 };
 
 struct sim {
-	struct jf_backend be;          /* first: the engine holds &be */
-	struct jf_sim_clock *clk;      /* borrowed */
+	struct jf_backend be;     /* first: the engine holds &be */
+	struct jf_sim_clock *clk; /* borrowed */
 	int evfd;
-	bool armed;                    /* evfd is readable */
+	bool armed; /* evfd is readable */
 	uint64_t next_seq;
-	uint64_t rng;                  /* splitmix64 state */
+	uint64_t rng; /* splitmix64 state */
 	struct srun **heap;
 	size_t n, cap;
-	struct srun **buckets;         /* by seq */
-	size_t nbuckets;               /* power of two */
+	struct srun **buckets; /* by seq */
+	size_t nbuckets;       /* power of two */
 	struct jf_sim_stats stats;
 };
 
@@ -270,9 +270,9 @@ static bool parse_small(const char *s, int64_t max, int64_t *v)
 
 /* What a run will do, as its environment says; the draws come later. */
 struct plan {
-	int64_t lo_ms, hi_ms;          /* RUN_SECONDS, a range when hi > lo */
-	int64_t code;                  /* EXIT_CODE */
-	int64_t fail_pct;              /* FAIL_PERCENT */
+	int64_t lo_ms, hi_ms; /* RUN_SECONDS, a range when hi > lo */
+	int64_t code;         /* EXIT_CODE */
+	int64_t fail_pct;     /* FAIL_PERCENT */
 };
 
 static enum jf_err plan_read(char *const *envp, struct plan *p, struct jf_error *err)
@@ -282,7 +282,8 @@ static enum jf_err plan_read(char *const *envp, struct plan *p, struct jf_error 
 	if ((v = env_get(envp, "RUN_SECONDS")) && !parse_run_seconds(v, &p->lo_ms, &p->hi_ms))
 		return jf_error_set(err, JF_EINVAL, 0,
 				    "sim backend: RUN_SECONDS=\"%.32s\": want seconds (600, 0.5) "
-				    "or a range (300-900), at most 366 days", v);
+				    "or a range (300-900), at most 366 days",
+				    v);
 	if ((v = env_get(envp, "EXIT_CODE")) && !parse_small(v, 255, &p->code))
 		return jf_error_set(err, JF_EINVAL, 0,
 				    "sim backend: EXIT_CODE=\"%.32s\": want 0 to 255", v);
@@ -353,7 +354,7 @@ static enum jf_err sim_start(struct jf_backend *be, const struct jf_launch *l, u
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->handle, sizeof(out->handle), "sim:%" PRIu64, r->seq);
-	out->pid = (pid_t)((r->seq - 1) % INT32_MAX) + 1;   /* the run's number: no process */
+	out->pid = (pid_t)((r->seq - 1) % INT32_MAX) + 1; /* the run's number: no process */
 	out->start_ms = r->start_ms;
 	sync_fd(s);
 	return JF_OK;
@@ -367,7 +368,8 @@ static enum jf_err sim_adopt(struct jf_backend *be, const char *handle, const ch
 	(void)cookie;
 	return jf_error_set(err, JF_ENOTSUP, 0,
 			    "sim backend: cannot adopt '%.64s': simulated runs end with the "
-			    "program that simulates them", handle ? handle : "");
+			    "program that simulates them",
+			    handle ? handle : "");
 }
 
 static bool parse_handle(const char *handle, uint64_t *seq)
@@ -397,7 +399,7 @@ static enum jf_err sim_signal(struct jf_backend *be, const char *handle, enum jf
 		return JF_EINVAL;
 	struct srun *r = hash_find(s, seq);
 	if (!r || r->end_ms <= s->clk->now_ms)
-		return JF_OK;   /* reaped already, or its end has come: nothing to cut short */
+		return JF_OK; /* reaped already, or its end has come: nothing to cut short */
 	r->end_ms = s->clk->now_ms;
 	r->term_signal = sig == JF_RUN_TERM ? SIGTERM : SIGKILL;
 	r->exit_code = 128 + r->term_signal;

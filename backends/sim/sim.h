@@ -85,10 +85,10 @@ int64_t jf_sim_next_end(struct jf_backend *be);
 size_t jf_sim_running(struct jf_backend *be);
 
 struct jf_sim_stats {
-	uint64_t started;     /* runs started */
-	uint64_t reaped;      /* runs returned by reap() */
-	uint64_t failed;      /* of those, ended by themselves with a non-zero code */
-	uint64_t signalled;   /* runs ended early by signal() */
+	uint64_t started;   /* runs started */
+	uint64_t reaped;    /* runs returned by reap() */
+	uint64_t failed;    /* of those, ended by themselves with a non-zero code */
+	uint64_t signalled; /* runs ended early by signal() */
 };
 void jf_sim_stats(struct jf_backend *be, struct jf_sim_stats *out);
 

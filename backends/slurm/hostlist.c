@@ -44,9 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NUM_DIGITS_MAX 18  /* decimal digits in one number: fits in uint64_t */
-#define GROUPS_MAX     8   /* bracket groups in one name */
-#define QUOTE_MAX      64  /* input bytes quoted in a message */
+#define NUM_DIGITS_MAX 18 /* decimal digits in one number: fits in uint64_t */
+#define GROUPS_MAX     8  /* bracket groups in one name */
+#define QUOTE_MAX      64 /* input bytes quoted in a message */
 
 static bool is_digit(char c)
 {
@@ -73,8 +73,7 @@ static size_t mul_sat(size_t a, size_t b)
 
 /* JF_EINVAL with "<what> "<input>" at offset <off>: <why>". */
 __attribute__((format(printf, 5, 6))) static enum jf_err
-fail_at(struct jf_error *err, const char *what, const char *input, size_t off, const char *fmt,
-	...)
+fail_at(struct jf_error *err, const char *what, const char *input, size_t off, const char *fmt, ...)
 {
 	char why[256], q[QUOTE_MAX * 4 + 8];
 	va_list ap;
@@ -125,7 +124,7 @@ static size_t digits_of(uint64_t v)
 /* One range of a bracket group, as read by range_read(). */
 struct range {
 	uint64_t lo, hi;
-	int width;          /* print width (zero-padded), 0 = as is */
+	int width; /* print width (zero-padded), 0 = as is */
 };
 
 /* Read the range at *pp (inside brackets) and step past it and the ',' or
@@ -150,7 +149,8 @@ static enum jf_err range_read(const char *list, const char **pp, struct range *r
 		p++;
 		if (!parse_num(&p, &r->hi, &nd_hi))
 			return fail_at(err, "hostlist", list, (size_t)(p - list),
-				       is_digit(*p) ? "number too long" : "range has no upper bound");
+				       is_digit(*p) ? "number too long"
+						    : "range has no upper bound");
 		if (r->hi < r->lo)
 			return fail_at(err, "hostlist", list, (size_t)(*pp - list),
 				       "descending range %" PRIu64 "-%" PRIu64, r->lo, r->hi);
@@ -184,7 +184,7 @@ static enum jf_err scan(const char *list, size_t max, size_t *count, struct jf_e
 		return JF_OK;
 	for (;;) {
 		size_t names = 1, len = 0, groups = 0;
-		bool after_group = false;   /* literal text since the last ']' */
+		bool after_group = false; /* literal text since the last ']' */
 		const char *lit_start = p;
 
 		for (;;) {
@@ -232,25 +232,27 @@ static enum jf_err scan(const char *list, size_t max, size_t *count, struct jf_e
 				snprintf(c, sizeof(c), "'%c'", *p);
 			else
 				snprintf(c, sizeof(c), "\\x%02x", (unsigned char)*p);
-			return fail_at(err, "hostlist", list, (size_t)(p - list),
-				       "character %s is not allowed in a host name (A-Z a-z 0-9 . _ -)",
-				       c);
+			return fail_at(
+				err, "hostlist", list, (size_t)(p - list),
+				"character %s is not allowed in a host name (A-Z a-z 0-9 . _ -)",
+				c);
 		}
 		if (after_group)
 			return fail_at(err, "hostlist", list, (size_t)(lit_start - list),
 				       "text after ']' (Slurm allows none)");
 		if (len == 0)
-			return fail_at(err, "hostlist", list, (size_t)(p - list), "empty host name");
+			return fail_at(err, "hostlist", list, (size_t)(p - list),
+				       "empty host name");
 		if (len > JF_HOSTNAME_MAX)
 			return fail_at(err, "hostlist", list, (size_t)(p - list),
 				       "host name longer than %d bytes", JF_HOSTNAME_MAX);
 		total = add_sat(total, names);
 		if (total > max)
-			return jf_error_set(err, JF_EINVAL, 0,
-					    "hostlist has more than %zu names", max);
+			return jf_error_set(err, JF_EINVAL, 0, "hostlist has more than %zu names",
+					    max);
 		if (*p == '\0')
 			break;
-		p++;   /* the ',' */
+		p++; /* the ',' */
 		if (*p == '\0')
 			return fail_at(err, "hostlist", list, (size_t)(p - list),
 				       "empty host name after ','");
@@ -273,7 +275,7 @@ static enum jf_err gen(struct names *o, char *buf, size_t len, const char *p, co
 	if (*p != '[') {
 		buf[len] = '\0';
 		if (o->n == o->cap)
-			return JF_ENOMEM;   /* scan() counted wrong: cannot happen */
+			return JF_ENOMEM; /* scan() counted wrong: cannot happen */
 		if (!(o->v[o->n] = strdup(buf)))
 			return JF_ENOMEM;
 		o->n++;
@@ -297,7 +299,8 @@ static enum jf_err gen(struct names *o, char *buf, size_t len, const char *p, co
 		last = (*q == ']');
 		q++;
 		for (uint64_t v = r.lo;; v++) {
-			int k = snprintf(buf + len, JF_HOSTNAME_MAX + 1 - len, "%0*" PRIu64, r.width, v);
+			int k = snprintf(buf + len, JF_HOSTNAME_MAX + 1 - len, "%0*" PRIu64,
+					 r.width, v);
 			enum jf_err rc = gen(o, buf, len + (size_t)k, after, end);
 			if (rc)
 				return rc;
@@ -461,8 +464,8 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-enum jf_err jf_idxset_parse(const char *s, int64_t **idx, size_t *n, size_t max,
-			    int64_t *throttle, struct jf_error *err)
+enum jf_err jf_idxset_parse(const char *s, int64_t **idx, size_t *n, size_t max, int64_t *throttle,
+			    struct jf_error *err)
 {
 	const char *p, *pct;
 	size_t count = 0, k = 0;
@@ -495,8 +498,8 @@ enum jf_err jf_idxset_parse(const char *s, int64_t **idx, size_t *n, size_t max,
 			return rc;
 		count = add_sat(count, (size_t)((it.hi - it.lo) / it.step) + 1);
 		if (count > max)
-			return jf_error_set(err, JF_EINVAL, 0, "index set has more than %zu indexes",
-					    max);
+			return jf_error_set(err, JF_EINVAL, 0,
+					    "index set has more than %zu indexes", max);
 	}
 	if (!(v = malloc(count * sizeof(*v))))
 		return jf_error_set(err, JF_ENOMEM, 0, "index set: out of memory for %zu indexes",
@@ -588,7 +591,7 @@ enum jf_err jf_gres_gpu_ids(const char *detail, char *buf, size_t n)
 	const char *open = strchr(g, '(');
 	const char *comma = strchr(g, ',');
 	if (!open || (comma && comma < open))
-		return JF_ENOENT;           /* no index list for this gres */
+		return JF_ENOENT; /* no index list for this gres */
 	if (strncmp(open, "(IDX:", 5) != 0)
 		return JF_EINVAL;
 	const char *list = open + 5, *close = strchr(list, ')');
@@ -614,7 +617,8 @@ enum jf_err jf_gres_gpu_ids(const char *detail, char *buf, size_t n)
 			rc = JF_EINVAL;
 			break;
 		}
-		int w = snprintf(buf + off, n > off ? n - off : 0, "%s%" PRId64, i ? "," : "", idx[i]);
+		int w = snprintf(buf + off, n > off ? n - off : 0, "%s%" PRId64, i ? "," : "",
+				 idx[i]);
 		if (w < 0 || (size_t)w >= (n > off ? n - off : 0))
 			rc = JF_EFBIG;
 		else

@@ -37,7 +37,7 @@
 
 #include "core/err.h"
 
-#define JF_HOSTNAME_MAX 255          /* bytes in one host name, without the NUL */
+#define JF_HOSTNAME_MAX 255                 /* bytes in one host name, without the NUL */
 #define JF_IDX_MAX      INT64_C(2147483647) /* largest array index accepted */
 
 /* Expand list into *names (a heap array of *n heap strings, in Slurm's
@@ -71,8 +71,8 @@ char *jf_idxset_format(const int64_t *idx, size_t n, int64_t throttle);
  * one.  "" gives *n = 0 and *idx = NULL.  More than max indexes (counted
  * before repeats are removed) is JF_EINVAL, as is anything malformed; on
  * failure *idx = NULL, *n = 0. */
-enum jf_err jf_idxset_parse(const char *s, int64_t **idx, size_t *n, size_t max,
-			    int64_t *throttle, struct jf_error *err);
+enum jf_err jf_idxset_parse(const char *s, int64_t **idx, size_t *n, size_t max, int64_t *throttle,
+			    struct jf_error *err);
 
 /* The GPUs of one node from an entry of a Slurm job's gres_detail
  * ("gpu:4090:2(IDX:0-1,4)", "gpu(IDX:3)", several gres joined by ','):

@@ -73,31 +73,31 @@
 #include <string.h>
 #include <time.h>
 
-#define BUF_KEEP      ((size_t)4 << 20)  /* a bigger answer buffer is freed after use */
-#define TOKEN_MAX     16384             /* bytes of a JWT */
-#define USER_MAX      256               /* bytes of a user name */
-#define URL_MAX       1024
-#define SUN_PATH_MAX  107               /* sockaddr_un.sun_path, less the NUL */
-#define PROBE_TIMEOUT_MS 2000           /* the JWT probe's own limit */
+#define BUF_KEEP         ((size_t)4 << 20) /* a bigger answer buffer is freed after use */
+#define TOKEN_MAX        16384             /* bytes of a JWT */
+#define USER_MAX         256               /* bytes of a user name */
+#define URL_MAX          1024
+#define SUN_PATH_MAX     107  /* sockaddr_un.sun_path, less the NUL */
+#define PROBE_TIMEOUT_MS 2000 /* the JWT probe's own limit */
 
 struct buf {
 	char *p;
 	size_t len, cap;
-	bool over;      /* the answer went past JF_SLURM_BODY_MAX */
+	bool over; /* the answer went past JF_SLURM_BODY_MAX */
 	bool nomem;
 };
 
 struct jf_slurm_rest {
 	CURL *curl;
-	char *base;         /* "http://localhost" on a unix socket, else the URL */
-	char *unix_path;    /* NULL over TCP */
-	char *where;        /* for messages: the socket path or host:port */
-	char *token;        /* NULL on a unix socket */
-	char *user;         /* opts.user, NULL */
-	char *token_user;   /* the JWT's "sun" claim, NULL */
-	int64_t token_exp;  /* the JWT's "exp", 0 if unknown */
+	char *base;        /* "http://localhost" on a unix socket, else the URL */
+	char *unix_path;   /* NULL over TCP */
+	char *where;       /* for messages: the socket path or host:port */
+	char *token;       /* NULL on a unix socket */
+	char *user;        /* opts.user, NULL */
+	char *token_user;  /* the JWT's "sun" claim, NULL */
+	int64_t token_exp; /* the JWT's "exp", 0 if unknown */
 	long timeout_ms;
-	const atomic_bool *quit;   /* set: the request in progress is given up */
+	const atomic_bool *quit; /* set: the request in progress is given up */
 	struct buf ans;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -223,13 +223,14 @@ enum jf_err jf_slurm_rest_new(const struct jf_slurm_rest_opts *o, struct jf_slur
 		const char *path = url + 5;
 		if (path[0] != '/') {
 			rc = jf_error_set(err, JF_EINVAL, 0,
-					  "slurmrestd URL \"%s\": the socket path must be absolute", q);
+					  "slurmrestd URL \"%s\": the socket path must be absolute",
+					  q);
 			goto fail;
 		}
 		if (strlen(path) > SUN_PATH_MAX) {
 			rc = jf_error_set(err, JF_EINVAL, 0,
-					  "slurmrestd URL \"%s\": socket path longer than %d bytes", q,
-					  SUN_PATH_MAX);
+					  "slurmrestd URL \"%s\": socket path longer than %d bytes",
+					  q, SUN_PATH_MAX);
 			goto fail;
 		}
 		if (!(r->unix_path = strdup(path)) || !(r->where = strdup(path)) ||
@@ -241,7 +242,8 @@ enum jf_err jf_slurm_rest_new(const struct jf_slurm_rest_opts *o, struct jf_slur
 		while (len > 0 && url[len - 1] == '/')
 			len--;
 		if (!header_safe(url, URL_MAX - 200) || *host == '\0' || *host == '/') {
-			rc = jf_error_set(err, JF_EINVAL, 0, "slurmrestd URL \"%s\" is not usable", q);
+			rc = jf_error_set(err, JF_EINVAL, 0, "slurmrestd URL \"%s\" is not usable",
+					  q);
 			goto fail;
 		}
 		if (!o->token) {
@@ -260,12 +262,13 @@ enum jf_err jf_slurm_rest_new(const struct jf_slurm_rest_opts *o, struct jf_slur
 	if (o->token && r->unix_path == NULL) {
 		const char *tok = o->token;
 		if (!strncmp(tok, "SLURM_JWT=", 10))
-			tok += 10;   /* as `scontrol token` prints it */
+			tok += 10; /* as `scontrol token` prints it */
 		if (!header_safe(tok, TOKEN_MAX)) {
-			rc = jf_error_set(err, JF_EINVAL, 0,
-					  "slurmrestd: the JWT is empty, longer than %d bytes or has "
-					  "characters a header cannot carry",
-					  TOKEN_MAX);
+			rc = jf_error_set(
+				err, JF_EINVAL, 0,
+				"slurmrestd: the JWT is empty, longer than %d bytes or has "
+				"characters a header cannot carry",
+				TOKEN_MAX);
 			goto fail;
 		}
 		if (!(r->token = strdup(tok)))
@@ -337,18 +340,20 @@ static enum jf_err curl_failure(struct jf_slurm_rest *r, CURLcode cc, const char
 	case CURLE_WRITE_ERROR:
 	case CURLE_FILESIZE_EXCEEDED:
 		if (r->ans.nomem)
-			return jf_error_set(err, JF_ENOMEM, 0, "slurmrestd: out of memory for an answer");
+			return jf_error_set(err, JF_ENOMEM, 0,
+					    "slurmrestd: out of memory for an answer");
 		if (r->ans.over || cc == CURLE_FILESIZE_EXCEEDED)
 			return jf_error_set(err, JF_EIO, 0,
-					    "slurmrestd answer to %s %s is larger than %zu MiB", method,
-					    path, JF_SLURM_BODY_MAX >> 20);
+					    "slurmrestd answer to %s %s is larger than %zu MiB",
+					    method, path, JF_SLURM_BODY_MAX >> 20);
 		break;
 	case CURLE_OUT_OF_MEMORY:
 		return jf_error_set(err, JF_ENOMEM, 0, "slurmrestd: out of memory (curl)");
 	case CURLE_COULDNT_CONNECT:
 		if (os)
-			return jf_error_set(err, JF_EIO, 0, "slurmrestd unreachable: connect to %s: %s",
-					    r->where, strerror((int)os));
+			return jf_error_set(err, JF_EIO, 0,
+					    "slurmrestd unreachable: connect to %s: %s", r->where,
+					    strerror((int)os));
 		return jf_error_set(err, JF_EIO, 0, "slurmrestd unreachable: connect to %s: %s",
 				    r->where, detail);
 	case CURLE_COULDNT_RESOLVE_HOST:
@@ -378,10 +383,10 @@ static bool add_header(struct curl_slist **h, const char *name, const char *valu
 	return true;
 }
 
-#define SETOPT(opt, val)                                               \
-	do {                                                           \
-		if ((cc = curl_easy_setopt(r->curl, opt, val)) != CURLE_OK) \
-			goto curl_failed;                              \
+#define SETOPT(opt, val)                                                                           \
+	do {                                                                                       \
+		if ((cc = curl_easy_setopt(r->curl, opt, val)) != CURLE_OK)                        \
+			goto curl_failed;                                                          \
 	} while (0)
 
 /* Send method path (below /slurm/<API>) with payload (POST, NULL
@@ -470,7 +475,7 @@ static enum jf_err fetch(struct jf_slurm_rest *r, const char *method, const char
 	SETOPT(CURLOPT_NOSIGNAL, 1L);
 	SETOPT(CURLOPT_TIMEOUT_MS, r->timeout_ms);
 	SETOPT(CURLOPT_CONNECTTIMEOUT_MS, r->timeout_ms);
-	SETOPT(CURLOPT_PROXY, "");   /* no http_proxy from the environment */
+	SETOPT(CURLOPT_PROXY, ""); /* no http_proxy from the environment */
 	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
 	SETOPT(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	SETOPT(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)JF_SLURM_BODY_MAX);
@@ -495,8 +500,8 @@ static enum jf_err fetch(struct jf_slurm_rest *r, const char *method, const char
 		SETOPT(CURLOPT_FRESH_CONNECT, 1L);
 	cc = curl_easy_perform(r->curl);
 	long fresh = 1;
-	if (!submit && (cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR ||
-			cc == CURLE_GOT_NOTHING) &&
+	if (!submit &&
+	    (cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR || cc == CURLE_GOT_NOTHING) &&
 	    curl_easy_getinfo(r->curl, CURLINFO_NUM_CONNECTS, &fresh) == CURLE_OK && fresh == 0) {
 		r->ans.len = 0;
 		r->ans.over = false;
@@ -583,8 +588,8 @@ static enum jf_err check_id(const char *id, struct jf_error *err)
 
 /* fetch + verdict; on JF_OK *rep holds the answer (release it) */
 static enum jf_err call(struct jf_slurm_rest *r, const char *method, const char *path,
-			const char *user, const char *payload, const char *what,
-			struct reply *rep, struct jf_error *err)
+			const char *user, const char *payload, const char *what, struct reply *rep,
+			struct jf_error *err)
 {
 	enum jf_err rc = fetch(r, method, path, user, payload, rep, err);
 	if (rc)
@@ -603,7 +608,8 @@ enum jf_err jf_slurm_ping(struct jf_slurm_rest *r, struct jf_error *err)
 	json_t *pings = json_object_get(rep.root, "pings"), *p;
 	const char *seen = NULL;
 	size_t i;
-	json_array_foreach(pings, i, p) {
+	json_array_foreach(pings, i, p)
+	{
 		const char *s = json_string_value(json_object_get(p, "ping"));
 		if (s && !strcmp(s, "UP")) {
 			reply_release(&rep);
@@ -630,7 +636,8 @@ enum jf_err jf_slurm_submit(struct jf_slurm_rest *r, const char *user, json_t *b
 
 	*job_id = 0;
 	if (!json_is_object(body))
-		return jf_error_set(err, JF_EINVAL, 0, "Slurm job submission: body is not an object");
+		return jf_error_set(err, JF_EINVAL, 0,
+				    "Slurm job submission: body is not an object");
 	if (!(payload = json_dumps(body, JSON_COMPACT)))
 		return jf_error_set(err, JF_ENOMEM, 0, "Slurm job submission: out of memory");
 	rc = fetch(r, "POST", "/job/submit", user, payload, &rep, err);
@@ -647,9 +654,8 @@ enum jf_err jf_slurm_submit(struct jf_slurm_rest *r, const char *user, json_t *b
 		char text[TEXT_MAX + 1], path[64], what[64];
 		size_t i;
 		bool refused = false;
-		json_array_foreach(errors, i, e)
-			if (entry_number(e) == SE_PART_CONFIG_UNAVAILABLE)
-				refused = true;
+		json_array_foreach(errors, i, e) if (entry_number(e) == SE_PART_CONFIG_UNAVAILABLE)
+			refused = true;
 		if (!refused) {
 			reply_release(&rep);
 			*job_id = id;
@@ -665,10 +671,11 @@ enum jf_err jf_slurm_submit(struct jf_slurm_rest *r, const char *user, json_t *b
 		if (rc == JF_OK || rc == JF_ENOENT) {
 			if (rc == JF_OK)
 				reply_release(&rep);
-			return jf_error_set(err, JF_EINVAL, 0,
-					    "Slurm refused the job: %s (error %d); it had queued it "
-					    "as job %" PRId64 ", now cancelled",
-					    text, SE_PART_CONFIG_UNAVAILABLE, id);
+			return jf_error_set(
+				err, JF_EINVAL, 0,
+				"Slurm refused the job: %s (error %d); it had queued it "
+				"as job %" PRId64 ", now cancelled",
+				text, SE_PART_CONFIG_UNAVAILABLE, id);
 		}
 		*job_id = id;
 		return jf_error_set(err, rc, 0,
@@ -679,13 +686,14 @@ enum jf_err jf_slurm_submit(struct jf_slurm_rest *r, const char *user, json_t *b
 	rc = verdict(r, user, &rep, "job", NULL, err);
 	reply_release(&rep);
 	if (rc == JF_OK)
-		rc = jf_error_set(err, JF_EIO, 0, "slurmrestd answered the submission without a job_id");
+		rc = jf_error_set(err, JF_EIO, 0,
+				  "slurmrestd answered the submission without a job_id");
 	return rc;
 }
 
 static enum jf_err get_jobs(struct jf_slurm_rest *r, const char *user, const char *path,
-			    const char *what, struct jf_slurm_job **jobs, size_t *n, bool *unchanged,
-			    struct jf_error *err)
+			    const char *what, struct jf_slurm_job **jobs, size_t *n,
+			    bool *unchanged, struct jf_error *err)
 {
 	struct reply rep;
 	enum jf_err rc;
@@ -817,8 +825,8 @@ enum jf_err jf_slurm_job_update(struct jf_slurm_rest *r, const char *user, const
 	return JF_OK;
 }
 
-enum jf_err jf_slurm_job_signal(struct jf_slurm_rest *r, const char *user, const char *id,
-				int sig, struct jf_error *err)
+enum jf_err jf_slurm_job_signal(struct jf_slurm_rest *r, const char *user, const char *id, int sig,
+				struct jf_error *err)
 {
 	char path[64], what[64];
 	struct reply rep;
@@ -827,8 +835,8 @@ enum jf_err jf_slurm_job_signal(struct jf_slurm_rest *r, const char *user, const
 	if ((rc = check_id(id, err)))
 		return rc;
 	if (sig < 0 || sig > 63)
-		return jf_error_set(err, JF_EINVAL, 0, "signal %d to job %s: not a signal Slurm sends",
-				    sig, id);
+		return jf_error_set(err, JF_EINVAL, 0,
+				    "signal %d to job %s: not a signal Slurm sends", sig, id);
 	if (sig == 0) {
 		snprintf(path, sizeof(path), "/job/%s", id);
 		snprintf(what, sizeof(what), "cancel of job %s", id);

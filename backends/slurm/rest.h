@@ -63,18 +63,18 @@
 
 #include "core/err.h"
 
-#define JF_SLURM_API                "v0.0.38"   /* the REST API version: this one place */
+#define JF_SLURM_API                "v0.0.38"          /* the REST API version: this one place */
 #define JF_SLURM_BODY_MAX           ((size_t)64 << 20) /* bytes of one answer */
 #define JF_SLURM_TIMEOUT_MS_DEFAULT 10000
 
 struct jf_slurm_rest;
 
 struct jf_slurm_rest_opts {
-	const char *url;      /* "unix:/path/slurmrestd.socket" (local auth) or
-				 "http://host:port", "https://host:port" (JWT) */
-	const char *token;    /* JWT for http URLs (X-SLURM-USER-TOKEN); NULL for unix */
-	const char *user;     /* X-SLURM-USER-NAME default for http when a call gives none */
-	long timeout_ms;      /* per request, connect + transfer (default 10000 when 0) */
+	const char *url;   /* "unix:/path/slurmrestd.socket" (local auth) or
+			      "http://host:port", "https://host:port" (JWT) */
+	const char *token; /* JWT for http URLs (X-SLURM-USER-TOKEN); NULL for unix */
+	const char *user;  /* X-SLURM-USER-NAME default for http when a call gives none */
+	long timeout_ms;   /* per request, connect + transfer (default 10000 when 0) */
 };
 
 /* One job record of GET /job/<id> or /jobs.  Strings are never NULL ("" when
@@ -83,56 +83,56 @@ struct jf_slurm_rest_opts {
  * Slurm leaves out (or sends as null or NO_VAL) are 0 unless said. */
 struct jf_slurm_job {
 	int64_t job_id;
-	int64_t array_job_id;       /* the array's master job id, 0 for a plain job */
-	int64_t array_task_id;      /* -1 when not an element: a plain job or the
-				       pending meta record */
-	char *array_task_string;    /* pending indexes of a meta record ("4-5%2"), "" */
-	int64_t array_max_tasks;    /* the array's throttle, 0 = none */
-	char state[32];             /* "PENDING","RUNNING","COMPLETED","FAILED",
-				       "TIMEOUT","CANCELLED","PREEMPTED","NODE_FAIL",
-				       "REQUEUED","SUSPENDED","COMPLETING",
-				       "OUT_OF_MEMORY","BOOT_FAIL","DEADLINE" as Slurm
-				       spells them */
-	char reason[64];            /* "None", "Resources", "JobArrayTaskLimit" ... */
+	int64_t array_job_id;    /* the array's master job id, 0 for a plain job */
+	int64_t array_task_id;   /* -1 when not an element: a plain job or the
+				    pending meta record */
+	char *array_task_string; /* pending indexes of a meta record ("4-5%2"), "" */
+	int64_t array_max_tasks; /* the array's throttle, 0 = none */
+	char state[32];          /* "PENDING","RUNNING","COMPLETED","FAILED",
+				    "TIMEOUT","CANCELLED","PREEMPTED","NODE_FAIL",
+				    "REQUEUED","SUSPENDED","COMPLETING",
+				    "OUT_OF_MEMORY","BOOT_FAIL","DEADLINE" as Slurm
+				    spells them */
+	char reason[64];         /* "None", "Resources", "JobArrayTaskLimit" ... */
 	int64_t submit_time, eligible_time, start_time, end_time, preempt_time,
-		suspend_time;       /* seconds since the epoch, 0 if none; end_time
-				       of a running job is Slurm's expected end
-				       (start + time limit); of a pending one both
-				       are Slurm's estimates, and end_time can be
-				       absurd (start + ~2^32 s without a limit);
-				       preempt_time is set from the moment
-				       preemption begins (during the grace time)
-				       and is 0 again once the job is requeued */
-	int64_t restart_cnt;        /* requeues so far */
-	int exit_code;              /* exit status of the batch script (the wait
-				       status decoded), 0 if it died of a signal */
-	int exit_signal;            /* the signal it died of, 0 if it exited;
-				       Slurm's "ExitCode=exit_code:exit_signal" */
-	char *nodes;                /* hostlist "n[1-2]" or "" */
-	char **gres_detail;         /* one entry per node of `nodes`, in order:
-				       "gpu:4090:2(IDX:0-1)" (jf_gres_gpu_ids) */
+		suspend_time; /* seconds since the epoch, 0 if none; end_time
+				 of a running job is Slurm's expected end
+				 (start + time limit); of a pending one both
+				 are Slurm's estimates, and end_time can be
+				 absurd (start + ~2^32 s without a limit);
+				 preempt_time is set from the moment
+				 preemption begins (during the grace time)
+				 and is 0 again once the job is requeued */
+	int64_t restart_cnt;  /* requeues so far */
+	int exit_code;        /* exit status of the batch script (the wait
+				 status decoded), 0 if it died of a signal */
+	int exit_signal;      /* the signal it died of, 0 if it exited;
+				 Slurm's "ExitCode=exit_code:exit_signal" */
+	char *nodes;          /* hostlist "n[1-2]" or "" */
+	char **gres_detail;   /* one entry per node of `nodes`, in order:
+				 "gpu:4090:2(IDX:0-1)" (jf_gres_gpu_ids) */
 	size_t ngres_detail;
-	char batch_host[256];       /* the node running the script, "" */
+	char batch_host[256]; /* the node running the script, "" */
 	char *name, *comment, *partition;
-	char *std_out;              /* standard_output as submitted (%j unexpanded) */
+	char *std_out; /* standard_output as submitted (%j unexpanded) */
 	int64_t user_id;
-	int64_t time_limit;         /* minutes, 0 = none */
+	int64_t time_limit; /* minutes, 0 = none */
 	bool requeue;
 };
 
 /* One node of GET /nodes, same conventions. */
 struct jf_slurm_node {
 	char name[256];
-	char *state;                /* "idle", "mixed", "allocated", "down" ... with
-				       Slurm's flags, lowercase, joined by '+':
-				       "idle+drain" */
+	char *state; /* "idle", "mixed", "allocated", "down" ... with
+			Slurm's flags, lowercase, joined by '+':
+			"idle+drain" */
 	int64_t cpus, alloc_cpus;
 	int64_t real_memory_mb, alloc_memory_mb;
-	int64_t free_memory_mb;     /* what the node reports, -1 if unknown */
-	char *gres;                 /* "gpu:4090:8", "" */
-	char *gres_used;            /* "gpu:4090:2(IDX:0-1)", "" */
-	char *partitions;           /* "ondemand,spot", "" */
-	char *reason;               /* why it is down or drained, "" */
+	int64_t free_memory_mb; /* what the node reports, -1 if unknown */
+	char *gres;             /* "gpu:4090:8", "" */
+	char *gres_used;        /* "gpu:4090:2(IDX:0-1)", "" */
+	char *partitions;       /* "ondemand,spot", "" */
+	char *reason;           /* why it is down or drained, "" */
 };
 
 /* curl_global_init(), once (later calls return what the first did).  Call
@@ -149,7 +149,7 @@ enum jf_err jf_slurm_rest_global_init(void);
  * there shows at the first call.  Free with jf_slurm_rest_free(). */
 enum jf_err jf_slurm_rest_new(const struct jf_slurm_rest_opts *o, struct jf_slurm_rest **out,
 			      struct jf_error *err);
-void jf_slurm_rest_free(struct jf_slurm_rest *r);   /* NULL ok */
+void jf_slurm_rest_free(struct jf_slurm_rest *r); /* NULL ok */
 
 /* From now on, a request in progress on r is given up (JF_EIO) soon
  * after *quit becomes true, instead of waiting out its timeout: for a
@@ -209,22 +209,22 @@ enum jf_err jf_slurm_job_update(struct jf_slurm_rest *r, const char *user, const
  * A job that has already ended (and that Slurm still remembers,
  * MinJobAge) is JF_OK, so cancelling twice is fine; one Slurm has
  * forgotten is JF_ENOENT. */
-enum jf_err jf_slurm_job_signal(struct jf_slurm_rest *r, const char *user, const char *id,
-				int sig, struct jf_error *err);
+enum jf_err jf_slurm_job_signal(struct jf_slurm_rest *r, const char *user, const char *id, int sig,
+				struct jf_error *err);
 
 /* GET /nodes.  The caller frees *nodes with jf_slurm_nodes_free(*nodes, *n). */
 enum jf_err jf_slurm_nodes(struct jf_slurm_rest *r, const char *user, struct jf_slurm_node **nodes,
 			   size_t *n, struct jf_error *err);
 
-void jf_slurm_jobs_free(struct jf_slurm_job *jobs, size_t n);     /* NULL ok */
-void jf_slurm_nodes_free(struct jf_slurm_node *nodes, size_t n);  /* NULL ok */
+void jf_slurm_jobs_free(struct jf_slurm_job *jobs, size_t n);    /* NULL ok */
+void jf_slurm_nodes_free(struct jf_slurm_node *nodes, size_t n); /* NULL ok */
 
 /* The parsers the calls use, for tests and recorded answers: the "jobs"
  * (or "nodes") list of a JSON answer of len bytes (no NUL needed).  Not
  * JSON, no such list, or a record without a job id (node name) is JF_EIO
  * with the position or the record's index in err->msg. */
-enum jf_err jf_slurm_jobs_parse(const char *body, size_t len, struct jf_slurm_job **jobs,
-				size_t *n, struct jf_error *err);
+enum jf_err jf_slurm_jobs_parse(const char *body, size_t len, struct jf_slurm_job **jobs, size_t *n,
+				struct jf_error *err);
 enum jf_err jf_slurm_nodes_parse(const char *body, size_t len, struct jf_slurm_node **nodes,
 				 size_t *n, struct jf_error *err);
 
@@ -234,8 +234,8 @@ enum jf_err jf_slurm_nodes_parse(const char *body, size_t len, struct jf_slurm_n
  * not NULL) gets the Slurm error number the verdict rests on, 0 if none.
  * This is the unix-socket reading: over http an answer of -1, 1000 or
  * 5005 is further checked (see above). */
-enum jf_err jf_slurm_answer_check(long http_status, const char *body, size_t len,
-				  const char *what, int *slurm_errno, struct jf_error *err);
+enum jf_err jf_slurm_answer_check(long http_status, const char *body, size_t len, const char *what,
+				  int *slurm_errno, struct jf_error *err);
 
 /* GPUs in a gres string: "gpu:4090:8" -> 8, model "4090"; "gpu:4090:8(S:0)"
  * the same; "gpu:8" -> 8, model ""; "gpu" or "gpu:a100" -> 1; in a list

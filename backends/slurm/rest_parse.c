@@ -54,8 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NO_VAL32      INT64_C(4294967294)   /* Slurm's NO_VAL ... */
-#define INFINITE32    INT64_C(4294967295)   /* ... and INFINITE, as JSON numbers */
+#define NO_VAL32   INT64_C(4294967294) /* Slurm's NO_VAL ... */
+#define INFINITE32 INT64_C(4294967295) /* ... and INFINITE, as JSON numbers */
 
 /* ---- what an answer means ----------------------------------------------- */
 
@@ -88,9 +88,8 @@ static enum jf_err classify(int num, const char *desc)
 	    (num >= 6000 && num < 6100) || num == SE_REST_MISSING_UID ||
 	    num == SE_REST_MISSING_GID || num == SE_REST_AUTH_FAIL)
 		return JF_EACCES;
-	if (num == SE_INVALID_JOB_ID ||
-	    (num == SE_REST_INVALID_JOBS_DESC && desc &&
-	     !strncmp(desc, "Unable to find JobId", 20)))
+	if (num == SE_INVALID_JOB_ID || (num == SE_REST_INVALID_JOBS_DESC && desc &&
+					 !strncmp(desc, "Unable to find JobId", 20)))
 		return JF_ENOENT;
 	if (num == SE_TRANSITION_STATE)
 		return JF_EBUSY;
@@ -122,7 +121,8 @@ void errors_text(json_t *errors, char *buf, size_t n)
 	json_t *e;
 
 	buf[0] = '\0';
-	json_array_foreach(errors, i, e) {
+	json_array_foreach(errors, i, e)
+	{
 		const char *d = entry_str(e, "description"), *x = entry_str(e, "error");
 		if (!d && !x)
 			continue;
@@ -155,12 +155,12 @@ enum jf_err check_answer(const struct reply *rep, const char *what, int *slurm_e
 	if (!rep->root) {
 		jf_err_quote(rep->body, rep->len, 100, q, sizeof(q));
 		if (st >= 500 || st < 200)
-			return jf_error_set(err, JF_EIO, 0, "slurmrestd answered HTTP %ld: \"%s\"", st,
-					    q);
+			return jf_error_set(err, JF_EIO, 0, "slurmrestd answered HTTP %ld: \"%s\"",
+					    st, q);
 		if (st >= 400)
 			return jf_error_set(err, JF_EINVAL, 0,
-					    "slurmrestd refused the %s (HTTP %ld: \"%s\")", what, st,
-					    q);
+					    "slurmrestd refused the %s (HTTP %ld: \"%s\")", what,
+					    st, q);
 		if (rep->len == 0)
 			return jf_error_set(err, JF_EIO, 0,
 					    "slurmrestd sent an empty answer (HTTP %ld)", st);
@@ -175,10 +175,11 @@ enum jf_err check_answer(const struct reply *rep, const char *what, int *slurm_e
 	enum jf_err best = JF_OK;
 	int num = 0;
 	size_t i;
-	json_array_foreach(errors, i, e) {
+	json_array_foreach(errors, i, e)
+	{
 		int k = entry_number(e);
 		if (k == 0)
-			continue;   /* the array-update note, or words for another entry */
+			continue; /* the array-update note, or words for another entry */
 		enum jf_err c = classify(k, entry_str(e, "description"));
 		if (strength(c) > strength(best)) {
 			best = c;
@@ -188,19 +189,21 @@ enum jf_err check_answer(const struct reply *rep, const char *what, int *slurm_e
 	errors_text(errors, text, sizeof(text));
 	if (best == JF_OK) {
 		if (st >= 500)
-			return jf_error_set(err, JF_EIO, 0,
-					    "slurmrestd answered HTTP %ld without a Slurm error%s%s", st,
-					    text[0] ? ": " : "", text);
+			return jf_error_set(
+				err, JF_EIO, 0,
+				"slurmrestd answered HTTP %ld without a Slurm error%s%s", st,
+				text[0] ? ": " : "", text);
 		if (st >= 400)
-			return jf_error_set(err, JF_EINVAL, 0, "slurmrestd refused the %s (HTTP %ld)%s%s",
-					    what, st, text[0] ? ": " : "", text);
+			return jf_error_set(err, JF_EINVAL, 0,
+					    "slurmrestd refused the %s (HTTP %ld)%s%s", what, st,
+					    text[0] ? ": " : "", text);
 		return JF_OK;
 	}
 	*slurm_errno = num;
 	switch (best) {
 	case JF_EIO:
-		return jf_error_set(err, JF_EIO, 0, "slurmctld unreachable (Slurm error %d: %s)", num,
-				    text);
+		return jf_error_set(err, JF_EIO, 0, "slurmctld unreachable (Slurm error %d: %s)",
+				    num, text);
 	case JF_EACCES:
 		return jf_error_set(err, JF_EACCES, 0,
 				    "Slurm refused the credentials for the %s: %s (error %d)", what,
@@ -209,17 +212,18 @@ enum jf_err check_answer(const struct reply *rep, const char *what, int *slurm_e
 		return jf_error_set(err, JF_ENOENT, 0, "Slurm has no job for the %s: %s (error %d)",
 				    what, text, num);
 	case JF_EBUSY:
-		return jf_error_set(err, JF_EBUSY, 0,
-				    "Slurm refused the %s in the job's present state: %s (error %d)",
-				    what, text, num);
+		return jf_error_set(
+			err, JF_EBUSY, 0,
+			"Slurm refused the %s in the job's present state: %s (error %d)", what,
+			text, num);
 	default:
 		return jf_error_set(err, JF_EINVAL, 0, "Slurm refused the %s: %s (error %d)", what,
 				    text, num);
 	}
 }
 
-enum jf_err jf_slurm_answer_check(long http_status, const char *body, size_t len,
-				  const char *what, int *slurm_errno, struct jf_error *err)
+enum jf_err jf_slurm_answer_check(long http_status, const char *body, size_t len, const char *what,
+				  int *slurm_errno, struct jf_error *err)
 {
 	struct reply rep = { .status = http_status, .body = body ? body : "", .len = len };
 	int num;
@@ -295,8 +299,8 @@ static enum jf_err job_from(json_t *o, size_t idx, struct jf_slurm_job *j, struc
 {
 	memset(j, 0, sizeof(*j));
 	if (!json_is_object(o) || get_int(o, "job_id", 0) <= 0)
-		return jf_error_set(err, JF_EIO, 0, "slurmrestd answer: job record %zu has no job_id",
-				    idx);
+		return jf_error_set(err, JF_EIO, 0,
+				    "slurmrestd answer: job record %zu has no job_id", idx);
 	const char *bh = json_string_value(json_object_get(o, "batch_host"));
 	if (bh && strlen(bh) >= sizeof(j->batch_host))
 		return jf_error_set(err, JF_EIO, 0,
@@ -319,7 +323,7 @@ static enum jf_err job_from(json_t *o, size_t idx, struct jf_slurm_job *j, struc
 	j->preempt_time = get_int(o, "preempt_time", 0);
 	j->suspend_time = get_int(o, "suspend_time", 0);
 	j->restart_cnt = get_int(o, "restart_cnt", 0);
-	int64_t w = get_int(o, "exit_code", 0);   /* a wait status */
+	int64_t w = get_int(o, "exit_code", 0); /* a wait status */
 	if (w > 0 && w <= 0xffff) {
 		if ((w & 0x7f) == 0)
 			j->exit_code = (int)((w >> 8) & 0xff);
@@ -341,7 +345,7 @@ static enum jf_err job_from(json_t *o, size_t idx, struct jf_slurm_job *j, struc
 	json_t *gd = json_object_get(o, "gres_detail");
 	size_t ng = json_array_size(gd);
 	if (ng > 65536)
-		ng = 0;             /* more than a job's nodes can be: not used */
+		ng = 0; /* more than a job's nodes can be: not used */
 	if (ng && !(j->gres_detail = calloc(ng, sizeof(*j->gres_detail)))) {
 		job_release(j);
 		memset(j, 0, sizeof(*j));
@@ -368,10 +372,10 @@ enum jf_err jobs_from(json_t *root, struct jf_slurm_job **jobs, size_t *n, struc
 
 	if (!json_is_array(list))
 		return jf_error_set(err, JF_EIO, 0, "slurmrestd answer has no \"jobs\" list");
-	if (json_array_size(list) > 0 &&
-	    !(v = calloc(json_array_size(list), sizeof(*v))))
+	if (json_array_size(list) > 0 && !(v = calloc(json_array_size(list), sizeof(*v))))
 		return jf_error_set(err, JF_ENOMEM, 0, "slurmrestd answer: out of memory");
-	json_array_foreach(list, i, o) {
+	json_array_foreach(list, i, o)
+	{
 		if ((rc = job_from(o, i, &v[k], err))) {
 			jf_slurm_jobs_free(v, k);
 			return rc;
@@ -408,15 +412,15 @@ static char *node_state(json_t *o)
 	json_t *flags = json_object_get(o, "state_flags"), *f;
 	size_t i, len = st ? strlen(st) : 0;
 
-	json_array_foreach(flags, i, f)
-		if (json_is_string(f))
-			len += 1 + strlen(json_string_value(f));
+	json_array_foreach(flags, i, f) if (json_is_string(f)) len +=
+		1 + strlen(json_string_value(f));
 	char *s = malloc(len + 1), *w = s;
 	if (!s)
 		return NULL;
 	if (st)
 		w = stpcpy(w, st);
-	json_array_foreach(flags, i, f) {
+	json_array_foreach(flags, i, f)
+	{
 		if (!json_is_string(f))
 			continue;
 		if (w != s)
@@ -437,13 +441,12 @@ static char *join_list(json_t *o, const char *key)
 
 	if (json_is_string(v))
 		return strdup(json_string_value(v));
-	json_array_foreach(v, i, x)
-		if (json_is_string(x))
-			len += strlen(json_string_value(x)) + 1;
+	json_array_foreach(v, i, x) if (json_is_string(x)) len += strlen(json_string_value(x)) + 1;
 	char *s = malloc(len + 1), *w = s;
 	if (!s)
 		return NULL;
-	json_array_foreach(v, i, x) {
+	json_array_foreach(v, i, x)
+	{
 		if (!json_is_string(x))
 			continue;
 		if (w != s)
@@ -460,12 +463,13 @@ static enum jf_err node_from(json_t *o, size_t idx, struct jf_slurm_node *d, str
 
 	memset(d, 0, sizeof(*d));
 	if (!name || !*name)
-		return jf_error_set(err, JF_EIO, 0, "slurmrestd answer: node record %zu has no name",
-				    idx);
-	if (strlen(name) >= sizeof(d->name))
 		return jf_error_set(err, JF_EIO, 0,
-				    "slurmrestd answer: node record %zu: name longer than %zu bytes",
-				    idx, sizeof(d->name) - 1);
+				    "slurmrestd answer: node record %zu has no name", idx);
+	if (strlen(name) >= sizeof(d->name))
+		return jf_error_set(
+			err, JF_EIO, 0,
+			"slurmrestd answer: node record %zu: name longer than %zu bytes", idx,
+			sizeof(d->name) - 1);
 	strcpy(d->name, name);
 	d->cpus = get_int(o, "cpus", 0);
 	d->alloc_cpus = get_int(o, "alloc_cpus", 0);
@@ -491,10 +495,10 @@ enum jf_err nodes_from(json_t *root, struct jf_slurm_node **nodes, size_t *n, st
 
 	if (!json_is_array(list))
 		return jf_error_set(err, JF_EIO, 0, "slurmrestd answer has no \"nodes\" list");
-	if (json_array_size(list) > 0 &&
-	    !(v = calloc(json_array_size(list), sizeof(*v))))
+	if (json_array_size(list) > 0 && !(v = calloc(json_array_size(list), sizeof(*v))))
 		return jf_error_set(err, JF_ENOMEM, 0, "slurmrestd answer: out of memory");
-	json_array_foreach(list, i, o) {
+	json_array_foreach(list, i, o)
+	{
 		if ((rc = node_from(o, i, &v[k], err))) {
 			jf_slurm_nodes_free(v, k);
 			return rc;
@@ -523,8 +527,8 @@ static enum jf_err parse_body(const char *body, size_t len, json_t **root, struc
 	return JF_OK;
 }
 
-enum jf_err jf_slurm_jobs_parse(const char *body, size_t len, struct jf_slurm_job **jobs,
-				size_t *n, struct jf_error *err)
+enum jf_err jf_slurm_jobs_parse(const char *body, size_t len, struct jf_slurm_job **jobs, size_t *n,
+				struct jf_error *err)
 {
 	json_t *root = NULL;
 	enum jf_err rc;
@@ -605,7 +609,7 @@ int jf_slurm_gres_gpus(const char *gres, char *model, size_t n)
 			const char *type = NULL;
 			size_t tl = 0;
 			if (nf == 2 && !digits) {
-				type = f[1];   /* "gpu:a100" */
+				type = f[1]; /* "gpu:a100" */
 				tl = fl[1];
 			} else if (nf >= 2) {
 				count = (int)strtol(cnt, NULL, 10);

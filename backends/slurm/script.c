@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define DEFAULT_MEM_MB 1024
-#define PATH_SAFE_MAX 4000
+#define PATH_SAFE_MAX  4000
 
 /* 'x' for the shell: refuse what sh would not keep as one word. */
 static bool quote(const char *s, char *buf, size_t n)
@@ -63,7 +63,8 @@ char *jf_slurm_script(const char *shim, const char *dir, int64_t nodes, bool spo
 			     "#!/bin/sh\n"
 			     "# jobfs: the node runs the task under jobfs-shim, whose exit\n"
 			     "# status is the job's (0, 1, or 143: stopped from outside)\n"
-			     "exec %s --slurm %s\n", qs, qd) < 0) {
+			     "exec %s --slurm %s\n",
+			     qs, qd) < 0) {
 			jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 			return NULL;
 		}

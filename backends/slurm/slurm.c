@@ -205,8 +205,7 @@ static void slurm_cancel(struct jf_backend *be, uint64_t key, int64_t idx)
 
 /* A node attempt's handle, "slurm:KEY:IDX:RUN:NODE": signalling it cancels
  * the element (Slurm sends TERM, then KILL after its KillWait). */
-static enum jf_err slurm_signal(struct jf_backend *be, const char *handle,
-				enum jf_run_signal sig)
+static enum jf_err slurm_signal(struct jf_backend *be, const char *handle, enum jf_run_signal sig)
 {
 	unsigned long long key;
 	long long idx;
@@ -224,7 +223,8 @@ static enum jf_err slurm_start(struct jf_backend *be, const struct jf_launch *l,
 	(void)l;
 	(void)cookie;
 	(void)out;
-	return jf_error_set(err, JF_ENOTSUP, 0, "slurm: nodes are started by Slurm, not one by one");
+	return jf_error_set(err, JF_ENOTSUP, 0,
+			    "slurm: nodes are started by Slurm, not one by one");
 }
 
 static enum jf_err slurm_adopt(struct jf_backend *be, const char *handle, const char *run_dir,

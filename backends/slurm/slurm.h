@@ -41,15 +41,15 @@
 #include "backends/backend.h"
 
 struct jf_slurm_config {
-	const char *url;       /* "unix:/path/slurmrestd.socket" or "http://host:port" */
-	const char *token;     /* JWT for http (X-SLURM-USER-TOKEN), usually $SLURM_JWT */
-	const char *shim;      /* jobfs-shim as the cluster's nodes see it */
-	const char *uuid;      /* this state directory's id, in every job's comment */
-	int64_t poll_ms;       /* 0 = 1000 */
-	int64_t timeout_ms;    /* per HTTP request, 0 = 10000 */
-	const char *jobcomp;   /* Slurm's jobcomp/filetxt file (JobCompLoc), readable
-				  here, or NULL: where the end of a requeued run is
-				  read (see above) */
+	const char *url;     /* "unix:/path/slurmrestd.socket" or "http://host:port" */
+	const char *token;   /* JWT for http (X-SLURM-USER-TOKEN), usually $SLURM_JWT */
+	const char *shim;    /* jobfs-shim as the cluster's nodes see it */
+	const char *uuid;    /* this state directory's id, in every job's comment */
+	int64_t poll_ms;     /* 0 = 1000 */
+	int64_t timeout_ms;  /* per HTTP request, 0 = 10000 */
+	const char *jobcomp; /* Slurm's jobcomp/filetxt file (JobCompLoc), readable
+				here, or NULL: where the end of a requeued run is
+				read (see above) */
 };
 
 /* Starts the backend's thread; reads the node list once (at most a few

@@ -17,19 +17,19 @@
 #include "backends/slurm/rest.h"
 #include "backends/slurm/slurm.h"
 
-#define POLL_MS_DEFAULT 1000
-#define NODES_EVERY_MS 10000
-#define BACKOFF_MAX_MS 10000
+#define POLL_MS_DEFAULT  1000
+#define NODES_EVERY_MS   10000
+#define BACKOFF_MAX_MS   10000
 #define BULK_COST_FACTOR 10
-#define NOTE_MAX_QUEUE 100000
+#define NOTE_MAX_QUEUE   100000
 
 enum req_kind {
-	RQ_SUBMIT,     /* body: send it (look for it first when maybe_sent) */
-	RQ_FOLLOW,     /* follow key as job a */
-	RQ_RUNNING,    /* element a run b of key is running as job c */
-	RQ_THROTTLE,   /* a */
-	RQ_HOLD,       /* a: 1 hold, 0 release */
-	RQ_CANCEL,     /* a: index, < 0 every element */
+	RQ_SUBMIT,   /* body: send it (look for it first when maybe_sent) */
+	RQ_FOLLOW,   /* follow key as job a */
+	RQ_RUNNING,  /* element a run b of key is running as job c */
+	RQ_THROTTLE, /* a */
+	RQ_HOLD,     /* a: 1 hold, 0 release */
+	RQ_CANCEL,   /* a: index, < 0 every element */
 };
 
 struct req {
@@ -46,10 +46,10 @@ struct req {
 
 struct elem {
 	int64_t idx;
-	int64_t job_id;          /* the element's own job id, 0 unknown */
-	int64_t run;             /* the run told STARTED, -1 none */
-	bool ended;              /* that run told ENDED */
-	bool preempting;         /* PREEMPTING told for that run */
+	int64_t job_id;  /* the element's own job id, 0 unknown */
+	int64_t run;     /* the run told STARTED, -1 none */
+	bool ended;      /* that run told ENDED */
+	bool preempting; /* PREEMPTING told for that run */
 	int64_t start_ms;
 	size_t nhosts;
 	char **hosts;
@@ -57,16 +57,16 @@ struct elem {
 
 struct sub {
 	uint64_t key;
-	int64_t job_id;          /* the array job, 0 before it is accepted */
+	int64_t job_id; /* the array job, 0 before it is accepted */
 	char *dir, *user;
 	int64_t first_idx;
 	size_t count;
-	json_t *body;            /* waiting to be sent, NULL once accepted */
-	bool maybe_sent;         /* it may have gone out: look for it before sending */
+	json_t *body;    /* waiting to be sent, NULL once accepted */
+	bool maybe_sent; /* it may have gone out: look for it before sending */
 	bool done;
 	/* what the engine wants done to it, not done yet */
-	int64_t want_throttle;   /* -1 none */
-	int want_hold;           /* -1 none */
+	int64_t want_throttle; /* -1 none */
+	int want_hold;         /* -1 none */
 	bool want_cancel;
 	int64_t *cancel_idx;
 	size_t ncancel, capcancel;
@@ -80,7 +80,7 @@ struct sub {
 };
 
 struct slurm {
-	struct jf_backend be;    /* first: the engine holds &be */
+	struct jf_backend be; /* first: the engine holds &be */
 	struct jf_slurm_config cfg;
 	char *url, *token, *shim, *uuid;
 	pthread_t thread;
@@ -92,11 +92,11 @@ struct slurm {
 	struct req *rq_head, *rq_tail;
 	struct jf_note *notes;
 	size_t nnotes, capnotes;
-	struct jf_be_machine *next_machines;   /* from the thread, not taken yet */
+	struct jf_be_machine *next_machines; /* from the thread, not taken yet */
 	size_t nnext_machines;
 	bool have_next_machines;
 	bool stop;
-	atomic_bool quit;            /* the backend is being freed: give HTTP up */
+	atomic_bool quit; /* the backend is being freed: give HTTP up */
 	/* the loop's */
 	struct jf_be_machine *machines;
 	size_t nmachines;
@@ -108,10 +108,12 @@ struct slurm {
 	char down_msg[JF_RUN_MSG_MAX];
 	struct jf_be_machine *seen_machines;
 	size_t nseen_machines;
-	struct jobcomp {             /* Slurm's record of every run segment */
+	struct jobcomp { /* Slurm's record of every run segment */
 		char *path;
-		off_t off;           /* read up to here */
-		struct seg { int64_t job_id, start_s, end_s; } *v;
+		off_t off; /* read up to here */
+		struct seg {
+			int64_t job_id, start_s, end_s;
+		} * v;
 		size_t n, cap;
 	} jc;
 };

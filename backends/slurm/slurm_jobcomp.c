@@ -14,7 +14,7 @@
 #include <time.h>
 
 #define JOBCOMP_READ_MAX (4 << 20)
-#define JOBCOMP_KEEP 100000
+#define JOBCOMP_KEEP     100000
 
 static int64_t local_time(const char *v)
 {
@@ -46,7 +46,7 @@ static void jobcomp_read(struct slurm *s)
 		return;
 	struct stat sb;
 	if (fstat(fileno(f), &sb) == 0 && sb.st_size < jc->off)
-		jc->off = 0;   /* a new file */
+		jc->off = 0; /* a new file */
 	if (fseeko(f, jc->off, SEEK_SET) != 0) {
 		fclose(f);
 		return;
@@ -56,7 +56,7 @@ static void jobcomp_read(struct slurm *s)
 	while (read_now < JOBCOMP_READ_MAX && fgets(line, sizeof(line), f)) {
 		size_t len = strlen(line);
 		if (len == 0 || line[len - 1] != '\n')
-			break;   /* a line still being written: again next time */
+			break; /* a line still being written: again next time */
 		read_now += (off_t)len;
 		jc->off += (off_t)len;
 		const char *id = field(line, "JobId"), *st = field(line, "StartTime"),
@@ -65,8 +65,8 @@ static void jobcomp_read(struct slurm *s)
 			continue;
 		if (jc->n == jc->cap) {
 			if (jc->cap >= JOBCOMP_KEEP) {
-				memmove(jc->v, jc->v + jc->cap / 2, (jc->cap - jc->cap / 2) *
-					sizeof(*jc->v));
+				memmove(jc->v, jc->v + jc->cap / 2,
+					(jc->cap - jc->cap / 2) * sizeof(*jc->v));
 				jc->n = jc->cap - jc->cap / 2;
 			} else {
 				size_t nc = jc->cap ? jc->cap * 2 : 256;
@@ -77,7 +77,8 @@ static void jobcomp_read(struct slurm *s)
 				jc->cap = nc;
 			}
 		}
-		jc->v[jc->n++] = (struct seg){ strtoll(id, NULL, 10), local_time(st), local_time(en) };
+		jc->v[jc->n++] =
+			(struct seg){ strtoll(id, NULL, 10), local_time(st), local_time(en) };
 	}
 	fclose(f);
 }
@@ -96,4 +97,3 @@ int64_t jf_sl_jobcomp_end(struct slurm *s, int64_t job_id, int64_t start_s)
 	}
 	return 0;
 }
-

@@ -27,7 +27,8 @@ static void note_push(struct slurm *s, struct jf_note *n)
 	pthread_mutex_lock(&s->mu);
 	if (s->nnotes == s->capnotes) {
 		size_t nc = s->capnotes ? s->capnotes * 2 : 64;
-		struct jf_note *p = nc <= NOTE_MAX_QUEUE ? realloc(s->notes, nc * sizeof(*p)) : NULL;
+		struct jf_note *p =
+			nc <= NOTE_MAX_QUEUE ? realloc(s->notes, nc * sizeof(*p)) : NULL;
 		if (!p) {
 			pthread_mutex_unlock(&s->mu);
 			jf_note_release(n);
@@ -43,7 +44,7 @@ static void note_push(struct slurm *s, struct jf_note *n)
 }
 
 void jf_sl_note_simple(struct slurm *s, enum jf_note_kind kind, uint64_t key, int64_t job_id,
-			const char *msg)
+		       const char *msg)
 {
 	struct jf_note n;
 	memset(&n, 0, sizeof(n));
@@ -188,8 +189,8 @@ static struct elem *elem_get(struct sub *b, int64_t idx)
 static bool final_state(const char *st)
 {
 	static const char *const finals[] = {
-		"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "PREEMPTED", "NODE_FAIL",
-		"OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", NULL,
+		"COMPLETED", "FAILED",        "CANCELLED", "TIMEOUT",  "PREEMPTED",
+		"NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", NULL,
 	};
 	for (const char *const *f = finals; *f; f++)
 		if (strcmp(st, *f) == 0)
@@ -212,15 +213,14 @@ static enum jf_elem_end end_of(const char *st)
 	return JF_END_FAILED;
 }
 
-static void run_dir(const struct sub *b, int64_t idx, int64_t run, size_t node, char *buf,
-		    size_t n)
+static void run_dir(const struct sub *b, int64_t idx, int64_t run, size_t node, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s/%lld/%lld/%zu", b->dir, (long long)idx, (long long)run, node);
 }
 
 /* The element's node results for run, from their run directories. */
-static void read_results(const struct sub *b, const struct elem *el, int64_t run,
-			 struct jf_note *n, int64_t *latest_end)
+static void read_results(const struct sub *b, const struct elem *el, int64_t run, struct jf_note *n,
+			 int64_t *latest_end)
 {
 	size_t k = el->nhosts ? el->nhosts : 1;
 	*latest_end = 0;
@@ -241,8 +241,8 @@ static void read_results(const struct sub *b, const struct elem *el, int64_t run
 		r->lost = true;
 		r->exit_code = -1;
 		r->start_ms = jf_runrec_started_ms(dir);
-		snprintf(r->message, sizeof(r->message), "no record from the node's supervisor (%s)",
-			 why);
+		snprintf(r->message, sizeof(r->message),
+			 "no record from the node's supervisor (%s)", why);
 	}
 }
 
@@ -370,7 +370,8 @@ static void see_element(struct slurm *s, struct sub *b, const struct jf_slurm_jo
 		n.idx = idx;
 		n.run = run;
 		n.job_id = el->job_id;
-		snprintf(n.message, sizeof(n.message), "Slurm is preempting it for work of a "
+		snprintf(n.message, sizeof(n.message),
+			 "Slurm is preempting it for work of a "
 			 "higher priority partition");
 		note_push(s, &n);
 	}
@@ -438,7 +439,7 @@ static bool poll_bulk(struct slurm *s, struct sub *b)
 	if (rc != JF_OK)
 		return true;
 	bool pending = false;
-	const char *reason = "";   /* why what waits waits, in Slurm's words */
+	const char *reason = ""; /* why what waits waits, in Slurm's words */
 	for (size_t i = 0; i < n; i++) {
 		const struct jf_slurm_job *j = &jobs[i];
 		if (j->array_job_id != b->job_id && j->job_id != b->job_id)
@@ -548,8 +549,7 @@ static bool poll_sub(struct slurm *s, struct sub *b)
 		return false;
 	for (size_t i = 0; i < b->cap; i++) {
 		struct elem *el = &b->elems[i];
-		if (el->idx >= 0 && el->run >= 0 && !el->ended && el->job_id &&
-		    !poll_one(s, b, el))
+		if (el->idx >= 0 && el->run >= 0 && !el->ended && el->job_id && !poll_one(s, b, el))
 			return false;
 	}
 	if (jf_be_mono_ms() >= b->next_bulk_ms && !poll_bulk(s, b))
@@ -604,7 +604,7 @@ static bool send_sub(struct slurm *s, struct sub *b)
 			b->body = NULL;
 			b->job_id = job;
 			jf_sl_note_simple(s, JF_NOTE_ACCEPTED, b->key, job,
-				    "found in Slurm by its comment: sent before, not again");
+					  "found in Slurm by its comment: sent before, not again");
 			return true;
 		}
 	}
@@ -767,8 +767,10 @@ bool jf_sl_poll_nodes(struct slurm *s)
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct jf_slurm_node *sn = &nodes[i];
-		snprintf(m[i].name, sizeof(m[i].name), "%.*s", (int)sizeof(m[i].name) - 1, sn->name);
-		int g = sn->gres ? jf_slurm_gres_gpus(sn->gres, m[i].model, sizeof(m[i].model)) : -1;
+		snprintf(m[i].name, sizeof(m[i].name), "%.*s", (int)sizeof(m[i].name) - 1,
+			 sn->name);
+		int g = sn->gres ? jf_slurm_gres_gpus(sn->gres, m[i].model, sizeof(m[i].model))
+				 : -1;
 		m[i].gpus = g > 0 ? g : 0;
 		m[i].gpus_used = count_used(sn->gres_used);
 		m[i].cpu_milli = sn->cpus * 1000;
@@ -884,4 +886,3 @@ void *jf_sl_thread_main(void *arg)
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
-

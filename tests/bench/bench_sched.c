@@ -59,19 +59,19 @@
 #include "core/plan.h"
 #include "tests/plan_ref.h"
 
-#define GIB        (INT64_C(1) << 30)
-#define MINUTE_MS  INT64_C(60000)
-#define STEP_MS    (5 * MINUTE_MS)
-#define NMODELS    3
-#define NGROUPS    1000
-#define NQUEUES    4
-#define MAXK       8                   /* the largest gang */
-#define SNAP_STEPS 10                  /* steps before the backlog snapshot */
-#define REPEAT     5                   /* planner passes per backlog figure */
+#define GIB                     (INT64_C(1) << 30)
+#define MINUTE_MS               INT64_C(60000)
+#define STEP_MS                 (5 * MINUTE_MS)
+#define NMODELS                 3
+#define NGROUPS                 1000
+#define NQUEUES                 4
+#define MAXK                    8  /* the largest gang */
+#define SNAP_STEPS              10 /* steps before the backlog snapshot */
+#define REPEAT                  5  /* planner passes per backlog figure */
 #define TARGET_PLACEMENTS_PER_S 100000.0
 
-static const int64_t CPG[NMODELS] = { 20000, 16000, 24000 };           /* cpu per GPU */
-static const int64_t MPG[NMODELS] = { 101 * GIB, 64 * GIB, 128 * GIB };  /* memory per GPU */
+static const int64_t CPG[NMODELS] = { 20000, 16000, 24000 };            /* cpu per GPU */
+static const int64_t MPG[NMODELS] = { 101 * GIB, 64 * GIB, 128 * GIB }; /* memory per GPU */
 static const int64_t BACKLOGS[] = { 10000, 100000, 1000000 };
 #define NBACKLOGS (sizeof(BACKLOGS) / sizeof(BACKLOGS[0]))
 
@@ -178,23 +178,23 @@ static size_t sched_start(const struct sched *s, size_t i, const struct jf_sched
 
 /* ---- the simulated cluster ---- */
 
-struct task {                           /* a running task */
-	int64_t end, bound;             /* when it ends; its end bound */
+struct task {               /* a running task */
+	int64_t end, bound; /* when it ends; its end bound */
 	size_t group;
 	struct jf_sched_slot slots[MAXK];
 };
 
 struct sim {
 	size_t nm;
-	struct jf_sched_machine *m;     /* free now */
+	struct jf_sched_machine *m; /* free now */
 	struct jf_plan_queue q[NQUEUES];
-	struct jf_plan_group *g;        /* in submission order */
+	struct jf_plan_group *g; /* in submission order */
 	size_t ng;
 	struct task *run;
 	struct jf_plan_running *in_run;
 	size_t nrun, caprun;
 	int64_t now, waiting;
-	struct rng r;                   /* durations */
+	struct rng r; /* durations */
 	uint64_t steps, tasks, placements, hash;
 	double pass_s;
 };
@@ -237,8 +237,8 @@ static struct sim *sim_new(const struct opts *o)
 	}
 	for (size_t i = 0; i < s->nm; i++) {
 		int model = i % 10 < 5 ? 0 : i % 10 < 8 ? 1 : 2;
-		s->m[i] = (struct jf_sched_machine){ model, 8, 0xff, 8 * CPG[model],
-						     8 * MPG[model] };
+		s->m[i] =
+			(struct jf_sched_machine){ model, 8, 0xff, 8 * CPG[model], 8 * MPG[model] };
 	}
 	int64_t nm = (int64_t)s->nm;
 	s->q[0] = (struct jf_plan_queue){ 0, 0 };
@@ -266,8 +266,8 @@ static struct sim *sim_new(const struct opts *o)
 	/* the tasks, shared out by parts; what rounding leaves, one each */
 	int64_t given = 0;
 	for (size_t i = 0; i < s->ng; i++) {
-		s->g[i].waiting = o->tasks / total * parts[i] +
-				  (o->tasks % total) * parts[i] / total;
+		s->g[i].waiting =
+			o->tasks / total * parts[i] + (o->tasks % total) * parts[i] / total;
 		given += s->g[i].waiting;
 	}
 	for (size_t i = 0; given < o->tasks; i = (i + 1) % s->ng, given++)
@@ -377,9 +377,9 @@ static bool sim_advance(struct sim *s)
 /* ---- the measurements, each in a child ---- */
 
 struct result {
-	bool ok, cut;                   /* finished; stopped at its time limit */
+	bool ok, cut; /* finished; stopped at its time limit */
 	uint64_t steps, tasks, placements, hash;
-	int64_t left;                   /* tasks still waiting at the end */
+	int64_t left; /* tasks still waiting at the end */
 	double wall_s, pass_s;
 	/* the planner's figures after the first `at_steps` steps (the reference's
 	 * number, to compare like with like) */
@@ -389,7 +389,7 @@ struct result {
 	double step_ms[NBACKLOGS];
 	int64_t step_waiting[NBACKLOGS];
 	size_t step_resv[NBACKLOGS], step_starts[NBACKLOGS], step_groups;
-	double busy;                    /* share of GPUs busy at the snapshot */
+	double busy; /* share of GPUs busy at the snapshot */
 	long rss_kib;
 };
 
@@ -444,8 +444,7 @@ out:
 }
 
 /* Scale the waiting counts of the groups that wait to add up to total. */
-static int64_t scale_backlog(struct jf_plan_group *g, const int64_t *orig, size_t ng,
-			     int64_t total)
+static int64_t scale_backlog(struct jf_plan_group *g, const int64_t *orig, size_t ng, int64_t total)
 {
 	int64_t sum = 0, given = 0;
 	for (size_t i = 0; i < ng; i++)
@@ -489,7 +488,7 @@ static void run_steps(const struct opts *o, enum which which, size_t from, size_
 		if (!sim_step(s, &warm))
 			goto out;
 		if (i + 1 < SNAP_STEPS && !sim_advance(s))
-			break;   /* a small workload: all done already */
+			break; /* a small workload: all done already */
 	}
 	int64_t busy = 0;
 	for (size_t i = 0; i < s->nm; i++)
@@ -740,8 +739,9 @@ int main(int argc, char **argv)
 			 num(n3, sizeof(n3), (double)pst.step_waiting[k]), pst.step_resv[k]);
 		const char *r = "not run";
 		if (ref)
-			r = rst[k].ok ? msec(b, sizeof(b), rst[k].step_ms[k])
-				      : rst[k].cut ? "cut off" : "failed";
+			r = rst[k].ok    ? msec(b, sizeof(b), rst[k].step_ms[k])
+			    : rst[k].cut ? "cut off"
+					 : "failed";
 		row(t, msec(a, sizeof(a), pst.step_ms[k]), r);
 		if (ref && rst[k].ok)
 			same &= rst[k].step_resv[k] == pst.step_resv[k] &&
@@ -765,7 +765,8 @@ int main(int argc, char **argv)
 		hi = pst.step_ms[k] > hi ? pst.step_ms[k] : hi;
 	}
 	printf("\ntarget >= %s placements/s: %s (%s); step cost flat from 10k to 1M waiting: "
-	       "%s (max/min %.2f)\n", num(a, sizeof(a), TARGET_PLACEMENTS_PER_S),
+	       "%s (max/min %.2f)\n",
+	       num(a, sizeof(a), TARGET_PLACEMENTS_PER_S),
 	       pps >= TARGET_PLACEMENTS_PER_S ? "met" : "MISSED", num(b, sizeof(b), pps),
 	       hi <= 1.25 * lo ? "yes" : "NO", hi / lo);
 	return 0;

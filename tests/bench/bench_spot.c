@@ -57,16 +57,16 @@
 #define HOUR_MS    (60 * MINUTE_MS)
 #define NMODELS    3
 #define NFILLS     4
-#define MAXK       4                   /* the largest spot gang */
+#define MAXK       4 /* the largest spot gang */
 #define NGROUPS    1000
 #define WEEK_HOURS 168
-#define FC_TOTAL   800                 /* GPUs of the forecast's model */
+#define FC_TOTAL   800 /* GPUs of the forecast's model */
 #define FC_WEEKS   4
-#define FREE       250                 /* GPUs free at the query: 450 of demand hurts */
-#define MONDAY_MS  INT64_C(1704067200000)   /* 2024-01-01 00:00 UTC, a Monday */
+#define FREE       250                    /* GPUs free at the query: 450 of demand hurts */
+#define MONDAY_MS  INT64_C(1704067200000) /* 2024-01-01 00:00 UTC, a Monday */
 
-static const int64_t CPG[NMODELS] = { 20000, 16000, 24000 };           /* cpu per GPU */
-static const int64_t MPG[NMODELS] = { 101 * GIB, 64 * GIB, 128 * GIB };  /* memory per GPU */
+static const int64_t CPG[NMODELS] = { 20000, 16000, 24000 };            /* cpu per GPU */
+static const int64_t MPG[NMODELS] = { 101 * GIB, 64 * GIB, 128 * GIB }; /* memory per GPU */
 
 struct opts {
 	size_t machines;
@@ -119,7 +119,7 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 struct stats {
-	double mean, p50, p99;   /* ns */
+	double mean, p50, p99; /* ns */
 };
 
 static struct stats stats_of(int64_t *ns, size_t n)
@@ -145,7 +145,7 @@ struct task {
 };
 
 struct fill {
-	struct jf_sched_machine *m;     /* free now: nothing */
+	struct jf_sched_machine *m; /* free now: nothing */
 	struct task *t;
 	struct jf_preempt_cand *cand;
 	size_t nt;
@@ -198,8 +198,8 @@ static bool fill_new(struct fill *f, size_t nm, bool ones, uint64_t seed)
 		return false;
 	for (size_t i = 0; i < nm; i++) {
 		int model = machine_model(i);
-		f->m[i] = (struct jf_sched_machine){ model, 8, 0xff, 8 * CPG[model],
-						     8 * MPG[model] };
+		f->m[i] =
+			(struct jf_sched_machine){ model, 8, 0xff, 8 * CPG[model], 8 * MPG[model] };
 	}
 	for (int miss = 0; miss < 200;) {
 		int64_t x = rnd(&r, 10);
@@ -230,8 +230,8 @@ static const struct shape SHAPES[] = { { "1x1", 1, 1 }, { "1x8", 8, 1 }, { "4x8"
 
 struct decided {
 	struct stats st;
-	double victims, nodes;          /* per decision, mean */
-	size_t cands;                   /* mean candidates */
+	double victims, nodes; /* per decision, mean */
+	size_t cands;          /* mean candidates */
 };
 
 /* n decisions of shape s over the fills; false: one failed. */
@@ -328,7 +328,7 @@ static bool time_passes(const struct fill *f, size_t nm, uint64_t seed, double b
 			break;
 		}
 		ns[n] = now_ns() - t0;
-		if (n++ == 0) {   /* as many as fit the budget, 11 .. 1000 */
+		if (n++ == 0) { /* as many as fit the budget, 11 .. 1000 */
 			double k = budget_s * 1e9 / (double)(ns[0] > 0 ? ns[0] : 1);
 			want = k < 11 ? 11 : k > 1000 ? 1000 : (size_t)k;
 		}
@@ -377,8 +377,8 @@ static double tail(double mean, double sd, double threshold)
 /* The naive risk: for every hour of the window, scan all the samples for
  * the peaks of the same hour of the week in earlier weeks; their plain
  * mean and deviation give the hour's chance of exceeding the threshold. */
-static double naive_risk(const struct sample *s, size_t n, int64_t now, int64_t window_s,
-			 int need, int free_now)
+static double naive_risk(const struct sample *s, size_t n, int64_t now, int64_t window_s, int need,
+			 int free_now)
 {
 	enum { MAXH = 13, MAXW = 8 };
 	int peak[MAXH][MAXW];
@@ -400,7 +400,7 @@ static double naive_risk(const struct sample *s, size_t n, int64_t now, int64_t 
 		for (int w = 0; w < MAXW; w++)
 			peak[j][w] = -1;
 	for (size_t i = 0; i < n; i++) {
-		int64_t d = h0 - floor_div(s[i].t, HOUR_MS);   /* hours before h0 */
+		int64_t d = h0 - floor_div(s[i].t, HOUR_MS); /* hours before h0 */
 		int64_t j = ((-d) % WEEK_HOURS + WEEK_HOURS) % WEEK_HOURS;
 		int64_t w = (d + j) / WEEK_HOURS - 1;
 		if (j < nh && w >= 0 && w < MAXW && s[i].v > peak[j][w])
@@ -458,16 +458,18 @@ static bool time_forecast(uint64_t seed, struct fc_result *res)
 		res->append_ns = (double)(now_ns() - t0) / (double)n;
 		sink += list[n / 2].v;
 	}
-	int64_t now = MONDAY_MS + (int64_t)n * MINUTE_MS;    /* Monday 00:00, week 5 */
+	int64_t now = MONDAY_MS + (int64_t)n * MINUTE_MS; /* Monday 00:00, week 5 */
 	for (size_t w = 0; ok && w < NWINDOWS; w++) {
 		enum { FAST = 100000, SLOW = 300 };
 		int64_t t0 = now_ns();
 		for (int i = 0; i < FAST; i++)
-			sink += jf_forecast_risk(f, now + (i % 60) * MINUTE_MS, WINDOWS[w], 1, FREE);
+			sink += jf_forecast_risk(f, now + (i % 60) * MINUTE_MS, WINDOWS[w], 1,
+						 FREE);
 		res->q_ns[w] = (double)(now_ns() - t0) / FAST;
 		t0 = now_ns();
 		for (int i = 0; i < SLOW; i++)
-			sink += naive_risk(list, n, now + (i % 60) * MINUTE_MS, WINDOWS[w], 1, FREE);
+			sink += naive_risk(list, n, now + (i % 60) * MINUTE_MS, WINDOWS[w], 1,
+					   FREE);
 		res->naive_ns[w] = (double)(now_ns() - t0) / SLOW;
 		res->risk[w] = jf_forecast_risk(f, now, WINDOWS[w], 1, FREE);
 		res->naive[w] = naive_risk(list, n, now, WINDOWS[w], 1, FREE);
@@ -536,19 +538,22 @@ static bool bench_preempt(const struct opts *o)
 			for (size_t s = 0; s < NSHAPES; s++) {
 				const char *k = kind ? "1-GPU" : "mixed";
 				char name[64];
-				snprintf(name, sizeof(name), "preempt %s %s mean", k, SHAPES[s].name);
+				snprintf(name, sizeof(name), "preempt %s %s mean", k,
+					 SHAPES[s].name);
 				row(name, d[kind][s].st.mean / 1e3, pass.mean / 1e3, "us");
-				snprintf(name, sizeof(name), "preempt %s %s p50", k, SHAPES[s].name);
+				snprintf(name, sizeof(name), "preempt %s %s p50", k,
+					 SHAPES[s].name);
 				row(name, d[kind][s].st.p50 / 1e3, pass.p50 / 1e3, "us");
-				snprintf(name, sizeof(name), "preempt %s %s p99", k, SHAPES[s].name);
+				snprintf(name, sizeof(name), "preempt %s %s p99", k,
+					 SHAPES[s].name);
 				row(name, d[kind][s].st.p99 / 1e3, pass.p99 / 1e3, "us");
 			}
 		for (int kind = 0; kind < 2; kind++)
 			for (size_t s = 0; s < NSHAPES; s++)
 				printf("  %s %s: %zu candidates, %.2f victims, %.2f nodes "
-				       "preempted a decision\n", kind ? "1-GPU" : "mixed",
-				       SHAPES[s].name, d[kind][s].cands, d[kind][s].victims,
-				       d[kind][s].nodes);
+				       "preempted a decision\n",
+				       kind ? "1-GPU" : "mixed", SHAPES[s].name, d[kind][s].cands,
+				       d[kind][s].victims, d[kind][s].nodes);
 	}
 	for (int kind = 0; kind < 2; kind++)
 		for (int i = 0; i < NFILLS; i++)
@@ -563,7 +568,8 @@ static bool bench_forecast(const struct opts *o)
 	if (!time_forecast(o->seed, &fr))
 		return false;
 	printf("\nforecast: %d GPUs, %d weeks of per-minute samples (daily peak at 14:00 UTC); "
-	       "baseline: a naive scan of the raw samples\n", FC_TOTAL, FC_WEEKS);
+	       "baseline: a naive scan of the raw samples\n",
+	       FC_TOTAL, FC_WEEKS);
 	printf("  %-34s %14s  %14s  %8s\n", "name", "value", "baseline", "ratio");
 	row("forecast add (one sample)", fr.add_ns, fr.append_ns, "ns");
 	for (size_t w = 0; w < NWINDOWS; w++) {

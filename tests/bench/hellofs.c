@@ -74,7 +74,8 @@ static void hello_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if ((size_t)off >= len)
 		fuse_reply_buf(req, NULL, 0);
 	else
-		fuse_reply_buf(req, content + off, size < len - (size_t)off ? size : len - (size_t)off);
+		fuse_reply_buf(req, content + off,
+			       size < len - (size_t)off ? size : len - (size_t)off);
 }
 
 static const struct fuse_lowlevel_ops ops = {

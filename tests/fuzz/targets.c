@@ -36,10 +36,10 @@ static void broken(const char *fmt, ...)
 	abort();
 }
 
-#define CHECK(cond, ...) \
-	do { \
-		if (!(cond)) \
-			broken(__VA_ARGS__); \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			broken(__VA_ARGS__);                                                       \
 	} while (0)
 
 /* Valid UTF-8 without C0/C1 controls, DEL, U+2028/2029. */
@@ -81,14 +81,14 @@ static void check_error(const char *what, enum jf_err rc, const struct jf_error 
 	size_t len = strnlen(e->msg, sizeof(e->msg));
 	CHECK(len < sizeof(e->msg), "%s: message not NUL-terminated", what);
 	CHECK(len > 0, "%s: empty message for %s", what, jf_err_name(rc));
-	CHECK(one_clean_line(e->msg, len), "%s: message with control or invalid bytes: %s",
-	      what, e->msg);
+	CHECK(one_clean_line(e->msg, len), "%s: message with control or invalid bytes: %s", what,
+	      e->msg);
 	CHECK(e->line >= 0, "%s: negative line %d", what, e->line);
 	if (e->line > 0) {
 		char want[32];
 		snprintf(want, sizeof(want), "line %d: ", e->line);
-		CHECK(strncmp(e->msg, want, strlen(want)) == 0, "%s: line %d but message %s",
-		      what, e->line, e->msg);
+		CHECK(strncmp(e->msg, want, strlen(want)) == 0, "%s: line %d but message %s", what,
+		      e->line, e->msg);
 	}
 }
 
@@ -124,10 +124,10 @@ static void check_spec(const struct jf_spec *s, enum jf_spec_place place)
 	CHECK(gpus_ok(s->gpus), "gpus %d", s->gpus);
 	CHECK(s->gpus == 0 || s->gpu, "%d gpus without a model", s->gpus);
 	CHECK(!s->gpu || (strlen(s->gpu) >= 1 && strlen(s->gpu) <= JF_SPEC_MAX_NAME), "gpu model");
-	CHECK(s->completions >= 1 && s->completions <= JF_SPEC_MAX_COMPLETIONS,
-	      "completions %lld", (long long)s->completions);
-	CHECK(s->parallelism >= 1 && s->parallelism <= s->completions,
-	      "parallelism %lld of %lld", (long long)s->parallelism, (long long)s->completions);
+	CHECK(s->completions >= 1 && s->completions <= JF_SPEC_MAX_COMPLETIONS, "completions %lld",
+	      (long long)s->completions);
+	CHECK(s->parallelism >= 1 && s->parallelism <= s->completions, "parallelism %lld of %lld",
+	      (long long)s->parallelism, (long long)s->completions);
 	CHECK(s->count >= 1 && s->count <= JF_SPEC_MAX_COUNT, "count %lld", (long long)s->count);
 	CHECK(place == JF_PLACE_BATCH || s->count == 1, "a group with count %lld",
 	      (long long)s->count);
@@ -143,8 +143,8 @@ static void check_spec(const struct jf_spec *s, enum jf_spec_place place)
 	CHECK(s->max_failed_indexes >= -1 && s->max_failed_indexes <= s->completions,
 	      "max_failed_indexes");
 	CHECK(s->shm_size >= 0 && s->nstorage <= 16, "storage");
-	CHECK(s->ncontainers >= 1 && s->ncontainers <= JF_SPEC_MAX_CONTAINERS,
-	      "%zu containers", s->ncontainers);
+	CHECK(s->ncontainers >= 1 && s->ncontainers <= JF_SPEC_MAX_CONTAINERS, "%zu containers",
+	      s->ncontainers);
 	bool runs = false;
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		const struct jf_container *c = &s->containers[i];
@@ -166,8 +166,10 @@ static void check_spec(const struct jf_spec *s, enum jf_spec_place place)
 			size_t kl = strlen(k);
 			CHECK(kl >= 1 && kl <= JF_SPEC_MAX_ENV_NAME, "env name of %zu bytes", kl);
 			CHECK(!(k[0] >= '0' && k[0] <= '9') &&
-			      strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					"0123456789_") == kl, "env name %s", k);
+				      strspn(k,
+					     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					     "0123456789_") == kl,
+			      "env name %s", k);
 			for (size_t m = 0; m < j; m++)
 				CHECK(strcmp(k, c->env[m].key) != 0, "env %s twice", k);
 			eb += kl + 1 + strlen(c->env[j].value) + 1;
@@ -186,7 +188,8 @@ static void check_spec(const struct jf_spec *s, enum jf_spec_place place)
 		const struct jf_success_rule *r = &s->success[i];
 		for (size_t j = 0; j < r->nindexes; j++)
 			CHECK(r->indexes[j].lo >= 0 && r->indexes[j].lo <= r->indexes[j].hi &&
-			      r->indexes[j].hi < s->completions, "success index range");
+				      r->indexes[j].hi < s->completions,
+			      "success index range");
 	}
 }
 
@@ -194,7 +197,7 @@ static void check_spec(const struct jf_spec *s, enum jf_spec_place place)
 static void spec_once(const uint8_t *data, size_t size, enum jf_spec_place place,
 		      const struct jf_subst *sub)
 {
-	struct jf_spec *s = (struct jf_spec *)&s;  /* must be overwritten */
+	struct jf_spec *s = (struct jf_spec *)&s; /* must be overwritten */
 	struct jf_error e;
 	memset(&e, 0, sizeof(e));
 	enum jf_err rc = jf_spec_parse((const char *)data, size, place, sub, &s, &e);
@@ -261,8 +264,9 @@ int jf_fuzz_queue_spec(const uint8_t *data, size_t size)
 		CHECK(q.capacity >= 0 && q.capacity <= 1000000, "capacity %lld",
 		      (long long)q.capacity);
 		CHECK(q.group_timeout >= 0 && q.group_timeout <= 366LL * 86400, "group_timeout");
-		CHECK(!q.partition || (strlen(q.partition) >= 1 &&
-				       strlen(q.partition) <= JF_SPEC_MAX_NAME), "partition");
+		CHECK(!q.partition ||
+			      (strlen(q.partition) >= 1 && strlen(q.partition) <= JF_SPEC_MAX_NAME),
+		      "partition");
 		jf_queue_spec_release(&q);
 	} else {
 		CHECK(memcmp(&q, &before, sizeof(q)) == 0, "a refused queue spec changed *out");
@@ -342,7 +346,8 @@ int jf_fuzz_cluster(const uint8_t *data, size_t size)
 		CHECK(m->gpus >= 1 && m->gpus <= JF_MACHINE_MAX_GPUS, "machine gpus %d", m->gpus);
 		const struct jf_gpu_model *gm = &c->models[m->model];
 		CHECK(m->cpu_milli == m->gpus * gm->cpu_milli_per_gpu &&
-		      m->mem_bytes == m->gpus * gm->mem_bytes_per_gpu, "machine %zu size", i);
+			      m->mem_bytes == m->gpus * gm->mem_bytes_per_gpu,
+		      "machine %zu size", i);
 	}
 	jf_cluster_free(c);
 	return 0;

@@ -15,14 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-int jf_fuzz_spec(const uint8_t *data, size_t size);        /* native spec, group and batch */
-int jf_fuzz_k8s(const uint8_t *data, size_t size);         /* a Job with ${VAR} substitution */
-int jf_fuzz_queue_spec(const uint8_t *data, size_t size);  /* the queue spec */
-int jf_fuzz_ctl(const uint8_t *data, size_t size);         /* a ctl write */
-int jf_fuzz_cluster(const uint8_t *data, size_t size);     /* the cluster file */
+int jf_fuzz_spec(const uint8_t *data, size_t size);       /* native spec, group and batch */
+int jf_fuzz_k8s(const uint8_t *data, size_t size);        /* a Job with ${VAR} substitution */
+int jf_fuzz_queue_spec(const uint8_t *data, size_t size); /* the queue spec */
+int jf_fuzz_ctl(const uint8_t *data, size_t size);        /* a ctl write */
+int jf_fuzz_cluster(const uint8_t *data, size_t size);    /* the cluster file */
 
 struct jf_fuzz_target {
-	const char *name;      /* "spec": tests/fuzz/corpus/spec, fuzz_spec */
+	const char *name; /* "spec": tests/fuzz/corpus/spec, fuzz_spec */
 	int (*run)(const uint8_t *data, size_t size);
 };
 

@@ -24,20 +24,19 @@
 
 #include "core/alloc.h"
 
-#define KI  (INT64_C(1) << 10)
-#define MI  (INT64_C(1) << 20)
-#define GI  (INT64_C(1) << 30)
-#define BIG INT64_MAX
+#define KI   (INT64_C(1) << 10)
+#define MI   (INT64_C(1) << 20)
+#define GI   (INT64_C(1) << 30)
+#define BIG  INT64_MAX
 #define MAXC JF_ALLOC_MAX_CONTAINERS
 
 static const char *const names[MAXC] = {
-	"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8",
+	"c1", "c2",  "c3",  "c4",  "c5",  "c6",  "c7",  "c8",
 	"c9", "c10", "c11", "c12", "c13", "c14", "c15", "c16",
 };
 
 /* n containers named c1..cn with these limits (0 = none) */
-static void containers(struct jf_container *c, size_t n, const int64_t *cpu,
-		       const int64_t *mem)
+static void containers(struct jf_container *c, size_t n, const int64_t *cpu, const int64_t *mem)
 {
 	memset(c, 0, n * sizeof(*c));
 	for (size_t i = 0; i < n; i++) {
@@ -105,8 +104,8 @@ static void test_example_101gi(void **state)
 	assert_int_equal(a->c[1].cpu_milli, 8000);
 	/* 103424Mi x 51200/55400 = 95583.19Mi, x 4200/55400 = 7840.81Mi: the
 	 * one MiB left over goes to the larger remainder, pi2's */
-	assert_int_equal(a->c[0].mem_bytes, INT64_C(100226039808));  /* 95583Mi, 93.34Gi */
-	assert_int_equal(a->c[1].mem_bytes, INT64_C(8221884416));    /* 7841Mi, 7.66Gi */
+	assert_int_equal(a->c[0].mem_bytes, INT64_C(100226039808)); /* 95583Mi, 93.34Gi */
+	assert_int_equal(a->c[1].mem_bytes, INT64_C(8221884416));   /* 7841Mi, 7.66Gi */
 	assert_int_equal(a->c[0].mem_bytes + a->c[1].mem_bytes, 101 * GI);
 	/* requests are limit / 4 */
 	assert_int_equal(a->c[0].req_cpu_milli, 3000);
@@ -126,13 +125,13 @@ static void test_example_101e9(void **state)
 	(void)state;
 	struct jf_container c[2];
 	example(c);
-	int64_t mem = INT64_C(101000000000);  /* 96321Mi + 111104 bytes */
+	int64_t mem = INT64_C(101000000000); /* 96321Mi + 111104 bytes */
 	struct jf_alloc *a = must_alloc(20000, mem, 0x1, c, 2);
 	check_invariants(a, 20000, mem);
 	assert_int_equal(a->c[0].cpu_milli, 12000);
 	assert_int_equal(a->c[1].cpu_milli, 8000);
-	assert_int_equal(a->c[0].mem_bytes, INT64_C(93343186944));  /* 89019Mi, 93.3e9 */
-	assert_int_equal(a->c[1].mem_bytes, INT64_C(7656701952));   /* 7302Mi, 7.7e9 */
+	assert_int_equal(a->c[0].mem_bytes, INT64_C(93343186944)); /* 89019Mi, 93.3e9 */
+	assert_int_equal(a->c[1].mem_bytes, INT64_C(7656701952));  /* 7302Mi, 7.7e9 */
 	assert_int_equal(a->c[0].mem_bytes + a->c[1].mem_bytes, mem - 111104);
 	assert_int_equal(a->c[0].req_mem_bytes, INT64_C(93343186944) / 4);
 	assert_int_equal(a->c[1].req_mem_bytes, INT64_C(7656701952) / 4);
@@ -147,18 +146,17 @@ static void test_example_yaml(void **state)
 	struct jf_alloc *a = must_alloc(20000, 101 * GI, 0x1, c, 2);
 	char *y = jf_alloc_yaml(a);
 	assert_non_null(y);
-	assert_string_equal(y,
-			    "containers:\n"
-			    "- name: pi\n"
-			    "  cpu: \"12\"\n"
-			    "  memory: \"95583Mi\"   # about 93Gi\n"
-			    "  gpus: [0]\n"
-			    "  requests: {cpu: \"3\", memory: \"24469248Ki\"}\n"
-			    "- name: pi2\n"
-			    "  cpu: \"8\"\n"
-			    "  memory: \"7841Mi\"   # about 8Gi\n"
-			    "  gpus: []\n"
-			    "  requests: {cpu: \"2\", memory: \"2007296Ki\"}\n");
+	assert_string_equal(y, "containers:\n"
+			       "- name: pi\n"
+			       "  cpu: \"12\"\n"
+			       "  memory: \"95583Mi\"   # about 93Gi\n"
+			       "  gpus: [0]\n"
+			       "  requests: {cpu: \"3\", memory: \"24469248Ki\"}\n"
+			       "- name: pi2\n"
+			       "  cpu: \"8\"\n"
+			       "  memory: \"7841Mi\"   # about 8Gi\n"
+			       "  gpus: []\n"
+			       "  requests: {cpu: \"2\", memory: \"2007296Ki\"}\n");
 	free(y);
 	jf_alloc_free(a);
 
@@ -166,21 +164,20 @@ static void test_example_yaml(void **state)
 	static const int64_t cpu[] = { 9333, 0 };
 	static const int64_t mem[] = { GI, 0 };
 	containers(c, 2, cpu, mem);
-	a = must_alloc(1000, 2 * GI, 0x30, c, 2);  /* 1 core < 1 per container: 1m units */
+	a = must_alloc(1000, 2 * GI, 0x30, c, 2); /* 1 core < 1 per container: 1m units */
 	y = jf_alloc_yaml(a);
 	assert_non_null(y);
-	assert_string_equal(y,
-			    "containers:\n"
-			    "- name: c1\n"
-			    "  cpu: \"500m\"\n"
-			    "  memory: \"1Gi\"   # about 1Gi\n"
-			    "  gpus: [4,5]\n"
-			    "  requests: {cpu: \"125m\", memory: \"256Mi\"}\n"
-			    "- name: c2\n"
-			    "  cpu: \"500m\"\n"
-			    "  memory: \"1Gi\"   # about 1Gi\n"
-			    "  gpus: [4,5]\n"
-			    "  requests: {cpu: \"125m\", memory: \"256Mi\"}\n");
+	assert_string_equal(y, "containers:\n"
+			       "- name: c1\n"
+			       "  cpu: \"500m\"\n"
+			       "  memory: \"1Gi\"   # about 1Gi\n"
+			       "  gpus: [4,5]\n"
+			       "  requests: {cpu: \"125m\", memory: \"256Mi\"}\n"
+			       "- name: c2\n"
+			       "  cpu: \"500m\"\n"
+			       "  memory: \"1Gi\"   # about 1Gi\n"
+			       "  gpus: [4,5]\n"
+			       "  requests: {cpu: \"125m\", memory: \"256Mi\"}\n");
 	free(y);
 	jf_alloc_free(a);
 }
@@ -197,74 +194,167 @@ struct split_case {
 };
 
 static const struct split_case cases[] = {
-	{ "one container gets everything", 20000, 101 * GI, 0x1, 1,
-	  { 14000 }, { 51200 * MI }, { 20000 }, { 101 * GI } },
-	{ "one container without limits", 160000, 808 * GI, 0xff, 1,
-	  { 0 }, { 0 }, { 160000 }, { 808 * GI } },
-	{ "one container on 101e9 bytes: whole MiB", 20000, INT64_C(101000000000), 0x1, 1,
-	  { 0 }, { 0 }, { 20000 }, { 96321 * MI } },
-	{ "CPU-only node: 1m and byte units, exact limits", 2500, INT64_C(1500000001), 0, 2,
-	  { 2000, 500 }, { INT64_C(1000000000), 500000001 },
-	  { 2000, 500 }, { INT64_C(1000000000), 500000001 } },
-	{ "an unlimited container counts as an equal share", 20000, 101 * GI, 0x1, 2,
-	  { 14000, 0 }, { 0, GI }, { 10000, 10000 }, { 103424 / 2 * MI, 103424 / 2 * MI } },
-	{ "unlimited gets 1/n, the limited split the rest", 20000, 101 * GI, 0x1, 3,
-	  { 1000, 3000, 0 }, { 0, GI, 3 * GI },
-	  { 3000, 10000, 7000 }, { INT64_C(36149657600), INT64_C(18074304512), INT64_C(54223962112) } },
-	{ "all containers without limits", 20000, 101 * GI, 0x1, 3,
-	  { 0, 0, 0 }, { 0, 0, 0 },
-	  { 7000, 7000, 6000 }, { INT64_C(36149657600), INT64_C(36149657600), INT64_C(36148609024) } },
-	{ "three equal limits on 20 cores: 7, 7, 6", 20000, 3 * GI, 0x1, 3,
-	  { 5000, 5000, 5000 }, { GI, GI, GI }, { 7000, 7000, 6000 }, { GI, GI, GI } },
-	{ "1m vs 19999m: nobody gets nothing", 20000, 101 * GI, 0x1, 2,
-	  { 1, 19999 }, { 1, 101 * GI }, { 1000, 19000 }, { MI, 101 * GI - MI } },
-	{ "fewer cores than containers: millicores", 2000, 3 * GI, 0x1, 3,
-	  { 0, 0, 0 }, { 0, 0, 0 }, { 667, 667, 666 }, { GI, GI, GI } },
-	{ "node exactly n millicores and bytes", 3, 3, 0, 3,
-	  { 1, 1000, 0 }, { 0, 0, 5 }, { 1, 1, 1 }, { 1, 1, 1 } },
-	{ "huge equal limits", BIG, BIG, 0, 2,
-	  { BIG, BIG }, { BIG, BIG },
+	{ "one container gets everything",
+	  20000,
+	  101 * GI,
+	  0x1,
+	  1,
+	  { 14000 },
+	  { 51200 * MI },
+	  { 20000 },
+	  { 101 * GI } },
+	{ "one container without limits",
+	  160000,
+	  808 * GI,
+	  0xff,
+	  1,
+	  { 0 },
+	  { 0 },
+	  { 160000 },
+	  { 808 * GI } },
+	{ "one container on 101e9 bytes: whole MiB",
+	  20000,
+	  INT64_C(101000000000),
+	  0x1,
+	  1,
+	  { 0 },
+	  { 0 },
+	  { 20000 },
+	  { 96321 * MI } },
+	{ "CPU-only node: 1m and byte units, exact limits",
+	  2500,
+	  INT64_C(1500000001),
+	  0,
+	  2,
+	  { 2000, 500 },
+	  { INT64_C(1000000000), 500000001 },
+	  { 2000, 500 },
+	  { INT64_C(1000000000), 500000001 } },
+	{ "an unlimited container counts as an equal share",
+	  20000,
+	  101 * GI,
+	  0x1,
+	  2,
+	  { 14000, 0 },
+	  { 0, GI },
+	  { 10000, 10000 },
+	  { 103424 / 2 * MI, 103424 / 2 * MI } },
+	{ "unlimited gets 1/n, the limited split the rest",
+	  20000,
+	  101 * GI,
+	  0x1,
+	  3,
+	  { 1000, 3000, 0 },
+	  { 0, GI, 3 * GI },
+	  { 3000, 10000, 7000 },
+	  { INT64_C(36149657600), INT64_C(18074304512), INT64_C(54223962112) } },
+	{ "all containers without limits",
+	  20000,
+	  101 * GI,
+	  0x1,
+	  3,
+	  { 0, 0, 0 },
+	  { 0, 0, 0 },
+	  { 7000, 7000, 6000 },
+	  { INT64_C(36149657600), INT64_C(36149657600), INT64_C(36148609024) } },
+	{ "three equal limits on 20 cores: 7, 7, 6",
+	  20000,
+	  3 * GI,
+	  0x1,
+	  3,
+	  { 5000, 5000, 5000 },
+	  { GI, GI, GI },
+	  { 7000, 7000, 6000 },
+	  { GI, GI, GI } },
+	{ "1m vs 19999m: nobody gets nothing",
+	  20000,
+	  101 * GI,
+	  0x1,
+	  2,
+	  { 1, 19999 },
+	  { 1, 101 * GI },
+	  { 1000, 19000 },
+	  { MI, 101 * GI - MI } },
+	{ "fewer cores than containers: millicores",
+	  2000,
+	  3 * GI,
+	  0x1,
+	  3,
+	  { 0, 0, 0 },
+	  { 0, 0, 0 },
+	  { 667, 667, 666 },
+	  { GI, GI, GI } },
+	{ "node exactly n millicores and bytes",
+	  3,
+	  3,
+	  0,
+	  3,
+	  { 1, 1000, 0 },
+	  { 0, 0, 5 },
+	  { 1, 1, 1 },
+	  { 1, 1, 1 } },
+	{ "huge equal limits",
+	  BIG,
+	  BIG,
+	  0,
+	  2,
+	  { BIG, BIG },
+	  { BIG, BIG },
 	  { INT64_C(4611686018427387904), INT64_C(4611686018427387903) },
 	  { INT64_C(4611686018427387904), INT64_C(4611686018427387903) } },
-	{ "huge against 1", BIG, BIG, 0, 2,
-	  { BIG, 1 }, { 1, BIG },
-	  { BIG - 1, 1 }, { 1, BIG - 1 } },
-	{ "huge on a GPU node, with an unlimited container", BIG, BIG, 0xff, 3,
-	  { BIG, 0, 1 }, { BIG, BIG - 1, 0 },
+	{ "huge against 1",
+	  BIG,
+	  BIG,
+	  0,
+	  2,
+	  { BIG, 1 },
+	  { 1, BIG },
+	  { BIG - 1, 1 },
+	  { 1, BIG - 1 } },
+	{ "huge on a GPU node, with an unlimited container",
+	  BIG,
+	  BIG,
+	  0xff,
+	  3,
+	  { BIG, 0, 1 },
+	  { BIG, BIG - 1, 0 },
 	  { INT64_C(6148914691236516000), INT64_C(3074457345618258000), 1000 },
 	  { INT64_C(3074457345618608128), INT64_C(3074457345617559552),
 	    INT64_C(3074457345617559552) } },
-	{ "16 huge containers, half unlimited", BIG, BIG, 0, 16,
+	{ "16 huge containers, half unlimited",
+	  BIG,
+	  BIG,
+	  0,
+	  16,
 	  { BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG },
-	  { 0, 0, 0, 0, 0, 0, 0, 0, BIG, BIG - 1, BIG - 2, BIG - 3, BIG - 4, BIG - 5,
-	    BIG - 6, BIG - 7 },
-	  { INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423487) },
-	  { INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423488),
-	    INT64_C(576460752303423488), INT64_C(576460752303423487) } },
-	{ "16 containers on an 8-GPU 4090 node", 160000, 808 * GI, 0xff, 16,
-	  { 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000, 11000, 12000,
-	    13000, 14000, 15000, 16000 },
+	  { 0, 0, 0, 0, 0, 0, 0, 0, BIG, BIG - 1, BIG - 2, BIG - 3, BIG - 4, BIG - 5, BIG - 6,
+	    BIG - 7 },
+	  { INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423487) },
+	  { INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423488), INT64_C(576460752303423488), INT64_C(576460752303423488),
+	    INT64_C(576460752303423487) } },
+	{ "16 containers on an 8-GPU 4090 node",
+	  160000,
+	  808 * GI,
+	  0xff,
+	  16,
+	  { 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000, 11000, 12000, 13000, 14000,
+	    15000, 16000 },
 	  { 1 * GI, 2 * GI, 3 * GI, 4 * GI, 5 * GI, 6 * GI, 7 * GI, 8 * GI, 9 * GI, 10 * GI,
 	    11 * GI, 12 * GI, 13 * GI, 14 * GI, 15 * GI, 16 * GI },
-	  { 1000, 2000, 4000, 5000, 6000, 7000, 8000, 9000, 11000, 12000, 13000, 14000,
-	    15000, 16000, 18000, 19000 },
-	  { INT64_C(6379536384), INT64_C(12759072768), INT64_C(19137560576),
-	    INT64_C(25517096960), INT64_C(31896633344), INT64_C(38276169728),
-	    INT64_C(44654657536), INT64_C(51034193920), INT64_C(57413730304),
-	    INT64_C(63793266688), INT64_C(70171754496), INT64_C(76551290880),
+	  { 1000, 2000, 4000, 5000, 6000, 7000, 8000, 9000, 11000, 12000, 13000, 14000, 15000,
+	    16000, 18000, 19000 },
+	  { INT64_C(6379536384), INT64_C(12759072768), INT64_C(19137560576), INT64_C(25517096960),
+	    INT64_C(31896633344), INT64_C(38276169728), INT64_C(44654657536), INT64_C(51034193920),
+	    INT64_C(57413730304), INT64_C(63793266688), INT64_C(70171754496), INT64_C(76551290880),
 	    INT64_C(82930827264), INT64_C(89310363648), INT64_C(95688851456),
 	    INT64_C(102068387840) } },
 };
@@ -281,7 +371,8 @@ static void test_split_table(void **state)
 		for (size_t i = 0; i < t->n; i++) {
 			if (a->c[i].cpu_milli != t->cpu_want[i] ||
 			    a->c[i].mem_bytes != t->mem_want[i])
-				fail_msg("%s: container %zu: got %lldm %lld bytes, want %lldm %lld bytes",
+				fail_msg("%s: container %zu: got %lldm %lld bytes, want %lldm %lld "
+					 "bytes",
 					 t->what, i + 1, (long long)a->c[i].cpu_milli,
 					 (long long)a->c[i].mem_bytes, (long long)t->cpu_want[i],
 					 (long long)t->mem_want[i]);
@@ -303,10 +394,10 @@ static void test_gpus(void **state)
 		uint64_t mask;
 		uint64_t want[3];
 	} t[] = {
-		{ 0, { 0, 0, 0 } },                          /* CPU-only */
-		{ 0x1, { 0x1, 0, 0 } },                      /* one GPU: the first container */
-		{ 0x80, { 0x80, 0, 0 } },                    /* one GPU, id 7 */
-		{ 0x3, { 0x3, 0x3, 0x3 } },                  /* several: all to every container */
+		{ 0, { 0, 0, 0 } },         /* CPU-only */
+		{ 0x1, { 0x1, 0, 0 } },     /* one GPU: the first container */
+		{ 0x80, { 0x80, 0, 0 } },   /* one GPU, id 7 */
+		{ 0x3, { 0x3, 0x3, 0x3 } }, /* several: all to every container */
 		{ 0x30, { 0x30, 0x30, 0x30 } },
 		{ 0xf, { 0xf, 0xf, 0xf } },
 		{ 0xf0, { 0xf0, 0xf0, 0xf0 } },
@@ -315,8 +406,8 @@ static void test_gpus(void **state)
 	};
 	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
 		int g = __builtin_popcountll(t[k].mask);
-		struct jf_alloc *a = must_alloc(20000 * (g ? g : 1), 101 * GI * (g ? g : 1),
-						t[k].mask, c, 3);
+		struct jf_alloc *a =
+			must_alloc(20000 * (g ? g : 1), 101 * GI * (g ? g : 1), t[k].mask, c, 3);
 		for (size_t i = 0; i < 3; i++) {
 			assert_int_equal(a->c[i].gpu_mask, t[k].want[i]);
 			assert_int_equal(a->c[i].gpus, __builtin_popcountll(t[k].want[i]));
@@ -367,7 +458,7 @@ static void test_refusals(void **state)
 	c[1].name = longname;
 	assert_int_equal(jf_alloc_new(20000, GI, 1, c, 2, &a, &err), JF_EINVAL);
 	assert_null(a);
-	longname[JF_SPEC_MAX_NAME] = '\0';  /* 63 bytes: fine, and copied */
+	longname[JF_SPEC_MAX_NAME] = '\0'; /* 63 bytes: fine, and copied */
 	assert_int_equal(jf_alloc_new(20000, GI, 1, c, 2, &a, &err), JF_OK);
 	longname[0] = 'y';
 	assert_int_equal(strlen(a->c[1].name), JF_SPEC_MAX_NAME);
@@ -390,7 +481,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
 static uint64_t rnd(void)
 {
-	uint64_t x = rng_state;  /* xorshift64 */
+	uint64_t x = rng_state; /* xorshift64 */
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
@@ -420,7 +511,7 @@ static void ref_split(int64_t units, const int64_t *lim, size_t n, int64_t *out)
 		out[i] = (int64_t)(units * w[i] / den);
 		rem[i] = units * w[i] % den;
 		given += out[i];
-		size_t j = i;  /* insertion sort, remainder descending, stable */
+		size_t j = i; /* insertion sort, remainder descending, stable */
 		while (j > 0 && rem[order[j - 1]] < rem[i]) {
 			order[j] = order[j - 1];
 			j--;
@@ -451,8 +542,12 @@ static void test_property_split(void **state)
 		int64_t cl[MAXC], ml[MAXC];
 		for (size_t i = 0; i < n; i++) {
 			/* a third without limit; sizes from 1 to about 2^30 */
-			cl[i] = rnd() % 3 == 0 ? 0 : 1 + (int64_t)(rnd() % (UINT64_C(1) << (rnd() % 31)));
-			ml[i] = rnd() % 3 == 0 ? 0 : 1 + (int64_t)(rnd() % (UINT64_C(1) << (rnd() % 31)));
+			cl[i] = rnd() % 3 == 0
+					? 0
+					: 1 + (int64_t)(rnd() % (UINT64_C(1) << (rnd() % 31)));
+			ml[i] = rnd() % 3 == 0
+					? 0
+					: 1 + (int64_t)(rnd() % (UINT64_C(1) << (rnd() % 31)));
 		}
 		int g = (int)(rnd() % 9);
 		uint64_t mask = g ? (UINT64_C(1) << g) - 1 : 0;
@@ -471,12 +566,14 @@ static void test_property_split(void **state)
 		ref_split(mem / mu, ml, n, want_m);
 		int64_t sc = 0, sm = 0;
 		for (size_t i = 0; i < n; i++) {
-			if (a->c[i].cpu_milli != want_c[i] * cu || a->c[i].mem_bytes != want_m[i] * mu)
-				fail_msg("iteration %d container %zu: got %lldm %lld, reference %lldm %lld",
+			if (a->c[i].cpu_milli != want_c[i] * cu ||
+			    a->c[i].mem_bytes != want_m[i] * mu)
+				fail_msg("iteration %d container %zu: got %lldm %lld, reference "
+					 "%lldm %lld",
 					 iter, i, (long long)a->c[i].cpu_milli,
 					 (long long)a->c[i].mem_bytes, (long long)(want_c[i] * cu),
 					 (long long)(want_m[i] * mu));
-			assert_true(a->c[i].cpu_milli >= cu);  /* nobody at zero */
+			assert_true(a->c[i].cpu_milli >= cu); /* nobody at zero */
 			assert_true(a->c[i].mem_bytes >= mu);
 			sc += a->c[i].cpu_milli;
 			sm += a->c[i].mem_bytes;
@@ -523,13 +620,13 @@ static void test_cpu_pick_fill(void **state)
 	/* an 8-GPU 4090 machine: 160 cores; nodes of one GPU take 20 each */
 	uint64_t held[JF_CPUSET_WORDS] = { 0 }, p[JF_CPUSET_WORDS], seen[JF_CPUSET_WORDS] = { 0 };
 	struct jf_error err = { 0 };
-	static const char *const want[] = { "0-19", "20-39", "40-59", "60-79",
+	static const char *const want[] = { "0-19",  "20-39",   "40-59",   "60-79",
 					    "80-99", "100-119", "120-139", "140-159" };
 	for (int k = 0; k < 8; k++) {
 		assert_int_equal(jf_cpu_pick(160, held, 1, 20, p, &err), JF_OK);
 		expect_set(p, 160, want[k]);
 		for (int w = 0; w < JF_CPUSET_WORDS; w++)
-			assert_int_equal(p[w] & seen[w], 0);  /* disjoint */
+			assert_int_equal(p[w] & seen[w], 0); /* disjoint */
 		or_into(seen, p);
 		or_into(held, p);
 	}
@@ -621,7 +718,7 @@ static void test_cpuset_format(void **state)
 	char small[6];
 	jf_cpuset_format(s, JF_CPU_MAX_CORES, small, sizeof(small));
 	assert_string_equal(small, "0,2-3");
-	jf_cpuset_format(s, JF_CPU_MAX_CORES, small, 0);  /* writes nothing */
+	jf_cpuset_format(s, JF_CPU_MAX_CORES, small, 0); /* writes nothing */
 }
 
 /* Reference for one block: the fewest runs that can hold `want` cores is
@@ -639,7 +736,7 @@ static int min_runs(const uint64_t *taken, int ncores, int want)
 			i++;
 		len[nr++] = i - s;
 	}
-	for (int a = 0; a < nr; a++)  /* descending */
+	for (int a = 0; a < nr; a++) /* descending */
 		for (int b = a + 1; b < nr; b++)
 			if (len[b] > len[a]) {
 				int t = len[a];

@@ -31,14 +31,14 @@ static void test_seconds(void **state)
 		{ 0, 0, 0 },
 		{ 0, 999, 0 },
 		{ 0, 1000, 1 },
-		{ 999, 1001, 1 },          /* crosses a second boundary */
-		{ 1, 999, 0 },             /* inside one second */
+		{ 999, 1001, 1 }, /* crosses a second boundary */
+		{ 1, 999, 0 },    /* inside one second */
 		{ 1000, 1999, 0 },
 		{ 1999, 2000, 1 },
 		{ 1500, 70500, 69 },
-		{ 1000, 999, 0 },          /* end before start */
+		{ 1000, 999, 0 }, /* end before start */
 		{ 5000, 1000, 0 },
-		{ -1, 0, 1 },              /* floor, not truncation */
+		{ -1, 0, 1 }, /* floor, not truncation */
 		{ -1500, -500, 1 },
 		{ -1000, -1, 0 },
 		{ 0, 10 * YEAR_S * 1000, 10 * YEAR_S },
@@ -52,8 +52,8 @@ static void test_seconds(void **state)
 
 		if (got != cases[i].s)
 			fail_msg("case %zu: %lld..%lld gave %lld, want %lld", i,
-				 (long long)cases[i].start, (long long)cases[i].end,
-				 (long long)got, (long long)cases[i].s);
+				 (long long)cases[i].start, (long long)cases[i].end, (long long)got,
+				 (long long)cases[i].s);
 	}
 }
 
@@ -70,8 +70,7 @@ static void test_segments_sum(void **state)
 		int cuts = (int)(lcg(&seed) % 20);
 
 		for (int c = 0; c < cuts; c++) {
-			int64_t next = at + (int64_t)(lcg(&seed) %
-						      (uint64_t)(end - at + 1));
+			int64_t next = at + (int64_t)(lcg(&seed) % (uint64_t)(end - at + 1));
 
 			sum += jf_bill_seconds(at, next);
 			at = next;
@@ -86,8 +85,7 @@ static void test_segments_sum(void **state)
 		int64_t sum = 0;
 
 		for (int i = 0; i < 69; i++)
-			sum += jf_bill_amount(jf_bill_seconds(i * 1000 + 500,
-							      i * 1000 + 1500),
+			sum += jf_bill_amount(jf_bill_seconds(i * 1000 + 500, i * 1000 + 1500),
 					      3600000);
 		assert_int_equal(sum, jf_bill_amount(69, 3600000));
 	}
@@ -125,7 +123,7 @@ static void test_rate(void **state)
 	assert_int_equal(jf_bill_rate(NULL, 0, 1, 0, JF_BILL_ONDEMAND), 0);
 
 	/* rounding and saturation with odd prices */
-	c->cpu_price_ondemand = 1;      /* one micro-unit per core-hour */
+	c->cpu_price_ondemand = 1; /* one micro-unit per core-hour */
 	assert_int_equal(jf_bill_rate(c, -1, 0, 499, JF_BILL_ONDEMAND), 0);
 	assert_int_equal(jf_bill_rate(c, -1, 0, 500, JF_BILL_ONDEMAND), 1);
 	assert_int_equal(jf_bill_rate(c, -1, 0, 1499, JF_BILL_ONDEMAND), 1);
@@ -149,17 +147,17 @@ static void test_amount(void **state)
 		int64_t s, rate, amount;
 	} cases[] = {
 		{ 0, 3600000, 0 },
-		{ 1, 3600000, 1000 },          /* 1 s at 3.60/h, exact */
-		{ 1, 1080000, 300 },           /* 1 s at 1.08/h, exact */
-		{ 1, 50000, 14 },              /* 1 s of one core: 13.89 -> 14 */
-		{ 1, 15000, 4 },               /* 4.17 -> 4 */
-		{ 69, 3600000, 69000 },        /* the product's demo: 0.069 CNY */
-		{ 69, 1080000, 20700 },        /* and on spot: 0.0207 CNY */
-		{ 1, 1800, 1 },                /* exactly half: up */
+		{ 1, 3600000, 1000 },   /* 1 s at 3.60/h, exact */
+		{ 1, 1080000, 300 },    /* 1 s at 1.08/h, exact */
+		{ 1, 50000, 14 },       /* 1 s of one core: 13.89 -> 14 */
+		{ 1, 15000, 4 },        /* 4.17 -> 4 */
+		{ 69, 3600000, 69000 }, /* the product's demo: 0.069 CNY */
+		{ 69, 1080000, 20700 }, /* and on spot: 0.0207 CNY */
+		{ 1, 1800, 1 },         /* exactly half: up */
 		{ 1, 1799, 0 },
-		{ 3, 600, 1 },                 /* 0.5 -> 1 */
-		{ 1, 5399, 1 },                /* 1.4997 -> 1 */
-		{ 1, 5400, 2 },                /* 1.5 -> 2 */
+		{ 3, 600, 1 },  /* 0.5 -> 1 */
+		{ 1, 5399, 1 }, /* 1.4997 -> 1 */
+		{ 1, 5400, 2 }, /* 1.5 -> 2 */
 		{ 3600, 1, 1 },
 		{ 1799, 1, 0 },
 		{ 1800, 1, 1 },
@@ -175,8 +173,7 @@ static void test_amount(void **state)
 		{ INT64_MAX, 3601, INT64_MAX },
 		{ INT64_MAX, INT64_MAX, INT64_MAX },
 		{ 3600, INT64_MAX, INT64_MAX },
-		{ 3599, INT64_MAX,
-		  (int64_t)(((unsigned __int128)INT64_MAX * 3599 + 1800) / 3600) },
+		{ 3599, INT64_MAX, (int64_t)(((unsigned __int128)INT64_MAX * 3599 + 1800) / 3600) },
 		{ INT64_MAX / 2, 7200, INT64_MAX - 1 },
 	};
 
@@ -185,9 +182,9 @@ static void test_amount(void **state)
 		int64_t got = jf_bill_amount(cases[i].s, cases[i].rate);
 
 		if (got != cases[i].amount)
-			fail_msg("case %zu: %lld s at %lld gave %lld, want %lld",
-				 i, (long long)cases[i].s, (long long)cases[i].rate,
-				 (long long)got, (long long)cases[i].amount);
+			fail_msg("case %zu: %lld s at %lld gave %lld, want %lld", i,
+				 (long long)cases[i].s, (long long)cases[i].rate, (long long)got,
+				 (long long)cases[i].amount);
 	}
 }
 
@@ -217,12 +214,12 @@ static void test_segment_edges(void **state)
 	static const struct {
 		int64_t a, b, c, whole;
 	} splits[] = {
-		{ 250, 5600, 9100, 9 },    /* 5 + 4 */
-		{ 250, 700, 3100, 3 },     /* 0 + 3: the cut in the start's second */
-		{ 250, 2999, 3000, 3 },    /* 2 + 1: the cut a ms before a boundary */
-		{ 250, 3000, 3001, 3 },    /* 3 + 0: the cut on a boundary */
-		{ 999, 1000, 1001, 1 },    /* 1 + 0 */
-		{ 0, 0, 1000, 1 },         /* 0 + 1: an empty first part */
+		{ 250, 5600, 9100, 9 }, /* 5 + 4 */
+		{ 250, 700, 3100, 3 },  /* 0 + 3: the cut in the start's second */
+		{ 250, 2999, 3000, 3 }, /* 2 + 1: the cut a ms before a boundary */
+		{ 250, 3000, 3001, 3 }, /* 3 + 0: the cut on a boundary */
+		{ 999, 1000, 1001, 1 }, /* 1 + 0 */
+		{ 0, 0, 1000, 1 },      /* 0 + 1: an empty first part */
 	};
 	for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
 		int64_t a = t0 + splits[i].a, b = t0 + splits[i].b, c = t0 + splits[i].c;
@@ -255,8 +252,8 @@ static void test_segment_edges(void **state)
 	}
 	/* pieces of irregular length, some empty, some inside one second */
 	{
-		static const int64_t cuts[] = { 0, 1, 999, 1000, 1000, 1001, 2500, 2501, 7999,
-						8000, 61234, 61234, 61999, 3600000 };
+		static const int64_t cuts[] = { 0,    1,    999,  1000,  1000,  1001,  2500,
+						2501, 7999, 8000, 61234, 61234, 61999, 3600000 };
 		int64_t secs = 0;
 
 		for (size_t i = 1; i < sizeof(cuts) / sizeof(cuts[0]); i++)
@@ -271,8 +268,7 @@ static void test_segment_edges(void **state)
 
 		assert_int_equal(jf_bill_seconds(t0, end), 100 * YEAR_S);
 		assert_int_equal(jf_bill_seconds(t0, end), INT64_C(3153600000));
-		assert_int_equal(jf_bill_amount(100 * YEAR_S, 128000000),
-				 INT64_C(112128000000000));
+		assert_int_equal(jf_bill_amount(100 * YEAR_S, 128000000), INT64_C(112128000000000));
 	}
 	/* seconds x rate overflows int64 (3.15e22), the amount does not: exact */
 	{
@@ -289,15 +285,15 @@ static void test_segment_edges(void **state)
 	}
 
 	/* half up at the boundary: 1 micro-unit per hour */
-	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0, t0 + 1800000), 1), 1);   /* 0.5 */
-	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0, t0 + 1799999), 1), 0);   /* 0.4997 */
+	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0, t0 + 1800000), 1), 1); /* 0.5 */
+	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0, t0 + 1799999), 1), 0); /* 0.4997 */
 	/* 1800 s between floor-second boundaries, not 1800000 ms */
 	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0 + 999, t0 + 1800001), 1), 1);
 	assert_int_equal(jf_bill_amount(jf_bill_seconds(t0 + 1001, t0 + 1800999), 1), 0);
-	assert_int_equal(jf_bill_amount(5399, 1), 1);   /* 1.4997 */
-	assert_int_equal(jf_bill_amount(5400, 1), 2);   /* 1.5 */
-	assert_int_equal(jf_bill_amount(1800, 3), 2);   /* 1.5 */
-	assert_int_equal(jf_bill_amount(1799, 3), 1);   /* 1.499 */
+	assert_int_equal(jf_bill_amount(5399, 1), 1); /* 1.4997 */
+	assert_int_equal(jf_bill_amount(5400, 1), 2); /* 1.5 */
+	assert_int_equal(jf_bill_amount(1800, 3), 2); /* 1.5 */
+	assert_int_equal(jf_bill_amount(1799, 3), 1); /* 1.499 */
 }
 
 /* jf_bill_add saturates in both directions and is exact in between. */
@@ -336,8 +332,8 @@ static void test_add(void **state)
 
 		if (got != cases[i].sum)
 			fail_msg("case %zu: %lld + %lld gave %lld, want %lld", i,
-				 (long long)cases[i].a, (long long)cases[i].b,
-				 (long long)got, (long long)cases[i].sum);
+				 (long long)cases[i].a, (long long)cases[i].b, (long long)got,
+				 (long long)cases[i].sum);
 	}
 	/* against a plain 128-bit sum clamped to int64 */
 	for (int i = 0; i < 20000; i++) {
@@ -379,11 +375,11 @@ static void test_demo(void **state)
 
 	(void)state;
 	assert_int_equal(s, 69);
-	jf_money_format(jf_bill_amount(s, jf_bill_rate(c, m, 1, 0, JF_BILL_ONDEMAND)),
-			c->currency, buf, sizeof(buf));
+	jf_money_format(jf_bill_amount(s, jf_bill_rate(c, m, 1, 0, JF_BILL_ONDEMAND)), c->currency,
+			buf, sizeof(buf));
 	assert_string_equal(buf, "0.069 CNY");
-	jf_money_format(jf_bill_amount(s, jf_bill_rate(c, m, 1, 0, JF_BILL_SPOT)),
-			c->currency, buf, sizeof(buf));
+	jf_money_format(jf_bill_amount(s, jf_bill_rate(c, m, 1, 0, JF_BILL_SPOT)), c->currency, buf,
+			sizeof(buf));
 	assert_string_equal(buf, "0.0207 CNY");
 	jf_cluster_free(c);
 }
@@ -423,7 +419,7 @@ static void test_money_format(void **state)
 	}
 	jf_money_format(3600000, "CNY", small, sizeof(small));
 	assert_string_equal(small, "3.60");
-	jf_money_format(3600000, "CNY", small, 0);   /* writes nothing */
+	jf_money_format(3600000, "CNY", small, 0); /* writes nothing */
 }
 
 static void test_money_parse(void **state)
@@ -447,9 +443,25 @@ static void test_money_parse(void **state)
 		{ "9223372036854", INT64_C(9223372036854000000) },
 	};
 	static const char *const bad[] = {
-		"", "1.2345678", "abc", "-1", "-0.5", "+1", "1e3", " 1", "1 ",
-		".5", "5.", "1.2.3", "1,5", "0x10", "3.60 CNY", "9223372036854.775808",
-		"9223372036855", "99999999999999999999", "1.0000000",
+		"",
+		"1.2345678",
+		"abc",
+		"-1",
+		"-0.5",
+		"+1",
+		"1e3",
+		" 1",
+		"1 ",
+		".5",
+		"5.",
+		"1.2.3",
+		"1,5",
+		"0x10",
+		"3.60 CNY",
+		"9223372036854.775808",
+		"9223372036855",
+		"99999999999999999999",
+		"1.0000000",
 	};
 	int64_t v;
 
@@ -478,8 +490,7 @@ static void test_money_round_trip(void **state)
 
 	(void)state;
 	for (int i = 0; i < 5000; i++) {
-		int64_t m = (int64_t)((lcg(&seed) << 31 ^ lcg(&seed)) %
-				      (uint64_t)INT64_MAX);
+		int64_t m = (int64_t)((lcg(&seed) << 31 ^ lcg(&seed)) % (uint64_t)INT64_MAX);
 
 		if (i % 3 == 0)
 			m %= 100000000;
@@ -495,16 +506,11 @@ static void test_money_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_seconds),
-		cmocka_unit_test(test_segments_sum),
-		cmocka_unit_test(test_rate),
-		cmocka_unit_test(test_amount),
-		cmocka_unit_test(test_segment_edges),
-		cmocka_unit_test(test_add),
-		cmocka_unit_test(test_demo),
-		cmocka_unit_test(test_money_format),
-		cmocka_unit_test(test_money_parse),
-		cmocka_unit_test(test_money_round_trip),
+		cmocka_unit_test(test_seconds),       cmocka_unit_test(test_segments_sum),
+		cmocka_unit_test(test_rate),          cmocka_unit_test(test_amount),
+		cmocka_unit_test(test_segment_edges), cmocka_unit_test(test_add),
+		cmocka_unit_test(test_demo),          cmocka_unit_test(test_money_format),
+		cmocka_unit_test(test_money_parse),   cmocka_unit_test(test_money_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

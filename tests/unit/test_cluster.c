@@ -101,16 +101,14 @@ static struct jf_cluster *parse_ok(const char *text)
 	jf_error_clear(&err);
 	rc = jf_cluster_parse(text, strlen(text), &c, &err);
 	if (rc != JF_OK)
-		fail_msg("refused (%s): %s\n--- text:\n%s", jf_err_name(rc),
-			 err.msg, text);
+		fail_msg("refused (%s): %s\n--- text:\n%s", jf_err_name(rc), err.msg, text);
 	assert_non_null(c);
 	return c;
 }
 
 /* Parse must fail with JF_EINVAL; the message must start "line N: ",
  * name key path `key` (NULL: none) and contain `frag`. */
-static void parse_bad(const char *text, int line, const char *key,
-		      const char *frag)
+static void parse_bad(const char *text, int line, const char *key, const char *frag)
 {
 	struct jf_cluster *c = (struct jf_cluster *)0x1;
 	struct jf_error err;
@@ -120,14 +118,13 @@ static void parse_bad(const char *text, int line, const char *key,
 	jf_error_clear(&err);
 	rc = jf_cluster_parse(text, strlen(text), &c, &err);
 	if (rc != JF_EINVAL)
-		fail_msg("got %s (%s), want invalid\n--- text:\n%s",
-			 jf_err_name(rc), err.msg, text);
+		fail_msg("got %s (%s), want invalid\n--- text:\n%s", jf_err_name(rc), err.msg,
+			 text);
 	assert_null(c);
 	assert_int_equal(err.code, JF_EINVAL);
 	snprintf(want, sizeof(want), "line %d: ", line);
 	if (strncmp(err.msg, want, strlen(want)) != 0 || err.line != line)
-		fail_msg("'%s' is not at line %d\n--- text:\n%s", err.msg, line,
-			 text);
+		fail_msg("'%s' is not at line %d\n--- text:\n%s", err.msg, line, text);
 	if (key) {
 		snprintf(want, sizeof(want), "key '%s': ", key);
 		if (!strstr(err.msg, want))
@@ -137,8 +134,7 @@ static void parse_bad(const char *text, int line, const char *key,
 		fail_msg("'%s' lacks '%s'", err.msg, frag);
 }
 
-static const struct jf_machine *machine(const struct jf_cluster *c,
-					const char *name)
+static const struct jf_machine *machine(const struct jf_cluster *c, const char *name)
 {
 	for (size_t i = 0; i < c->nmachines; i++)
 		if (strcmp(c->machines[i].name, name) == 0)
@@ -161,8 +157,7 @@ static void test_builtin(void **state)
 		{ "A800", 80, 16, 120, 12000000, 3600000, 1 },
 	};
 	static const char *const names[] = {
-		"4090-0", "4090-1", "4090-2", "4090-3", "h800-0", "h800-1",
-		"l40s-0", "a800-0",
+		"4090-0", "4090-1", "4090-2", "4090-3", "h800-0", "h800-1", "l40s-0", "a800-0",
 	};
 	struct jf_cluster *c = jf_cluster_builtin();
 
@@ -218,31 +213,30 @@ static void test_builtin(void **state)
 
 /* ---- the file: happy paths ---- */
 
-static const char full_file[] =
-	"# a lab cluster\n"
-	"name: lab\n"
-	"currency: USD\n"
-	"cpu_price: {on-demand: \"0.04\", spot: 0.01}\n"
-	"preempt_grace: 2m\n"
-	"machines:\n"
-	"  - {name: 4090-0, model: 4090, gpus: 8}\n"
-	"  - {name: big, model: \"4090\", gpus: 4, count: 100}\n"
-	"  - name: a100.x_1\n"
-	"    model: A100\n"
-	"    gpus: 1\n"
-	"models:\n"
-	"  - name: 4090\n"
-	"    vram: 24Gi\n"
-	"    cpu_per_gpu: 20\n"
-	"    memory_per_gpu: 101Gi\n"
-	"    price: {on-demand: 3.60, spot: \"1.08\"}\n"
-	"  - name: A100\n"
-	"    vram: 80G\n"
-	"    cpu_per_gpu: 1.5\n"
-	"    memory_per_gpu: 51200Mi\n"
-	"    price:\n"
-	"      on-demand: \"2\"\n"
-	"      spot: 0.000001\n";
+static const char full_file[] = "# a lab cluster\n"
+				"name: lab\n"
+				"currency: USD\n"
+				"cpu_price: {on-demand: \"0.04\", spot: 0.01}\n"
+				"preempt_grace: 2m\n"
+				"machines:\n"
+				"  - {name: 4090-0, model: 4090, gpus: 8}\n"
+				"  - {name: big, model: \"4090\", gpus: 4, count: 100}\n"
+				"  - name: a100.x_1\n"
+				"    model: A100\n"
+				"    gpus: 1\n"
+				"models:\n"
+				"  - name: 4090\n"
+				"    vram: 24Gi\n"
+				"    cpu_per_gpu: 20\n"
+				"    memory_per_gpu: 101Gi\n"
+				"    price: {on-demand: 3.60, spot: \"1.08\"}\n"
+				"  - name: A100\n"
+				"    vram: 80G\n"
+				"    cpu_per_gpu: 1.5\n"
+				"    memory_per_gpu: 51200Mi\n"
+				"    price:\n"
+				"      on-demand: \"2\"\n"
+				"      spot: 0.000001\n";
 
 static void test_file_full(void **state)
 {
@@ -298,12 +292,12 @@ static void test_file_full(void **state)
 
 static void test_file_defaults(void **state)
 {
-	struct jf_cluster *c = parse_ok(
-		"models:\n"
-		"  - {name: L4, vram: 24Gi, cpu_per_gpu: 8000m, memory_per_gpu: 32Gi,\n"
-		"     price: {on-demand: 1, spot: 1}}\n"
-		"machines:\n"
-		"  - {name: only, model: L4, gpus: 64}\n");
+	struct jf_cluster *c =
+		parse_ok("models:\n"
+			 "  - {name: L4, vram: 24Gi, cpu_per_gpu: 8000m, memory_per_gpu: 32Gi,\n"
+			 "     price: {on-demand: 1, spot: 1}}\n"
+			 "machines:\n"
+			 "  - {name: only, model: L4, gpus: 64}\n");
 
 	(void)state;
 	assert_string_equal(c->name, "cluster");
@@ -319,19 +313,22 @@ static void test_file_defaults(void **state)
 	jf_cluster_free(c);
 
 	/* the built-in cluster written as a file gives the same cluster */
-	c = parse_ok(
-		"name: builtin\n"
-		"preempt_grace: 30s\n"
-		"models:\n"
-		"  - {name: \"4090\", vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi, price: {on-demand: \"3.60\", spot: \"1.08\"}}\n"
-		"  - {name: L40S, vram: 48Gi, cpu_per_gpu: 16, memory_per_gpu: 120Gi, price: {on-demand: \"4.80\", spot: \"1.44\"}}\n"
-		"  - {name: H800, vram: 80Gi, cpu_per_gpu: 20, memory_per_gpu: 200Gi, price: {on-demand: \"16.00\", spot: \"4.80\"}}\n"
-		"  - {name: A800, vram: 80Gi, cpu_per_gpu: 16, memory_per_gpu: 120Gi, price: {on-demand: \"12.00\", spot: \"3.60\"}}\n"
-		"machines:\n"
-		"  - {name: \"4090\", model: \"4090\", gpus: 8, count: 4}\n"
-		"  - {name: h800, model: H800, gpus: 8, count: 2}\n"
-		"  - {name: l40s-0, model: L40S, gpus: 8}\n"
-		"  - {name: a800-0, model: A800, gpus: 8}\n");
+	c = parse_ok("name: builtin\n"
+		     "preempt_grace: 30s\n"
+		     "models:\n"
+		     "  - {name: \"4090\", vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi, "
+		     "price: {on-demand: \"3.60\", spot: \"1.08\"}}\n"
+		     "  - {name: L40S, vram: 48Gi, cpu_per_gpu: 16, memory_per_gpu: 120Gi, price: "
+		     "{on-demand: \"4.80\", spot: \"1.44\"}}\n"
+		     "  - {name: H800, vram: 80Gi, cpu_per_gpu: 20, memory_per_gpu: 200Gi, price: "
+		     "{on-demand: \"16.00\", spot: \"4.80\"}}\n"
+		     "  - {name: A800, vram: 80Gi, cpu_per_gpu: 16, memory_per_gpu: 120Gi, price: "
+		     "{on-demand: \"12.00\", spot: \"3.60\"}}\n"
+		     "machines:\n"
+		     "  - {name: \"4090\", model: \"4090\", gpus: 8, count: 4}\n"
+		     "  - {name: h800, model: H800, gpus: 8, count: 2}\n"
+		     "  - {name: l40s-0, model: L40S, gpus: 8}\n"
+		     "  - {name: a800-0, model: A800, gpus: 8}\n");
 	{
 		struct jf_cluster *b = jf_cluster_builtin();
 
@@ -340,11 +337,9 @@ static void test_file_defaults(void **state)
 		assert_int_equal(c->nmachines, b->nmachines);
 		for (size_t i = 0; i < b->nmodels; i++) {
 			assert_string_equal(c->models[i].name, b->models[i].name);
-			assert_memory_equal(&c->models[i].vram_bytes,
-					    &b->models[i].vram_bytes,
+			assert_memory_equal(&c->models[i].vram_bytes, &b->models[i].vram_bytes,
 					    sizeof(b->models[i]) -
-						    offsetof(struct jf_gpu_model,
-							     vram_bytes));
+						    offsetof(struct jf_gpu_model, vram_bytes));
 		}
 		for (size_t i = 0; i < b->nmachines; i++) {
 			assert_string_equal(c->machines[i].name, b->machines[i].name);
@@ -368,8 +363,7 @@ static void test_file_quantities(void **state)
 		{ "0.5", "1k", 500, 1000 },
 		{ "1.25", "2M", 1250, 2000000 },
 		{ "1m", "1Ki", 1, 1024 },
-		{ "144115188075855871m", "1Ti", INT64_C(144115188075855871),
-		  INT64_C(1) << 40 },
+		{ "144115188075855871m", "1Ti", INT64_C(144115188075855871), INT64_C(1) << 40 },
 		{ "2", "3T", 2000, INT64_C(3000000000000) },
 		{ "1", "1.5Gi", 1000, 3 * (GI / 2) },
 	};
@@ -400,7 +394,7 @@ static void test_file_durations(void **state)
 		const char *s;
 		int64_t v;
 	} cases[] = {
-		{ "30s", 30 }, { "0s", 0 }, { "45", 45 }, { "2m", 120 },
+		{ "30s", 30 },  { "0s", 0 },     { "45", 45 },     { "2m", 120 },
 		{ "1h", 3600 }, { "1m30s", 90 }, { "24h", 86400 }, { "1d", 86400 },
 	};
 	char text[512];
@@ -428,7 +422,7 @@ static void test_file_risk(void **state)
 		const char *s;
 		double v;
 	} cases[] = {
-		{ "0.2", 0.2 }, { "0", 0 }, { "1", 1 }, { "0.05", 0.05 },
+		{ "0.2", 0.2 }, { "0", 0 },    { "1", 1 },  { "0.05", 0.05 },
 		{ "20%", 0.2 }, { "100%", 1 }, { "0%", 0 }, { "\"0.5\"", 0.5 },
 	};
 	char text[512];
@@ -453,27 +447,27 @@ static void test_file_risk(void **state)
 /* ---- the file: errors ---- */
 
 /* line 1-2: one valid model */
-#define MODELS "models:\n" \
-	"  - {name: \"4090\", vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi, price: {on-demand: \"3.60\", spot: \"1.08\"}}\n"
+#define MODELS                                                                                     \
+	"models:\n"                                                                                \
+	"  - {name: \"4090\", vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi, price: "         \
+	"{on-demand: \"3.60\", spot: \"1.08\"}}\n"
 /* one valid machine, 2 lines */
 #define MACHINES "machines:\n  - {name: m0, model: \"4090\", gpus: 8}\n"
 /* a model with a hole for one key's text: "name: ..., %s" */
 #define MODEL_WITH(x) "models:\n  - {name: \"4090\", " x "}\n" MACHINES
-#define MODEL_BASE "vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi"
-#define PRICE_OK "price: {on-demand: \"3.60\", spot: \"1.08\"}"
+#define MODEL_BASE    "vram: 24Gi, cpu_per_gpu: 20, memory_per_gpu: 101Gi"
+#define PRICE_OK      "price: {on-demand: \"3.60\", spot: \"1.08\"}"
 
 static void test_file_example_message(void **state)
 {
-	static const char text[] =
-		"models:\n"
-		"  - name: \"4090\"\n"
-		"    vram: 24Gi\n"
-		"    cpu_per_gpu: 20\n"
-		"    memory_per_gpu: 101Gi\n"
-		"    price:\n"
-		"      spot: abc\n"
-		"      on-demand: \"3.60\"\n"
-		MACHINES;
+	static const char text[] = "models:\n"
+				   "  - name: \"4090\"\n"
+				   "    vram: 24Gi\n"
+				   "    cpu_per_gpu: 20\n"
+				   "    memory_per_gpu: 101Gi\n"
+				   "    price:\n"
+				   "      spot: abc\n"
+				   "      on-demand: \"3.60\"\n" MACHINES;
 	struct jf_cluster *c;
 	struct jf_error err;
 
@@ -481,8 +475,7 @@ static void test_file_example_message(void **state)
 	assert_int_equal(jf_cluster_parse(text, strlen(text), &c, &err), JF_EINVAL);
 	assert_null(c);
 	assert_int_equal(err.line, 7);
-	assert_non_null(strstr(err.msg,
-			       "line 7: key 'models[0].price.spot': bad price \"abc\""));
+	assert_non_null(strstr(err.msg, "line 7: key 'models[0].price.spot': bad price \"abc\""));
 }
 
 static void test_file_errors(void **state)
@@ -495,26 +488,30 @@ static void test_file_errors(void **state)
 		/* unknown keys, at every level */
 		{ "nmae: x\n" MODELS MACHINES, 1, "nmae", "unknown key (known: name, currency" },
 		{ MODELS MACHINES "extra: 1\n", 5, "extra", "unknown key" },
-		{ "models:\n  - name: \"4090\"\n    vramm: 24Gi\n" MACHINES, 3,
-		  "models[0].vramm", "unknown key" },
+		{ "models:\n  - name: \"4090\"\n    vramm: 24Gi\n" MACHINES, 3, "models[0].vramm",
+		  "unknown key" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpu: 8}\n", 4,
 		  "machines[0].gpu", "unknown key (known: name, model, gpus, count)" },
-		{ "cpu_price: {ondemand: 1, spot: 0}\n" MODELS MACHINES, 1,
-		  "cpu_price.ondemand", "unknown key (known: on-demand, spot)" },
+		{ "cpu_price: {ondemand: 1, spot: 0}\n" MODELS MACHINES, 1, "cpu_price.ondemand",
+		  "unknown key (known: on-demand, spot)" },
 		{ MODEL_WITH(MODEL_BASE ", price: {on-demand: 1, spot: 0, extra: 1}"), 2,
 		  "models[0].price.extra", "unknown key" },
 		{ "\"we'ird\\x01\": 1\n" MODELS MACHINES, 1, "we\\x27ird\\x01", "unknown key" },
 		/* wrong types */
 		{ "models: 4090\n" MACHINES, 1, "models", "must be a list, not a scalar" },
 		{ "models: {a: 1}\n" MACHINES, 1, "models", "must be a list, not a mapping" },
-		{ "models:\n  - 4090\n" MACHINES, 2, "models[0]", "must be a mapping, not a scalar" },
-		{ "models:\n  - [4090]\n" MACHINES, 2, "models[0]", "must be a mapping, not a list" },
-		{ MODEL_WITH("vram: {a: 1}"), 2, "models[0].vram", "must be a quantity, not a mapping" },
+		{ "models:\n  - 4090\n" MACHINES, 2, "models[0]",
+		  "must be a mapping, not a scalar" },
+		{ "models:\n  - [4090]\n" MACHINES, 2, "models[0]",
+		  "must be a mapping, not a list" },
+		{ MODEL_WITH("vram: {a: 1}"), 2, "models[0].vram",
+		  "must be a quantity, not a mapping" },
 		{ MODEL_WITH(MODEL_BASE ", price: 3.60"), 2, "models[0].price",
 		  "must be a mapping, not a scalar" },
 		{ MODEL_WITH(MODEL_BASE ", price: {on-demand: [1], spot: 0}"), 2,
 		  "models[0].price.on-demand", "must be a price, not a list" },
-		{ "models:\n  - {name: [a]}\n" MACHINES, 2, "models[0].name", "must be a name, not a list" },
+		{ "models:\n  - {name: [a]}\n" MACHINES, 2, "models[0].name",
+		  "must be a name, not a list" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: [8]}\n", 4,
 		  "machines[0].gpus", "must be an integer, not a list" },
 		{ MODELS "machines:\n  - {name: m0, model: {a: b}, gpus: 8}\n", 4,
@@ -523,7 +520,8 @@ static void test_file_errors(void **state)
 		{ MODELS "machines:\n", 3, "machines", "must be a list, not a scalar" },
 		{ "name: [a]\n" MODELS MACHINES, 1, "name", "must be a name" },
 		{ "currency: {a: 1}\n" MODELS MACHINES, 1, "currency", "must be a currency code" },
-		{ "preempt_grace: [1]\n" MODELS MACHINES, 1, "preempt_grace", "must be a duration" },
+		{ "preempt_grace: [1]\n" MODELS MACHINES, 1, "preempt_grace",
+		  "must be a duration" },
 		{ "cpu_price: 0.05\n" MODELS MACHINES, 1, "cpu_price", "must be a mapping" },
 		{ "? [a]\n: 1\n" MODELS MACHINES, 1, NULL, "keys must be strings, not a list" },
 		{ MODELS "machines:\n  - {name: \"m\\0x\", model: \"4090\", gpus: 8}\n", 4,
@@ -532,22 +530,25 @@ static void test_file_errors(void **state)
 		{ MODELS "machines:\n  - {name: m0, model: 5090, gpus: 8}\n", 4,
 		  "machines[0].model", "unknown model '5090' (models: 4090)" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 8}\n"
-		  "  - {name: m1, model: \"4090 \", gpus: 8}\n", 5,
-		  "machines[1].model", "unknown model '4090 '" },
-		{ "models: []\n" MACHINES, 3, "machines[0].model", "unknown model '4090' (models: none)" },
+			 "  - {name: m1, model: \"4090 \", gpus: 8}\n",
+		  5, "machines[1].model", "unknown model '4090 '" },
+		{ "models: []\n" MACHINES, 3, "machines[0].model",
+		  "unknown model '4090' (models: none)" },
 		/* duplicates */
 		{ MODELS "  - {name: \"4090\", " MODEL_BASE ", " PRICE_OK "}\n" MACHINES, 3,
 		  "models[1].name", "duplicate model name '4090' (first at line 2)" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 8}\n"
-		  "  - {name: m1, model: \"4090\", gpus: 8}\n"
-		  "  - {name: m0, model: \"4090\", gpus: 8}\n", 6,
-		  "machines[2].name", "duplicate machine name 'm0' (also machines[0], line 4)" },
+			 "  - {name: m1, model: \"4090\", gpus: 8}\n"
+			 "  - {name: m0, model: \"4090\", gpus: 8}\n",
+		  6, "machines[2].name", "duplicate machine name 'm0' (also machines[0], line 4)" },
 		{ MODELS "machines:\n  - {name: big, model: \"4090\", gpus: 8, count: 3}\n"
-		  "  - {name: big-1, model: \"4090\", gpus: 8}\n", 5,
-		  "machines[1].name", "duplicate machine name 'big-1' (also machines[0], line 4)" },
+			 "  - {name: big-1, model: \"4090\", gpus: 8}\n",
+		  5, "machines[1].name",
+		  "duplicate machine name 'big-1' (also machines[0], line 4)" },
 		{ MODELS "machines:\n  - {name: big-2, model: \"4090\", gpus: 8}\n"
-		  "  - {name: big, model: \"4090\", gpus: 8, count: 3}\n", 5,
-		  "machines[1].name", "duplicate machine name 'big-2' (also machines[0], line 4)" },
+			 "  - {name: big, model: \"4090\", gpus: 8, count: 3}\n",
+		  5, "machines[1].name",
+		  "duplicate machine name 'big-2' (also machines[0], line 4)" },
 		{ MODEL_WITH(MODEL_BASE ", vram: 1Gi"), 2, "models[0].vram", "given twice" },
 		{ "name: a\nname: b\n" MODELS MACHINES, 2, "name", "given twice" },
 		/* gpus and count */
@@ -561,8 +562,8 @@ static void test_file_errors(void **state)
 		  "machines[0].gpus", "not \"8.0\"" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: eight}\n", 4,
 		  "machines[0].gpus", "not \"eight\"" },
-		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 99999999999999999999}\n", 4,
-		  "machines[0].gpus", "from 1 to 64" },
+		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 99999999999999999999}\n",
+		  4, "machines[0].gpus", "from 1 to 64" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 8, count: 0}\n", 4,
 		  "machines[0].count", "from 1 to 100000, not \"0\"" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 8, count: 100001}\n", 4,
@@ -577,13 +578,13 @@ static void test_file_errors(void **state)
 		{ MODELS "machines:\n  - {name: a/b, model: \"4090\", gpus: 8}\n", 4,
 		  "machines[0].name", "has a '/'" },
 		{ MODELS "machines:\n  - {name: "
-		  "a123456789012345678901234567890123456789012345678901234567890123,"
-		  " model: \"4090\", gpus: 8}\n", 4,
-		  "machines[0].name", "longer than 63 characters" },
+			 "a123456789012345678901234567890123456789012345678901234567890123,"
+			 " model: \"4090\", gpus: 8}\n",
+		  4, "machines[0].name", "longer than 63 characters" },
 		{ MODELS "machines:\n  - {name: "
-		  "a123456789012345678901234567890123456789012345678901234567890,"
-		  " model: \"4090\", gpus: 8, count: 100}\n", 4,
-		  "machines[0].name", "-99' would be longer than 63 characters" },
+			 "a123456789012345678901234567890123456789012345678901234567890,"
+			 " model: \"4090\", gpus: 8, count: 100}\n",
+		  4, "machines[0].name", "-99' would be longer than 63 characters" },
 		{ "models:\n  - {name: RTX 4090}\n" MACHINES, 2, "models[0].name", "has a space" },
 		{ "name: my lab\n" MODELS MACHINES, 1, "name", "has a space" },
 		/* prices */
@@ -599,8 +600,8 @@ static void test_file_errors(void **state)
 		  "models[0].price.on-demand", "at most 6 decimals" },
 		{ MODEL_WITH(MODEL_BASE ", price: {on-demand: \"\", spot: 0}"), 2,
 		  "models[0].price.on-demand", "bad price \"\"" },
-		{ MODEL_WITH(MODEL_BASE ", price: {on-demand: 1}"), 2,
-		  "models[0].price.spot", "missing" },
+		{ MODEL_WITH(MODEL_BASE ", price: {on-demand: 1}"), 2, "models[0].price.spot",
+		  "missing" },
 		{ "cpu_price: {on-demand: \"0.01\", spot: \"0.015\"}\n" MODELS MACHINES, 1,
 		  "cpu_price.spot", "spot price 0.015 is above the on-demand price 0.01" },
 		/* quantities */
@@ -609,10 +610,14 @@ static void test_file_errors(void **state)
 		{ MODEL_WITH("vram: -1Gi"), 2, "models[0].vram", "bad memory quantity" },
 		{ MODEL_WITH("vram: 0.5"), 2, "models[0].vram", "bad memory quantity" },
 		{ MODEL_WITH("vram: 8Ei"), 2, "models[0].vram", "bad memory quantity" },
-		{ MODEL_WITH("memory_per_gpu: 1Ei"), 2, "models[0].memory_per_gpu", "is too large" },
-		{ MODEL_WITH("cpu_per_gpu: abc"), 2, "models[0].cpu_per_gpu", "bad CPU quantity \"abc\"" },
-		{ MODEL_WITH("cpu_per_gpu: 0m"), 2, "models[0].cpu_per_gpu", "must be more than 0" },
-		{ MODEL_WITH("cpu_per_gpu: 1.0005"), 2, "models[0].cpu_per_gpu", "bad CPU quantity" },
+		{ MODEL_WITH("memory_per_gpu: 1Ei"), 2, "models[0].memory_per_gpu",
+		  "is too large" },
+		{ MODEL_WITH("cpu_per_gpu: abc"), 2, "models[0].cpu_per_gpu",
+		  "bad CPU quantity \"abc\"" },
+		{ MODEL_WITH("cpu_per_gpu: 0m"), 2, "models[0].cpu_per_gpu",
+		  "must be more than 0" },
+		{ MODEL_WITH("cpu_per_gpu: 1.0005"), 2, "models[0].cpu_per_gpu",
+		  "bad CPU quantity" },
 		{ MODEL_WITH("cpu_per_gpu: 2x"), 2, "models[0].cpu_per_gpu", "bad CPU quantity" },
 		{ MODEL_WITH("cpu_per_gpu: \"\""), 2, "models[0].cpu_per_gpu", "bad CPU quantity" },
 		{ MODEL_WITH("cpu_per_gpu: 9223372036854775807m"), 2, "models[0].cpu_per_gpu",
@@ -623,7 +628,8 @@ static void test_file_errors(void **state)
 		{ "currency: cny\n" MODELS MACHINES, 1, "currency", "bad currency \"cny\"" },
 		{ "currency: CNYY\n" MODELS MACHINES, 1, "currency", "3 uppercase letters" },
 		{ "currency: \"\"\n" MODELS MACHINES, 1, "currency", "bad currency" },
-		{ "preempt_grace: 30x\n" MODELS MACHINES, 1, "preempt_grace", "bad duration \"30x\"" },
+		{ "preempt_grace: 30x\n" MODELS MACHINES, 1, "preempt_grace",
+		  "bad duration \"30x\"" },
 		{ "preempt_grace: 25h\n" MODELS MACHINES, 1, "preempt_grace", "at most 24h" },
 		{ "preempt_grace: -5s\n" MODELS MACHINES, 1, "preempt_grace", "bad duration" },
 		{ "preempt_grace: 30m1h\n" MODELS MACHINES, 1, "preempt_grace", "bad duration" },
@@ -648,7 +654,8 @@ static void test_file_errors(void **state)
 		{ MACHINES, 1, "models", "missing" },
 		{ "models:\n  - {name: \"4090\", " PRICE_OK "}\n" MACHINES, 2, "models[0].vram",
 		  "missing" },
-		{ MODELS "machines:\n  - {name: m0, gpus: 8}\n", 4, "machines[0].model", "missing" },
+		{ MODELS "machines:\n  - {name: m0, gpus: 8}\n", 4, "machines[0].model",
+		  "missing" },
 		/* YAML-level problems */
 		{ MODELS "machines:\n  - &m {name: m0, model: \"4090\", gpus: 8}\n  - *m\n", 5,
 		  "machines[1]", "YAML aliases (*name) are not allowed" },
@@ -686,10 +693,11 @@ static void test_file_limits(void **state)
 				     "machines:\n  - {name: a, model: m63, gpus: 1}\n"
 				     "models:\n");
 		for (int i = 0; i < nm; i++)
-			o += (size_t)snprintf(text + o, cap - o,
-					      "  - {name: m%d, vram: 1Gi, cpu_per_gpu: 1, "
-					      "memory_per_gpu: 1Gi, price: {on-demand: 1, spot: 0}}\n",
-					      i);
+			o += (size_t)snprintf(
+				text + o, cap - o,
+				"  - {name: m%d, vram: 1Gi, cpu_per_gpu: 1, "
+				"memory_per_gpu: 1Gi, price: {on-demand: 1, spot: 0}}\n",
+				i);
 		if (nm == 65) {
 			parse_bad(text, 68, "models[64]", "more than 64 models");
 			continue;
@@ -706,15 +714,15 @@ static void test_file_limits(void **state)
 	assert_string_equal(c->machines[99999].name, "n-99999");
 	jf_cluster_free(c);
 	parse_bad(MODELS "machines:\n  - {name: n, model: \"4090\", gpus: 1, count: 99999}\n"
-		  "  - {name: a, model: \"4090\", gpus: 1}\n"
-		  "  - {name: b, model: \"4090\", gpus: 1}\n",
+			 "  - {name: a, model: \"4090\", gpus: 1}\n"
+			 "  - {name: b, model: \"4090\", gpus: 1}\n",
 		  6, "machines[2].name", "more than 100000 machines in all");
 	parse_bad(MODELS "machines:\n  - {name: a, model: \"4090\", gpus: 1}\n"
-		  "  - {name: n, model: \"4090\", gpus: 1, count: 100000}\n",
+			 "  - {name: n, model: \"4090\", gpus: 1, count: 100000}\n",
 		  5, "machines[1].count", "more than 100000 machines in all");
 	/* duplicates among many machines are still found */
 	parse_bad(MODELS "machines:\n  - {name: n, model: \"4090\", gpus: 1, count: 50000}\n"
-		  "  - {name: n-49999, model: \"4090\", gpus: 1}\n",
+			 "  - {name: n-49999, model: \"4090\", gpus: 1}\n",
 		  5, "machines[1].name", "duplicate machine name 'n-49999'");
 
 	/* nesting never recurses without bound */
@@ -749,8 +757,7 @@ static void test_file_limits(void **state)
 
 		c = parse_ok(MODELS MACHINES);
 		jf_cluster_free(c);
-		assert_int_equal(jf_cluster_parse(t, strlen(MODELS MACHINES), &c, &err),
-				 JF_OK);
+		assert_int_equal(jf_cluster_parse(t, strlen(MODELS MACHINES), &c, &err), JF_OK);
 		jf_cluster_free(c);
 	}
 	/* NULL err is allowed */
@@ -765,14 +772,14 @@ static void test_file_limits(void **state)
 static void test_slurm_names(void **state)
 {
 	(void)state;
-	struct jf_cluster *c = parse_ok(
-		"slurm_untyped_gpu: A100\n"
-		"models:\n"
-		"  - {name: A100, slurm_names: [a100-sxm4-80gb, nvidia_a100], " MODEL_BASE ", "
-		PRICE_OK "}\n"
-		"  - {name: \"4090\", " MODEL_BASE ", " PRICE_OK "}\n"
-		"  - {name: H800, slurm_names: [], " MODEL_BASE ", " PRICE_OK "}\n"
-		"machines:\n  - {name: m0, model: A100, gpus: 8}\n");
+	struct jf_cluster *c =
+		parse_ok("slurm_untyped_gpu: A100\n"
+			 "models:\n"
+			 "  - {name: A100, slurm_names: [a100-sxm4-80gb, nvidia_a100], " MODEL_BASE
+			 ", " PRICE_OK "}\n"
+			 "  - {name: \"4090\", " MODEL_BASE ", " PRICE_OK "}\n"
+			 "  - {name: H800, slurm_names: [], " MODEL_BASE ", " PRICE_OK "}\n"
+			 "machines:\n  - {name: m0, model: A100, gpus: 8}\n");
 	assert_int_equal(c->models[0].nslurm_names, 2);
 	assert_string_equal(c->models[0].slurm_names[1], "nvidia_a100");
 	assert_int_equal(c->untyped_model, 0);
@@ -815,21 +822,25 @@ static void test_slurm_names(void **state)
 		  "models[0].slurm_names[0]", "");
 	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK ", slurm_names: [{a: 1}]"), 2,
 		  "models[0].slurm_names[0]", "must be a name, not a mapping");
-	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK
+	parse_bad(MODEL_WITH(MODEL_BASE
+			     ", " PRICE_OK
 			     ", slurm_names: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q]"),
 		  2, "models[0].slurm_names[16]", "more than 16 Slurm names");
 	/* one Slurm type is one model: not a second model's name or Slurm name */
 	parse_bad("models:\n"
 		  "  - {name: A100, slurm_names: [x100], " MODEL_BASE ", " PRICE_OK "}\n"
-		  "  - {name: X100, " MODEL_BASE ", " PRICE_OK "}\n" "machines:\n  - {name: m0, model: A100, gpus: 8}\n",
+		  "  - {name: X100, " MODEL_BASE ", " PRICE_OK "}\n"
+		  "machines:\n  - {name: m0, model: A100, gpus: 8}\n",
 		  2, "models[0].slurm_names[0]", "Slurm name 'x100' is also model 'X100'");
 	parse_bad("models:\n"
 		  "  - {name: A100, slurm_names: [same], " MODEL_BASE ", " PRICE_OK "}\n"
 		  "  - {name: B100, slurm_names: [SAME], " MODEL_BASE ", " PRICE_OK "}\n"
-		  "machines:\n  - {name: m0, model: A100, gpus: 8}\n", 3, "models[1].slurm_names[0]", "each Slurm GPU type is one model");
+		  "machines:\n  - {name: m0, model: A100, gpus: 8}\n",
+		  3, "models[1].slurm_names[0]", "each Slurm GPU type is one model");
 	parse_bad("models:\n"
 		  "  - {name: A100, slurm_names: [dup, Dup], " MODEL_BASE ", " PRICE_OK "}\n"
-		  "machines:\n  - {name: m0, model: A100, gpus: 8}\n", 2, "models[0].slurm_names[1]", "is also model 'A100'");
+		  "machines:\n  - {name: m0, model: A100, gpus: 8}\n",
+		  2, "models[0].slurm_names[1]", "is also model 'A100'");
 }
 
 static void test_out_of_memory(void **state)
@@ -842,7 +853,7 @@ static void test_out_of_memory(void **state)
 		full_file,
 		MODELS "machines:\n  - {name: n, model: \"4090\", gpus: 1, count: 40}\n",
 		MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 8}\n"
-		"  - {name: m0, model: \"4090\", gpus: 8}\n",
+		       "  - {name: m0, model: \"4090\", gpus: 8}\n",
 	};
 	struct jf_error err;
 	struct jf_cluster *c;
@@ -871,10 +882,10 @@ static void test_out_of_memory(void **state)
 			}
 			hook.armed = false;
 			if (hook.live != 0)
-				fail_msg("text %zu, failing allocation %ld: %ld blocks leaked",
-					 t, n, hook.live);
+				fail_msg("text %zu, failing allocation %ld: %ld blocks leaked", t,
+					 n, hook.live);
 			if (hook.nalloc <= n) {
-				assert_int_equal(rc, rc0);  /* nothing failed */
+				assert_int_equal(rc, rc0); /* nothing failed */
 				break;
 			}
 			/* a failed allocation is either reported or, where

@@ -31,8 +31,7 @@ static void ok(const char *text, size_t len, enum jf_ctl_verb want)
 #define OK(text, want) ok(text, sizeof(text) - 1, want)
 
 /* Refused with code; the message holds s1 and s2 and only printable ASCII. */
-static void bad(const char *text, size_t len, enum jf_err code, const char *s1,
-		const char *s2)
+static void bad(const char *text, size_t len, enum jf_err code, const char *s1, const char *s2)
 {
 	enum jf_ctl_verb v = JF_CTL_NVERBS;
 	struct jf_error e;
@@ -66,13 +65,13 @@ static void verbs(void **state)
 	OK("stop\r\n", JF_CTL_STOP);
 	OK("  \tstop \t\n", JF_CTL_STOP);
 	OK(" pause ", JF_CTL_PAUSE);
-	ok("stopXYZ", 4, JF_CTL_STOP);  /* len, not NUL, ends the buffer */
+	ok("stopXYZ", 4, JF_CTL_STOP); /* len, not NUL, ends the buffer */
 	assert_string_equal(jf_ctl_verb_name(JF_CTL_PAUSE), "pause");
 	assert_string_equal(jf_ctl_verb_name(JF_CTL_RESUME), "resume");
 	assert_string_equal(jf_ctl_verb_name(JF_CTL_STOP), "stop");
 	assert_string_equal(jf_ctl_verb_name(JF_CTL_RESTART), "restart");
 	assert_string_equal(jf_ctl_verb_name(JF_CTL_NVERBS), "?");
-	assert_string_equal(jf_ctl_verb_name((enum jf_ctl_verb)-1), "?");
+	assert_string_equal(jf_ctl_verb_name((enum jf_ctl_verb) - 1), "?");
 }
 
 static void refused(void **state)
@@ -111,7 +110,7 @@ static void size_limit(void **state)
 	char buf[JF_CTL_MAX_BYTES + 2];
 	memset(buf, ' ', sizeof(buf));
 	memcpy(buf, "stop", 4);
-	ok(buf, JF_CTL_MAX_BYTES, JF_CTL_STOP);  /* the limit itself is fine */
+	ok(buf, JF_CTL_MAX_BYTES, JF_CTL_STOP); /* the limit itself is fine */
 	bad(buf, JF_CTL_MAX_BYTES + 1, JF_EFBIG, "257 bytes written, more than the limit of 256",
 	    "write one verb");
 	bad(buf, sizeof(buf), JF_EFBIG, "258 bytes", NULL);
@@ -147,7 +146,7 @@ static void message_escaping(void **state)
 		memcpy(big + i, "\xc3\xa9", 2);
 	jf_error_set(&e, JF_EINVAL, 0, "%s", big);
 	n = strlen(e.msg);
-	assert_true(n == JF_ERRMSG_MAX - 2);  /* 255 whole characters, not 255.5 */
+	assert_true(n == JF_ERRMSG_MAX - 2); /* 255 whole characters, not 255.5 */
 	assert_memory_equal(e.msg + n - 2, "\xc3\xa9", 2);
 	/* sanitizing twice changes nothing */
 	struct jf_error f;
@@ -168,17 +167,15 @@ static void quoting(void **state)
 	assert_string_equal(q, "");
 	char small[6];
 	jf_err_quote("\x01\x02\x03", 3, 40, small, sizeof(small));
-	assert_string_equal(small, "\\x01");  /* whole escapes only */
-	jf_err_quote("abc", 3, 40, q, 0);     /* n = 0 writes nothing */
+	assert_string_equal(small, "\\x01"); /* whole escapes only */
+	jf_err_quote("abc", 3, 40, q, 0);    /* n = 0 writes nothing */
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(verbs),
-		cmocka_unit_test(refused),
-		cmocka_unit_test(size_limit),
-		cmocka_unit_test(message_escaping),
+		cmocka_unit_test(verbs),      cmocka_unit_test(refused),
+		cmocka_unit_test(size_limit), cmocka_unit_test(message_escaping),
 		cmocka_unit_test(quoting),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

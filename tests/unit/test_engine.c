@@ -40,12 +40,12 @@ struct fix {
 	char dir[256];
 	char db[512];
 	struct jf_engine *e;
-	struct jf_backend *be;      /* owned by e; kept to kill leftovers */
-	int64_t offset_ms;          /* the injected clock: real time + this */
-	int changes;                /* notifications seen */
+	struct jf_backend *be; /* owned by e; kept to kill leftovers */
+	int64_t offset_ms;     /* the injected clock: real time + this */
+	int changes;           /* notifications seen */
 	int64_t queue;
-	int64_t grace_s;            /* the cluster's preempt_grace for the next start; 0 = 30 */
-	int64_t first;              /* test_group_cache_trim: its first group's id */
+	int64_t grace_s; /* the cluster's preempt_grace for the next start; 0 = 30 */
+	int64_t first;   /* test_group_cache_trim: its first group's id */
 };
 
 static int64_t real_ms(void)
@@ -185,8 +185,8 @@ static int task_state(struct fix *f, int64_t g, int64_t idx)
 
 /* Loop until pred holds (checked before every turn) or timeout_ms pass;
  * each (if set) runs every turn to check an invariant. */
-static bool run_until(struct fix *f, bool (*pred)(struct fix *, int64_t), int64_t g,
-		      int timeout_ms, void (*each)(struct fix *, int64_t, void *), void *ctx)
+static bool run_until(struct fix *f, bool (*pred)(struct fix *, int64_t), int64_t g, int timeout_ms,
+		      void (*each)(struct fix *, int64_t, void *), void *ctx)
 {
 	int64_t end = mono_ms() + timeout_ms;
 	for (;;) {
@@ -387,7 +387,7 @@ static void test_group_cache_trim(void **state)
 	assert_true(run_until(f, all_settled, N, 30000, NULL, NULL));
 	for (int64_t g = f->first; g < f->first + N; g++)
 		assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
-	turn(f, 10);   /* an entry point's end: the cache trims */
+	turn(f, 10); /* an entry point's end: the cache trims */
 	assert_true(jf_engine_cached_groups(f->e) <= 64);
 	const struct jf_spec *s = jf_engine_spec(f->e, f->first);
 	assert_non_null(s);
@@ -515,8 +515,7 @@ static void test_stop(void **state)
 static void test_resume_running(void **state)
 {
 	struct fix *f = *state;
-	int64_t g = submit(f, "busy",
-			   "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
+	int64_t g = submit(f, "busy", "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
 	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
 	assert_int_equal(group_state(f, g), JF_ST_RUNNING);
 	struct jf_error err = { 0 };
@@ -541,8 +540,8 @@ static void test_refused_spec(void **state)
 	struct fix *f = *state;
 	struct jf_error err = { 0 };
 	int64_t g = 0;
-	assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, "bad", getuid(),
-					   getgid(), &g, &err),
+	assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, "bad", getuid(), getgid(),
+					   &g, &err),
 			 JF_OK);
 	static const char bad[] = "completions: 2\nfrobnicate: yes\n";
 	assert_int_equal(jf_engine_submit(f->e, g, bad, strlen(bad), getuid(), getgid(), &err),
@@ -586,8 +585,7 @@ static void test_refused_spec(void **state)
 static void test_restart_adopts(void **state)
 {
 	struct fix *f = *state;
-	int64_t g = submit(f, "survivor",
-			   "command: [\"/bin/sh\", \"-c\", \"sleep 2; exit 0\"]\n");
+	int64_t g = submit(f, "survivor", "command: [\"/bin/sh\", \"-c\", \"sleep 2; exit 0\"]\n");
 	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
 	struct jf_task_rec t;
 	assert_int_equal(jf_task_find(jf_engine_store(f->e), g, 0, &t), JF_OK);
@@ -599,8 +597,10 @@ static void test_restart_adopts(void **state)
 	assert_true(pid > 0);
 	jf_node_release(&n);
 	jf_task_release(&t);
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE attempt_id = ?1 AND "
-				      "end_ms = 0", attempt_id),
+	assert_int_equal(sql_count(f,
+				   "SELECT count(*) FROM ledger WHERE attempt_id = ?1 AND "
+				   "end_ms = 0",
+				   attempt_id),
 			 1);
 
 	/* the daemon goes away; the process does not */
@@ -614,20 +614,25 @@ static void test_restart_adopts(void **state)
 	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
 	assert_int_equal(task_state(f, g, 0), JF_ST_SUCCEEDED);
 	/* one attempt, one ledger row, closed */
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE attempt_id = ?1",
+	assert_int_equal(
+		sql_count(f, "SELECT count(*) FROM ledger WHERE attempt_id = ?1", attempt_id), 1);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1", g), 1);
+	assert_int_equal(sql_count(f,
+				   "SELECT count(*) FROM ledger WHERE attempt_id = ?1 AND "
+				   "end_ms != 0 AND seconds >= 1",
 				   attempt_id),
 			 1);
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1", g), 1);
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE attempt_id = ?1 AND "
-				      "end_ms != 0 AND seconds >= 1", attempt_id),
-			 1);
 	assert_int_equal(closed_ledger_rows(f, g), 1);
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM attempts WHERE id = ?1 AND "
-				      "exit_code = 0", attempt_id),
+	assert_int_equal(sql_count(f,
+				   "SELECT count(*) FROM attempts WHERE id = ?1 AND "
+				   "exit_code = 0",
+				   attempt_id),
 			 1);
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM attempts a JOIN nodes n ON "
-				      "n.id = a.node_id JOIN tasks t ON t.id = n.task_id WHERE "
-				      "t.group_id = ?1", g),
+	assert_int_equal(sql_count(f,
+				   "SELECT count(*) FROM attempts a JOIN nodes n ON "
+				   "n.id = a.node_id JOIN tasks t ON t.id = n.task_id WHERE "
+				   "t.group_id = ?1",
+				   g),
 			 1);
 }
 
@@ -642,7 +647,8 @@ static void test_restart_adopts(void **state)
 static void test_spec_over_limit_after_restart(void **state)
 {
 	struct fix *f = *state;
-	int64_t g = submit(f, "old", "completions: 3\nparallelism: 1\n"
+	int64_t g = submit(f, "old",
+			   "completions: 3\nparallelism: 1\n"
 			   "command: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n");
 	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
 	jf_engine_free(f->e);
@@ -651,8 +657,10 @@ static void test_spec_over_limit_after_restart(void **state)
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
 	char sql[256];
-	snprintf(sql, sizeof(sql), "UPDATE groups SET spec = 'completions: 3\nparallelism: 2000000\n"
-		 "command: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n' WHERE id = %lld", (long long)g);
+	snprintf(sql, sizeof(sql),
+		 "UPDATE groups SET spec = 'completions: 3\nparallelism: 2000000\n"
+		 "command: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n' WHERE id = %lld",
+		 (long long)g);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 
@@ -672,8 +680,11 @@ static void test_spec_over_limit_after_restart(void **state)
 	assert_null(jf_engine_spec(f->e, g));
 	/* the node that ran is stopped and reaped, its segment closed */
 	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1 AND "
-				      "end_ms = 0", g), 0);
+	assert_int_equal(sql_count(f,
+				   "SELECT count(*) FROM ledger WHERE group_id = ?1 AND "
+				   "end_ms = 0",
+				   g),
+			 0);
 	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1", g), 1);
 	/* and the engine goes on */
 	int64_t g2 = submit(f, "new", "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
@@ -755,15 +766,18 @@ static void test_unit_runtime_refused(void **state)
 		char name[16];
 		snprintf(name, sizeof(name), "bad%zu", i);
 		assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, name, getuid(),
-						   getgid(), &g, &err), JF_OK);
+						   getgid(), &g, &err),
+				 JF_OK);
 		assert_int_equal(jf_engine_submit(f->e, g, bad[i].spec, strlen(bad[i].spec),
-						  getuid(), getgid(), &err), JF_EINVAL);
+						  getuid(), getgid(), &err),
+				 JF_EINVAL);
 		assert_non_null(strstr(err.msg, "unit_runtime"));
 		assert_non_null(strstr(err.msg, bad[i].why));
 		assert_int_equal(group_state(f, g), JF_ST_INVALID);
 	}
-	int64_t ok = submit(f, "good", "billing: spot\ngpu: A800\nunit_runtime: 10m\n"
-				       "command: [\"true\"]\n");
+	int64_t ok = submit(f, "good",
+			    "billing: spot\ngpu: A800\nunit_runtime: 10m\n"
+			    "command: [\"true\"]\n");
 	assert_true(run_until(f, settled, ok, 10000, NULL, NULL));
 	assert_int_equal(group_state(f, ok), JF_ST_SUCCEEDED);
 	const char *q = "partition: gpu\n";
@@ -818,35 +832,47 @@ static void test_preempt_spot(void **state)
 			      "if [ -e $JOB_CHECKPOINT_DIR/t ]; then exit 0; fi; "
 			      "sleep 5 & wait\"]\n");
 	assert_true(run_until(f, all_running, spot, 10000, NULL, NULL));
-	int64_t od = submit(f, "od", "gpu: A800\ngpus: 4\ncommand: [\"/bin/sh\", \"-c\", "
-				     "\"exit 0\"]\n");
+	int64_t od = submit(f, "od",
+			    "gpu: A800\ngpus: 4\ncommand: [\"/bin/sh\", \"-c\", "
+			    "\"exit 0\"]\n");
 	int64_t t0 = mono_ms();
 	assert_true(run_until(f, succeeded, od, 10000, NULL, NULL));
 	/* the victims trapped SIGTERM and exited: well inside the 2 s grace */
 	assert_true(mono_ms() - t0 < 3000);
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM nodes n JOIN tasks t ON "
-				      "t.id = n.task_id WHERE t.group_id = ?1 AND n.attempt = 2",
-				   spot), 4);
+	assert_int_equal(sql_count(f,
+				   "SELECT count(*) FROM nodes n JOIN tasks t ON "
+				   "t.id = n.task_id WHERE t.group_id = ?1 AND n.attempt = 2",
+				   spot),
+			 4);
 	assert_true(run_until(f, settled, spot, 15000, NULL, NULL));
 	assert_int_equal(group_state(f, spot), JF_ST_SUCCEEDED);
 	/* no retry used: every task failure count is 0 */
-	assert_int_equal(sql_count(f, "SELECT ifnull(sum(failures), 0) FROM tasks WHERE "
-				      "group_id = ?1", spot), 0);
+	assert_int_equal(sql_count(f,
+				   "SELECT ifnull(sum(failures), 0) FROM tasks WHERE "
+				   "group_id = ?1",
+				   spot),
+			 0);
 	char *ev = events(f, JF_SCOPE_GROUP, spot);
 	int preempted = occurrences(ev, " Preempted tasks/");
 	int preempting = occurrences(ev, " Preempting tasks/");
 	free(ev);
 	assert_int_equal(preempting, 4);
-	assert_int_equal(preempted, 8);  /* the node's and the task's */
+	assert_int_equal(preempted, 8); /* the node's and the task's */
 	ev = events(f, JF_SCOPE_GROUP, od);
 	assert_non_null(strstr(ev, " Preempting group "));
 	free(ev);
 	/* billed: 12 segments (8 + 4 second attempts), all closed; the spot rate
 	 * is the spot price */
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE group_id = ?1 AND "
-				      "end_ms != 0", spot), 12);
-	assert_int_equal(sql_count(f, "SELECT count(DISTINCT rate) FROM ledger WHERE "
-				      "group_id = ?1", spot), 1);
+	assert_int_equal(sql_count(f,
+				   "SELECT count(*) FROM ledger WHERE group_id = ?1 AND "
+				   "end_ms != 0",
+				   spot),
+			 12);
+	assert_int_equal(sql_count(f,
+				   "SELECT count(DISTINCT rate) FROM ledger WHERE "
+				   "group_id = ?1",
+				   spot),
+			 1);
 	assert_true(sql_count(f, "SELECT min(rate) FROM ledger WHERE group_id = ?1", spot) * 4 <
 		    sql_count(f, "SELECT min(rate) FROM ledger WHERE group_id = ?1", od));
 }
@@ -882,20 +908,26 @@ static void test_preempt_deadline_kept(void **state)
 	jf_engine_free(f->e);
 	f->e = NULL;
 	f->be = NULL;
-	f->offset_ms += at - now - 1000;   /* one second of the grace left */
+	f->offset_ms += at - now - 1000; /* one second of the grace left */
 	engine_start(f);
 	int64_t t0 = mono_ms();
 	assert_true(run_until(f, succeeded, od, 10000, NULL, NULL));
 	assert_true(mono_ms() - t0 < 5000);
 	/* the deadline was kept, not renewed */
-	assert_int_equal(sql_count(f, "SELECT count(*) FROM attempts WHERE kill_at_ms != 0 AND "
-				      "abs(kill_at_ms - ?1) > 1000", at), 0);
+	assert_int_equal(sql_count(f,
+				   "SELECT count(*) FROM attempts WHERE kill_at_ms != 0 AND "
+				   "abs(kill_at_ms - ?1) > 1000",
+				   at),
+			 0);
 	char *ev = events(f, JF_SCOPE_GROUP, spot);
 	int preempted = occurrences(ev, " Preempted tasks/");
 	free(ev);
-	assert_int_equal(preempted, 8);  /* 4 nodes and 4 tasks */
-	assert_int_equal(sql_count(f, "SELECT ifnull(sum(failures), 0) FROM tasks WHERE "
-				      "group_id = ?1", spot), 0);
+	assert_int_equal(preempted, 8); /* 4 nodes and 4 tasks */
+	assert_int_equal(sql_count(f,
+				   "SELECT ifnull(sum(failures), 0) FROM tasks WHERE "
+				   "group_id = ?1",
+				   spot),
+			 0);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_engine_ctl(f->e, spot, 0, "stop", &err), JF_OK);
 	assert_true(run_until(f, settled, spot, 10000, NULL, NULL));
@@ -923,8 +955,9 @@ static void test_window(void **state)
 	jf_engine_free(f->e);
 	engine_start(f);
 	f->offset_ms = today + 8 * 3600000 - real_ms();
-	int64_t g = submit(f, "long", "billing: spot\ngpu: A800\nunit_runtime: 12h\n"
-				      "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	int64_t g = submit(f, "long",
+			   "billing: spot\ngpu: A800\nunit_runtime: 12h\n"
+			   "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
 	jf_engine_tick(f->e);
 	struct jf_group_rec r;
 	assert_int_equal(jf_group_get(jf_engine_store(f->e), g, &r), JF_OK);
@@ -935,8 +968,9 @@ static void test_window(void **state)
 	assert_non_null(strstr(ev, " WaitingForWindow "));
 	free(ev);
 	/* a short window at the same moment: 10 minutes before the peak is quiet */
-	int64_t s = submit(f, "short", "billing: spot\ngpu: A800\nunit_runtime: 10m\n"
-				       "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	int64_t s = submit(f, "short",
+			   "billing: spot\ngpu: A800\nunit_runtime: 10m\n"
+			   "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
 	assert_true(run_until(f, settled, s, 10000, NULL, NULL));
 	assert_int_equal(group_state(f, s), JF_ST_SUCCEEDED);
 	assert_int_equal(group_state(f, g), JF_ST_WAITING);

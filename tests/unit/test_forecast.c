@@ -20,14 +20,13 @@
 #define HOUR_MS 3600000LL
 #define DAY_MS  (24 * HOUR_MS)
 #define WEEK_MS (7 * DAY_MS)
-#define MONDAY  1795996800000LL   /* 2026-11-30T00:00:00Z, a Monday */
+#define MONDAY  1795996800000LL /* 2026-11-30T00:00:00Z, a Monday */
 #define TOTAL   8
 
 typedef int (*pattern_fn)(int64_t t_ms);
 
 /* Feed one sample every `step` ms over [from, to), values from fn. */
-static void feed(struct jf_forecast *f, int64_t from, int64_t to,
-		 int64_t step, pattern_fn fn)
+static void feed(struct jf_forecast *f, int64_t from, int64_t to, int64_t step, pattern_fn fn)
 {
 	for (int64_t t = from; t < to; t += step)
 		jf_forecast_add(f, t, fn(t));
@@ -82,12 +81,11 @@ static void test_flat_quiet(void **state)
 	feed(f, MONDAY - 3 * WEEK_MS, MONDAY, 5 * MIN_MS, flat);
 	for (int h = 0; h < 48; h++)
 		for (size_t w = 0; w < 4; w++) {
-			double r = jf_forecast_risk(f, MONDAY + h * HOUR_MS,
-						    windows[w], 1, TOTAL - 1);
+			double r =
+				jf_forecast_risk(f, MONDAY + h * HOUR_MS, windows[w], 1, TOTAL - 1);
 			assert_true(r >= 0 && r < 0.01);
 		}
-	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 3 * HOUR_MS),
-			 TOTAL - 1);
+	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 3 * HOUR_MS), TOTAL - 1);
 	jf_forecast_free(f);
 }
 
@@ -99,26 +97,19 @@ static void test_daily_peak(void **state)
 	assert_non_null(f);
 	feed(f, MONDAY - 3 * WEEK_MS, MONDAY, MIN_MS, office);
 	/* the day after the history, nothing on-demand running now */
-	assert_true(jf_forecast_risk(f, MONDAY + 8 * HOUR_MS, 12 * 3600, 1,
-				     TOTAL) > 0.9);
-	assert_true(jf_forecast_risk(f, MONDAY + 10 * HOUR_MS, 3600, 1,
-				     TOTAL) > 0.5);
-	assert_true(jf_forecast_risk(f, MONDAY + 3 * HOUR_MS, 600, 1,
-				     TOTAL) < 0.01);
-	assert_true(jf_forecast_risk(f, MONDAY + 20 * HOUR_MS, 6 * 3600, 1,
-				     TOTAL) < 0.01);
+	assert_true(jf_forecast_risk(f, MONDAY + 8 * HOUR_MS, 12 * 3600, 1, TOTAL) > 0.9);
+	assert_true(jf_forecast_risk(f, MONDAY + 10 * HOUR_MS, 3600, 1, TOTAL) > 0.5);
+	assert_true(jf_forecast_risk(f, MONDAY + 3 * HOUR_MS, 600, 1, TOTAL) < 0.01);
+	assert_true(jf_forecast_risk(f, MONDAY + 20 * HOUR_MS, 6 * 3600, 1, TOTAL) < 0.01);
 	/* an 8-hour window from 00:00 ends before the peak */
 	assert_true(jf_forecast_risk(f, MONDAY, 8 * 3600, 1, TOTAL) < 0.01);
 	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 12 * HOUR_MS), 0);
-	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 2 * HOUR_MS),
-			 TOTAL);
+	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 2 * HOUR_MS), TOTAL);
 	/* the peak is exactly 09:00-18:00: hours 8 and 18 stay free */
-	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 8 * HOUR_MS),
-			 TOTAL);
+	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 8 * HOUR_MS), TOTAL);
 	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 9 * HOUR_MS), 0);
 	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 17 * HOUR_MS), 0);
-	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 18 * HOUR_MS),
-			 TOTAL);
+	assert_int_equal(jf_forecast_predicted_free(f, MONDAY + 18 * HOUR_MS), TOTAL);
 	jf_forecast_free(f);
 }
 
@@ -267,8 +258,8 @@ static void test_render(void **state)
 	feed(f[0], MONDAY - 2 * WEEK_MS, MONDAY, 10 * MIN_MS, office);
 	feed(f[1], MONDAY - WEEK_MS, MONDAY, 10 * MIN_MS, flat);
 	feed(f[2], MONDAY - 2 * HOUR_MS, MONDAY, 10 * MIN_MS, evening);
-	text = jf_forecast_render((const struct jf_forecast *const *)f, names,
-				  4, MONDAY + 30 * MIN_MS);
+	text = jf_forecast_render((const struct jf_forecast *const *)f, names, 4,
+				  MONDAY + 30 * MIN_MS);
 	assert_non_null(text);
 	assert_int_equal(count_lines(text, &width, &fixed), 4 * 24 + 1);
 	assert_true(fixed);
@@ -306,18 +297,15 @@ static void test_long_history_cost(void **state)
 	}
 	t1 = seconds();
 	for (int i = 0; i < 10000; i++)
-		sum += jf_forecast_risk(f, MONDAY + (i % 168) * HOUR_MS,
-					12 * 3600, 1, TOTAL);
+		sum += jf_forecast_risk(f, MONDAY + (i % 168) * HOUR_MS, 12 * 3600, 1, TOTAL);
 	t2 = seconds();
 	assert_true(t1 - t0 < 0.5);
 	/* 10,000 twelve-hour queries: well under 20 us each */
 	assert_true(t2 - t1 < 0.2);
 	assert_true(sum > 0);
 	/* the profile still holds the pattern */
-	assert_true(jf_forecast_risk(f, MONDAY + 10 * HOUR_MS, 3600, 1,
-				     TOTAL) > 0.5);
-	assert_true(jf_forecast_risk(f, MONDAY + 2 * HOUR_MS, 3600, 1,
-				     TOTAL) < 0.01);
+	assert_true(jf_forecast_risk(f, MONDAY + 10 * HOUR_MS, 3600, 1, TOTAL) > 0.5);
+	assert_true(jf_forecast_risk(f, MONDAY + 2 * HOUR_MS, 3600, 1, TOTAL) < 0.01);
 	jf_forecast_free(f);
 }
 

@@ -79,7 +79,7 @@ static void test_empty(void **state)
 	assert_null(jf_idmap_get(&m, 0));
 	assert_null(jf_idmap_get(&m, -1));
 	jf_idmap_release(&m);
-	jf_idmap_release(&m);   /* twice is harmless */
+	jf_idmap_release(&m); /* twice is harmless */
 }
 
 static void test_random(void **state)

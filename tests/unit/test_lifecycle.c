@@ -25,56 +25,95 @@ struct move {
 	enum jf_state to;
 };
 
-#define M(f, e, t) { JF_ST_##f, JF_EV_##e, JF_ST_##t }
+#define M(f, e, t)                                                                                 \
+	{                                                                                          \
+		JF_ST_##f, JF_EV_##e, JF_ST_##t                                                    \
+	}
 
 static const struct move group_moves[] = {
-	M(DRAFT, SUBMIT, WAITING), M(DRAFT, REJECT, INVALID),
-	M(INVALID, SUBMIT, WAITING), M(INVALID, REJECT, INVALID),
-	M(WAITING, START, RUNNING), M(WAITING, SUCCEED, SUCCEEDED), M(WAITING, FAIL, FAILED),
-	M(WAITING, PAUSE, PAUSED), M(WAITING, STOP, STOPPED), M(WAITING, RESTART, WAITING),
-	M(WAITING, IDLE, WAITING),
-	M(RUNNING, START, RUNNING), M(RUNNING, SUCCEED, SUCCEEDED), M(RUNNING, FAIL, FAILED),
-	M(RUNNING, PAUSE, PAUSED), M(RUNNING, STOP, STOPPED), M(RUNNING, RESTART, WAITING),
-	M(RUNNING, IDLE, WAITING),
-	M(PAUSED, RESUME, WAITING), M(PAUSED, STOP, STOPPED), M(PAUSED, RESTART, WAITING),
-	M(SUCCEEDED, RESTART, WAITING), M(FAILED, RESTART, WAITING),
-	M(STOPPED, RESTART, WAITING),
+	M(DRAFT, SUBMIT, WAITING),      M(DRAFT, REJECT, INVALID),
+	M(INVALID, SUBMIT, WAITING),    M(INVALID, REJECT, INVALID),
+	M(WAITING, START, RUNNING),     M(WAITING, SUCCEED, SUCCEEDED),
+	M(WAITING, FAIL, FAILED),       M(WAITING, PAUSE, PAUSED),
+	M(WAITING, STOP, STOPPED),      M(WAITING, RESTART, WAITING),
+	M(WAITING, IDLE, WAITING),      M(RUNNING, START, RUNNING),
+	M(RUNNING, SUCCEED, SUCCEEDED), M(RUNNING, FAIL, FAILED),
+	M(RUNNING, PAUSE, PAUSED),      M(RUNNING, STOP, STOPPED),
+	M(RUNNING, RESTART, WAITING),   M(RUNNING, IDLE, WAITING),
+	M(PAUSED, RESUME, WAITING),     M(PAUSED, STOP, STOPPED),
+	M(PAUSED, RESTART, WAITING),    M(SUCCEEDED, RESTART, WAITING),
+	M(FAILED, RESTART, WAITING),    M(STOPPED, RESTART, WAITING),
 };
 
 static const struct move task_moves[] = {
-	M(WAITING, PLACE, INITIALIZING), M(WAITING, PAUSE, PAUSED), M(WAITING, STOP, STOPPED),
-	M(WAITING, FAIL, FAILED), M(WAITING, RESTART, WAITING),
-	M(INITIALIZING, START, RUNNING), M(INITIALIZING, SUCCEED, SUCCEEDED),
-	M(INITIALIZING, FAIL, FAILED), M(INITIALIZING, RETRY, WAITING),
-	M(INITIALIZING, PREEMPT, WAITING), M(INITIALIZING, PAUSE, PAUSED),
-	M(INITIALIZING, STOP, STOPPED), M(INITIALIZING, RESTART, WAITING),
-	M(RUNNING, START, RUNNING), M(RUNNING, SUCCEED, SUCCEEDED), M(RUNNING, FAIL, FAILED),
-	M(RUNNING, RETRY, WAITING), M(RUNNING, PREEMPT, WAITING), M(RUNNING, PAUSE, PAUSED),
-	M(RUNNING, STOP, STOPPED), M(RUNNING, RESTART, WAITING),
-	M(PAUSED, RESUME, WAITING), M(PAUSED, STOP, STOPPED), M(PAUSED, RESTART, WAITING),
-	M(SUCCEEDED, RESTART, WAITING), M(FAILED, RESTART, WAITING),
+	M(WAITING, PLACE, INITIALIZING),
+	M(WAITING, PAUSE, PAUSED),
+	M(WAITING, STOP, STOPPED),
+	M(WAITING, FAIL, FAILED),
+	M(WAITING, RESTART, WAITING),
+	M(INITIALIZING, START, RUNNING),
+	M(INITIALIZING, SUCCEED, SUCCEEDED),
+	M(INITIALIZING, FAIL, FAILED),
+	M(INITIALIZING, RETRY, WAITING),
+	M(INITIALIZING, PREEMPT, WAITING),
+	M(INITIALIZING, PAUSE, PAUSED),
+	M(INITIALIZING, STOP, STOPPED),
+	M(INITIALIZING, RESTART, WAITING),
+	M(RUNNING, START, RUNNING),
+	M(RUNNING, SUCCEED, SUCCEEDED),
+	M(RUNNING, FAIL, FAILED),
+	M(RUNNING, RETRY, WAITING),
+	M(RUNNING, PREEMPT, WAITING),
+	M(RUNNING, PAUSE, PAUSED),
+	M(RUNNING, STOP, STOPPED),
+	M(RUNNING, RESTART, WAITING),
+	M(PAUSED, RESUME, WAITING),
+	M(PAUSED, STOP, STOPPED),
+	M(PAUSED, RESTART, WAITING),
+	M(SUCCEEDED, RESTART, WAITING),
+	M(FAILED, RESTART, WAITING),
 	M(STOPPED, RESTART, WAITING),
 };
 
 static const struct move node_moves[] = {
-	M(WAITING, PLACE, INITIALIZING), M(WAITING, PAUSE, PAUSED), M(WAITING, STOP, STOPPED),
-	M(WAITING, RETRY, WAITING), M(WAITING, RESTART, WAITING),
-	M(INITIALIZING, START, RUNNING), M(INITIALIZING, SUCCEED, SUCCEEDED),
-	M(INITIALIZING, FAIL, FAILED), M(INITIALIZING, RETRY, WAITING),
-	M(INITIALIZING, PREEMPT, PREEMPTED), M(INITIALIZING, STOP, STOPPED),
-	M(INITIALIZING, PAUSE, PAUSED), M(INITIALIZING, RESTART, WAITING),
-	M(RUNNING, SUCCEED, SUCCEEDED), M(RUNNING, FAIL, FAILED), M(RUNNING, RETRY, WAITING),
-	M(RUNNING, PLACE, INITIALIZING), M(RUNNING, PREEMPT, PREEMPTED),
-	M(RUNNING, STOP, STOPPED), M(RUNNING, PAUSE, PAUSED), M(RUNNING, RESTART, WAITING),
-	M(PREEMPTED, PLACE, INITIALIZING), M(PREEMPTED, RETRY, WAITING),
-	M(PREEMPTED, STOP, STOPPED), M(PREEMPTED, PAUSE, PAUSED),
+	M(WAITING, PLACE, INITIALIZING),
+	M(WAITING, PAUSE, PAUSED),
+	M(WAITING, STOP, STOPPED),
+	M(WAITING, RETRY, WAITING),
+	M(WAITING, RESTART, WAITING),
+	M(INITIALIZING, START, RUNNING),
+	M(INITIALIZING, SUCCEED, SUCCEEDED),
+	M(INITIALIZING, FAIL, FAILED),
+	M(INITIALIZING, RETRY, WAITING),
+	M(INITIALIZING, PREEMPT, PREEMPTED),
+	M(INITIALIZING, STOP, STOPPED),
+	M(INITIALIZING, PAUSE, PAUSED),
+	M(INITIALIZING, RESTART, WAITING),
+	M(RUNNING, SUCCEED, SUCCEEDED),
+	M(RUNNING, FAIL, FAILED),
+	M(RUNNING, RETRY, WAITING),
+	M(RUNNING, PLACE, INITIALIZING),
+	M(RUNNING, PREEMPT, PREEMPTED),
+	M(RUNNING, STOP, STOPPED),
+	M(RUNNING, PAUSE, PAUSED),
+	M(RUNNING, RESTART, WAITING),
+	M(PREEMPTED, PLACE, INITIALIZING),
+	M(PREEMPTED, RETRY, WAITING),
+	M(PREEMPTED, STOP, STOPPED),
+	M(PREEMPTED, PAUSE, PAUSED),
 	M(PREEMPTED, RESTART, WAITING),
-	M(PAUSED, RESUME, WAITING), M(PAUSED, PLACE, INITIALIZING), M(PAUSED, STOP, STOPPED),
+	M(PAUSED, RESUME, WAITING),
+	M(PAUSED, PLACE, INITIALIZING),
+	M(PAUSED, STOP, STOPPED),
 	M(PAUSED, RESTART, WAITING),
-	M(SUCCEEDED, RETRY, WAITING), M(SUCCEEDED, PLACE, INITIALIZING),
+	M(SUCCEEDED, RETRY, WAITING),
+	M(SUCCEEDED, PLACE, INITIALIZING),
 	M(SUCCEEDED, RESTART, WAITING),
-	M(FAILED, RETRY, WAITING), M(FAILED, PLACE, INITIALIZING), M(FAILED, RESTART, WAITING),
-	M(STOPPED, RETRY, WAITING), M(STOPPED, RESTART, WAITING),
+	M(FAILED, RETRY, WAITING),
+	M(FAILED, PLACE, INITIALIZING),
+	M(FAILED, RESTART, WAITING),
+	M(STOPPED, RETRY, WAITING),
+	M(STOPPED, RESTART, WAITING),
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -87,7 +126,7 @@ static void check_table(const char *what, int (*next)(enum jf_state, enum jf_eve
 		for (int e = 0; e < JF_EV__COUNT; e++)
 			want[s][e] = -1;
 	for (size_t i = 0; i < n; i++) {
-		assert_int_equal(want[moves[i].from][moves[i].ev], -1);   /* listed once */
+		assert_int_equal(want[moves[i].from][moves[i].ev], -1); /* listed once */
 		want[moves[i].from][moves[i].ev] = (int)moves[i].to;
 	}
 	for (int s = 0; s < JF_ST__COUNT; s++)
@@ -101,7 +140,7 @@ static void check_table(const char *what, int (*next)(enum jf_state, enum jf_eve
 	/* out of range in, -1 out */
 	assert_int_equal(next(JF_ST__COUNT, JF_EV_SUBMIT), -1);
 	assert_int_equal(next(JF_ST_WAITING, JF_EV__COUNT), -1);
-	assert_int_equal(next((enum jf_state)-1, JF_EV_STOP), -1);
+	assert_int_equal(next((enum jf_state) - 1, JF_EV_STOP), -1);
 }
 
 static void test_group_table(void **state)
@@ -147,15 +186,15 @@ static void test_names(void **state)
 {
 	(void)state;
 	static const char *const want[JF_ST__COUNT] = {
-		"Draft", "Invalid", "Waiting", "Initializing", "Running",
-		"Succeeded", "Failed", "Stopped", "Paused", "Preempted",
+		"Draft",     "Invalid", "Waiting", "Initializing", "Running",
+		"Succeeded", "Failed",  "Stopped", "Paused",       "Preempted",
 	};
 	for (int s = 0; s < JF_ST__COUNT; s++) {
 		const char *n = jf_state_name((enum jf_state)s);
 		assert_string_equal(n, want[s]);
 		assert_int_equal(jf_state_parse(n), s);
 	}
-	assert_int_equal(jf_state_parse("running"), -1);   /* exact spelling only */
+	assert_int_equal(jf_state_parse("running"), -1); /* exact spelling only */
 	assert_int_equal(jf_state_parse(""), -1);
 	assert_int_equal(jf_state_parse("Unknown"), -1);
 	assert_string_equal(jf_state_name(JF_ST__COUNT), "Unknown");
@@ -189,8 +228,11 @@ static enum jf_verdict judge(const struct jf_spec *s, int code, const char *cont
 			     bool disruption, int64_t tf, int64_t gf, const char **reason)
 {
 	struct jf_exit_facts f = {
-		.exit_code = code, .container = container, .disruption = disruption,
-		.task_failures = tf, .group_failures = gf,
+		.exit_code = code,
+		.container = container,
+		.disruption = disruption,
+		.task_failures = tf,
+		.group_failures = gf,
 	};
 	return jf_judge_exit(s, &f, reason);
 }
@@ -228,7 +270,7 @@ static void test_max_failures(void **state)
 {
 	(void)state;
 	struct jf_spec s = base_spec(-1);
-	s.max_failures = 3;   /* three failed attempts allowed, the fourth ends the group */
+	s.max_failures = 3; /* three failed attempts allowed, the fourth ends the group */
 	const char *why = NULL;
 	assert_int_equal(judge(&s, 1, NULL, false, 0, 0, &why), JF_V_RETRY_NEW);
 	assert_int_equal(judge(&s, 1, NULL, false, 0, 2, &why), JF_V_RETRY_NEW);
@@ -256,8 +298,12 @@ static void test_pfp_failjob(void **state)
 	(void)state;
 	int codes[] = { 42 };
 	struct jf_pfp_rule r = {
-		.action = JF_PFP_FAILJOB, .on_exit_codes = true, .container = "main",
-		.op_in = true, .values = codes, .nvalues = 1,
+		.action = JF_PFP_FAILJOB,
+		.on_exit_codes = true,
+		.container = "main",
+		.op_in = true,
+		.values = codes,
+		.nvalues = 1,
 	};
 	struct jf_spec s = base_spec(5);
 	s.pfp = &r;
@@ -283,8 +329,11 @@ static void test_pfp_notin(void **state)
 	(void)state;
 	int codes[] = { 1, 2 };
 	struct jf_pfp_rule r = {
-		.action = JF_PFP_FAILJOB, .on_exit_codes = true, .op_in = false,
-		.values = codes, .nvalues = 2,
+		.action = JF_PFP_FAILJOB,
+		.on_exit_codes = true,
+		.op_in = false,
+		.values = codes,
+		.nvalues = 2,
 	};
 	struct jf_spec s = base_spec(5);
 	s.pfp = &r;
@@ -309,15 +358,27 @@ static void test_pfp_actions(void **state)
 	(void)state;
 	int c3[] = { 3 }, c4[] = { 4 }, c5[] = { 5 };
 	struct jf_pfp_rule rules[] = {
-		{ .action = JF_PFP_FAILINDEX, .on_exit_codes = true, .op_in = true,
-		  .values = c3, .nvalues = 1 },
-		{ .action = JF_PFP_IGNORE, .on_exit_codes = true, .op_in = true,
-		  .values = c4, .nvalues = 1 },
-		{ .action = JF_PFP_COUNT, .on_exit_codes = true, .op_in = true,
-		  .values = c5, .nvalues = 1 },
+		{ .action = JF_PFP_FAILINDEX,
+		  .on_exit_codes = true,
+		  .op_in = true,
+		  .values = c3,
+		  .nvalues = 1 },
+		{ .action = JF_PFP_IGNORE,
+		  .on_exit_codes = true,
+		  .op_in = true,
+		  .values = c4,
+		  .nvalues = 1 },
+		{ .action = JF_PFP_COUNT,
+		  .on_exit_codes = true,
+		  .op_in = true,
+		  .values = c5,
+		  .nvalues = 1 },
 		/* never reached for 5: the first matching rule decides */
-		{ .action = JF_PFP_FAILJOB, .on_exit_codes = true, .op_in = true,
-		  .values = c5, .nvalues = 1 },
+		{ .action = JF_PFP_FAILJOB,
+		  .on_exit_codes = true,
+		  .op_in = true,
+		  .values = c5,
+		  .nvalues = 1 },
 	};
 	struct jf_spec s = base_spec(1);
 	s.pfp = rules;
@@ -343,7 +404,9 @@ static void test_pfp_disruption(void **state)
 {
 	(void)state;
 	struct jf_pfp_rule r = {
-		.action = JF_PFP_IGNORE, .on_exit_codes = false, .on_disruption = true,
+		.action = JF_PFP_IGNORE,
+		.on_exit_codes = false,
+		.on_disruption = true,
 	};
 	struct jf_spec s = base_spec(0);
 	s.pfp = &r;
@@ -392,14 +455,17 @@ static bool in_set(void *ctx, int64_t i)
 	return false;
 }
 
-static enum jf_group_verdict gjudge(const struct jf_spec *s, int64_t completions,
-				    int64_t succeeded, int64_t failed, int64_t running,
-				    int64_t waiting, int64_t stopped, struct idx_set *set,
-				    const char **reason)
+static enum jf_group_verdict gjudge(const struct jf_spec *s, int64_t completions, int64_t succeeded,
+				    int64_t failed, int64_t running, int64_t waiting,
+				    int64_t stopped, struct idx_set *set, const char **reason)
 {
 	struct jf_group_counts c = {
-		.completions = completions, .succeeded = succeeded, .failed = failed,
-		.running = running, .waiting = waiting, .stopped = stopped,
+		.completions = completions,
+		.succeeded = succeeded,
+		.failed = failed,
+		.running = running,
+		.waiting = waiting,
+		.stopped = stopped,
 	};
 	return jf_judge_group(s, &c, set ? in_set : NULL, set, reason);
 }
@@ -443,7 +509,7 @@ static void test_group_max_failed_indexes(void **state)
 static void test_group_success_policy(void **state)
 {
 	(void)state;
-	struct jf_range ranges[] = { { 0, 0 }, { 2, 3 } };   /* "0,2-3" */
+	struct jf_range ranges[] = { { 0, 0 }, { 2, 3 } }; /* "0,2-3" */
 	struct jf_success_rule rule = { .indexes = ranges, .nindexes = 2, .count = 1 };
 	struct jf_spec s = base_spec(1);
 	s.success = &rule;

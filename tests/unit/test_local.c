@@ -105,7 +105,9 @@ static int setup(void **state)
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	(void)st; (void)flag; (void)ftw;
+	(void)st;
+	(void)flag;
+	(void)ftw;
 	remove(path);
 	return 0;
 }
@@ -180,7 +182,7 @@ static bool wait_started(struct jf_backend *be, uint64_t cookie, int timeout_ms,
 				return true;
 			}
 			if (res.started)
-				continue;   /* another run's start */
+				continue; /* another run's start */
 			stash_put(&res);
 			if (res.cookie == cookie)
 				return false;
@@ -210,7 +212,7 @@ static void start_run(struct jf_backend *be, const char *dir, const struct jf_pr
 	enum jf_err rc = jf_backend_start(be, &l, cookie, out, &err);
 	if (rc != JF_OK)
 		fail_msg("start: %s", err.msg);
-	assert_true(out->pending);   /* the local backend never waits for the shim */
+	assert_true(out->pending); /* the local backend never waits for the shim */
 	assert_int_equal(out->start_ms, 0);
 	assert_true(strncmp(out->handle, "local:", 6) == 0);
 	if (!wait_started(be, cookie, 10000, out))
@@ -218,8 +220,8 @@ static void start_run(struct jf_backend *be, const char *dir, const struct jf_pr
 }
 
 /* One sh -c SCRIPT process named main. */
-static void start_sh(struct jf_backend *be, const char *dir, const char *script,
-		     uint64_t cookie, struct jf_run_started *out)
+static void start_sh(struct jf_backend *be, const char *dir, const char *script, uint64_t cookie,
+		     struct jf_run_started *out)
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
 	char *envp[] = { PATH, NULL };
@@ -435,7 +437,7 @@ static void test_two_procs(void **state)
 	assert_non_null(strstr(logs, "[beta] world\n"));
 	free(logs);
 	char *out = read_file(dir, "stdout");
-	assert_null(strstr(out, "[alpha]"));   /* prefixes only in logs */
+	assert_null(strstr(out, "[alpha]")); /* prefixes only in logs */
 	free(out);
 }
 
@@ -564,7 +566,7 @@ static void test_kill(void **state)
 	start_sh(f->be, dir, "trap '' TERM; echo ready; sleep 100", 1, &st);
 	wait_for_text(dir, "stdout", "ready");
 	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
-	assert_false(wait_result(f->be, 300, &res));   /* TERM is ignored */
+	assert_false(wait_result(f->be, 300, &res)); /* TERM is ignored */
 	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_KILL), JF_OK);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.exit_code, 137);
@@ -586,7 +588,7 @@ static void test_adopt_running(void **state)
 	jf_backend_free(f->be);
 	f->be = new_backend();
 	assert_int_equal(jf_backend_adopt(f->be, st.handle, dir, 78, &err), JF_OK);
-	assert_false(wait_result(f->be, 100, &res));   /* still running */
+	assert_false(wait_result(f->be, 100, &res)); /* still running */
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.cookie, 78);
 	assert_int_equal(res.exit_code, 7);
@@ -684,7 +686,8 @@ static void test_shim_killed(void **state)
 	snprintf(stale, sizeof(stale), "%s/result", dir);
 	FILE *fp = fopen(stale, "w");
 	assert_non_null(fp);
-	fputs("{\"exit_code\":0,\"signal\":0,\"start_ms\":1,\"end_ms\":2,\"message\":\"old\"}\n", fp);
+	fputs("{\"exit_code\":0,\"signal\":0,\"start_ms\":1,\"end_ms\":2,\"message\":\"old\"}\n",
+	      fp);
 	fclose(fp);
 	start_run(f->be, dir, &p, 1, 11, &st);
 	int child = (int)syscall(SYS_pidfd_open, st.pid, 0);
@@ -697,13 +700,13 @@ static void test_shim_killed(void **state)
 	assert_non_null(strstr(res.message, "supervisor vanished without a result"));
 	assert_non_null(strstr(res.message, "SIGKILL"));
 	struct pollfd pc = { .fd = child, .events = POLLIN };
-	assert_int_equal(poll(&pc, 1, 3000), 1);   /* PR_SET_PDEATHSIG */
+	assert_int_equal(poll(&pc, 1, 3000), 1); /* PR_SET_PDEATHSIG */
 	close(child);
 }
 
 /* One file's rotation record from RUN_DIR/rotation. */
-static void rotation_of(const char *dir, const char *name, json_int_t *cap,
-			json_int_t *rotations, json_int_t *dropped)
+static void rotation_of(const char *dir, const char *name, json_int_t *cap, json_int_t *rotations,
+			json_int_t *dropped)
 {
 	char *text = read_file(dir, "rotation");
 	assert_non_null(text);
@@ -712,7 +715,8 @@ static void rotation_of(const char *dir, const char *name, json_int_t *cap,
 	if (!root)
 		fail_msg("rotation is not JSON (%s): %s", je.text, text);
 	assert_int_equal(json_unpack(root, "{s:I,s:{s:I,s:I}}", "cap", cap, name, "rotations",
-				     rotations, "dropped", dropped), 0);
+				     rotations, "dropped", dropped),
+			 0);
 	json_decref(root);
 	free(text);
 }
@@ -750,8 +754,13 @@ static void test_log_rotate(void **state)
 	char *envp[] = { PATH, NULL };
 	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
 	struct jf_launch l = {
-		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
-		.procs = &p, .nprocs = 1, .log_cap_bytes = CAP,
+		.run_dir = dir,
+		.cwd = dir,
+		.uid = getuid(),
+		.gid = getgid(),
+		.procs = &p,
+		.nprocs = 1,
+		.log_cap_bytes = CAP,
 	};
 	struct jf_error err = { 0 };
 	json_int_t cap, rot, dropped;
@@ -775,7 +784,7 @@ static void test_log_rotate(void **state)
 	char *out = kept(dir, "stdout");
 	size_t n = strlen(out);
 	assert_true(n >= CAP && n <= 2 * CAP);
-	assert_memory_equal(out, all + total - n, n);      /* the tail, as printed */
+	assert_memory_equal(out, all + total - n, n); /* the tail, as printed */
 	rotation_of(dir, "stdout", &cap, &rot, &dropped);
 	assert_int_equal(cap, CAP);
 	assert_int_equal(rot, (total - 1) / CAP);
@@ -844,8 +853,13 @@ static void test_log_no_cap(void **state)
 	char *envp[] = { PATH, NULL };
 	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
 	struct jf_launch l = {
-		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
-		.procs = &p, .nprocs = 1, .log_cap_bytes = 0,
+		.run_dir = dir,
+		.cwd = dir,
+		.uid = getuid(),
+		.gid = getgid(),
+		.procs = &p,
+		.nprocs = 1,
+		.log_cap_bytes = 0,
 	};
 	struct jf_error err = { 0 };
 
@@ -854,7 +868,7 @@ static void test_log_no_cap(void **state)
 	expect_result(f->be, 10000, &res);
 	assert_int_equal(res.exit_code, 0);
 	assert_int_equal(file_size(dir, "stdout"), 1000000);
-	assert_int_equal(file_size(dir, "logs"), 1000001);   /* the last line ended */
+	assert_int_equal(file_size(dir, "logs"), 1000001); /* the last line ended */
 	assert_int_equal(file_size(dir, "stdout.1"), -1);
 	assert_int_equal(file_size(dir, "rotation"), -1);
 }
@@ -871,19 +885,28 @@ static void test_log_rotate_lines(void **state)
 	/* b's last lines come after a is done (and its output had time to be
 	 * read): they are what the kept tail must end with, however the two
 	 * were scheduled */
-	char *a[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo a-$i; i=$((i+1)); done; "
-		      "touch a-done", NULL };
-	char *b[] = { "/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo b-$i >&2; "
+	char *a[] = { "/bin/sh", "-c",
+		      "i=0; while [ $i -lt 2000 ]; do echo a-$i; i=$((i+1)); done; "
+		      "touch a-done",
+		      NULL };
+	char *b[] = { "/bin/sh", "-c",
+		      "i=0; while [ $i -lt 2000 ]; do echo b-$i >&2; "
 		      "i=$((i+1)); done; while [ ! -e a-done ]; do sleep 0.05; done; sleep 0.3; "
-		      "head -c 10000 /dev/zero | tr '\\0' x; echo; echo end", NULL };
+		      "head -c 10000 /dev/zero | tr '\\0' x; echo; echo end",
+		      NULL };
 	char *envp[] = { PATH, NULL };
 	struct jf_proc p[2] = {
 		{ .name = "a", .argv = a, .envp = envp },
 		{ .name = "b", .argv = b, .envp = envp },
 	};
 	struct jf_launch l = {
-		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
-		.procs = p, .nprocs = 2, .log_cap_bytes = CAP,
+		.run_dir = dir,
+		.cwd = dir,
+		.uid = getuid(),
+		.gid = getgid(),
+		.procs = p,
+		.nprocs = 2,
+		.log_cap_bytes = CAP,
 	};
 	struct jf_error err = { 0 };
 
@@ -939,13 +962,18 @@ static void test_env_cwd(void **state)
 	FILE *fp = fopen(tool, "w");
 	assert_non_null(fp);
 	fputs("#!/bin/sh\necho \"$JOB_NAME|$EMPTY|$ODD\"; pwd; echo \"$HOME\"\n"
-	      "exec ls -l /proc/self/fd > ../fds\n", fp);
+	      "exec ls -l /proc/self/fd > ../fds\n",
+	      fp);
 	fclose(fp);
 	assert_int_equal(chmod(tool, 0755), 0);
 	snprintf(path, sizeof(path), "PATH=%s:/usr/bin:/bin", bin);
 	struct jf_launch l = {
-		.run_dir = dir, .cwd = cwd, .uid = getuid(), .gid = getgid(),
-		.procs = &p, .nprocs = 1,
+		.run_dir = dir,
+		.cwd = cwd,
+		.uid = getuid(),
+		.gid = getgid(),
+		.procs = &p,
+		.nprocs = 1,
 	};
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
@@ -963,10 +991,11 @@ static void test_env_cwd(void **state)
 	char *fds = read_file(dir, "fds");
 	assert_non_null(fds);
 	int n = 0;
-	for (char *save, *tok = strtok_r(fds, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+	for (char *save, *tok = strtok_r(fds, "\n", &save); tok;
+	     tok = strtok_r(NULL, "\n", &save)) {
 		char *arrow = strstr(tok, " -> ");
 		if (!arrow)
-			continue;   /* "total 0" */
+			continue; /* "total 0" */
 		const char *target = arrow + 4;
 		while (arrow > tok && arrow[-1] != ' ')
 			arrow--;
@@ -1003,8 +1032,12 @@ static void test_drop_privileges(void **state)
 	char *envp[] = { PATH, NULL };
 	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
 	struct jf_launch l = {
-		.run_dir = dir, .cwd = dir, .uid = pw->pw_uid, .gid = pw->pw_gid,
-		.procs = &p, .nprocs = 1,
+		.run_dir = dir,
+		.cwd = dir,
+		.uid = pw->pw_uid,
+		.gid = pw->pw_gid,
+		.procs = &p,
+		.nprocs = 1,
 	};
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
@@ -1012,7 +1045,8 @@ static void test_drop_privileges(void **state)
 	assert_int_equal(res.exit_code, 0);
 	char *out = read_file(dir, "stdout");
 	char want[64];
-	snprintf(want, sizeof(want), "%u\n%u\ndenied\n", (unsigned)pw->pw_uid, (unsigned)pw->pw_gid);
+	snprintf(want, sizeof(want), "%u\n%u\ndenied\n", (unsigned)pw->pw_uid,
+		 (unsigned)pw->pw_gid);
 	assert_string_equal(out, want);
 	free(out);
 }
@@ -1081,8 +1115,14 @@ static void test_cpus(void **state)
 	/* 100000 is on no host: the logical cluster's ids this host lacks are dropped. */
 	int cpus[] = { 0, 100000 };
 	struct jf_launch l = {
-		.run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
-		.procs = &p, .nprocs = 1, .cpus = cpus, .ncpus = 2,
+		.run_dir = dir,
+		.cwd = dir,
+		.uid = getuid(),
+		.gid = getgid(),
+		.procs = &p,
+		.nprocs = 1,
+		.cpus = cpus,
+		.ncpus = 2,
 	};
 	struct jf_error err = { 0 };
 
@@ -1126,7 +1166,7 @@ static void test_group_cleanup(void **state)
 
 	run_dir(f, dir, sizeof(dir));
 	start_sh(f->be, dir, "sleep 30 & echo $! > bg; exit 2", 1, &st);
-	expect_result(f->be, 1500, &res);   /* well before the 2 s drain */
+	expect_result(f->be, 1500, &res); /* well before the 2 s drain */
 	assert_int_equal(res.exit_code, 2);
 	assert_true(pid_gone(read_pid(dir, "bg"), 2000));
 }
@@ -1148,7 +1188,7 @@ static void test_drain_timeout(void **state)
 	kill(bg, SIGKILL);
 	assert_int_equal(res.exit_code, 0);
 	assert_true(waited >= 1500);
-	assert_true(res.end_ms - res.start_ms < 1500);   /* end = when main was reaped */
+	assert_true(res.end_ms - res.start_ms < 1500); /* end = when main was reaped */
 	char *out = read_file(dir, "stdout");
 	assert_string_equal(out, "bye\n");
 	free(out);
@@ -1191,8 +1231,12 @@ static void test_start_pending(void **state)
 	struct jf_error err = { 0 };
 
 	run_dir(f, dir, sizeof(dir));
-	struct jf_launch l = { .run_dir = dir, .cwd = dir, .uid = getuid(), .gid = getgid(),
-			       .procs = &p, .nprocs = 1 };
+	struct jf_launch l = { .run_dir = dir,
+			       .cwd = dir,
+			       .uid = getuid(),
+			       .gid = getgid(),
+			       .procs = &p,
+			       .nprocs = 1 };
 	memset(&st, 0, sizeof(st));
 	int64_t t0 = now_ms();
 	assert_int_equal(jf_backend_start(be, &l, 5, &st, &err), JF_OK);
@@ -1262,8 +1306,12 @@ static void test_many(void **state)
 	for (int i = 0; i < MANY; i++) {
 		char *argv[] = { "/bin/sh", "-c", scripts[i], NULL };
 		struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
-		struct jf_launch l = { .run_dir = dirs[i], .cwd = dirs[i], .uid = getuid(),
-				       .gid = getgid(), .procs = &p, .nprocs = 1 };
+		struct jf_launch l = { .run_dir = dirs[i],
+				       .cwd = dirs[i],
+				       .uid = getuid(),
+				       .gid = getgid(),
+				       .procs = &p,
+				       .nprocs = 1 };
 		memset(&st, 0, sizeof(st));
 		assert_int_equal(jf_backend_start(f->be, &l, (uint64_t)i, &st, &err), JF_OK);
 		assert_true(st.pending);

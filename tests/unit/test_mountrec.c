@@ -27,7 +27,7 @@ static const char mountinfo[] =
 	"50 26 0:45 / /tmp/with\\040space/mnt rw shared:7 master:2 - fuse.jobfs jobfs rw\n"
 	"51 44 0:46 / /tmp/a/mnt rw,relatime - fuse.jobfs jobfs rw,user_id=1000\n"
 	"52 26 8:3 / /srv rw - ext4 /dev/sda3 rw\n"
-	"53 26 0:47 / /tmp/a/mntx rw - tmpfs tmpfs rw";   /* no final newline */
+	"53 26 0:47 / /tmp/a/mntx rw - tmpfs tmpfs rw"; /* no final newline */
 
 static void test_mountinfo_find(void **state)
 {
@@ -78,8 +78,8 @@ static void test_proc_stat_parse(void **state)
 	assert_false(jf_proc_stat_parse("12 (x) S 1 2 3", &st, &start));
 	assert_false(jf_proc_stat_parse("no parenthesis", &st, &start));
 	assert_false(jf_proc_stat_parse("1 (x)", &st, &start));
-	assert_false(jf_proc_stat_parse(
-		"1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12ab 0", &st, &start));
+	assert_false(jf_proc_stat_parse("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12ab 0", &st,
+					&start));
 }
 
 static void test_record_parse(void **state)

@@ -20,8 +20,8 @@
 static void test_name_valid(void **state)
 {
 	static const char *const good[] = {
-		"a", "Z", "0", "9lives", "a.b", "a_b", "a-b", "a..b", "job-1",
-		"1-batch", "v1.2.3", "A_", "x-", N63,
+		"a",    "Z",     "0",       "9lives", "a.b", "a_b", "a-b",
+		"a..b", "job-1", "1-batch", "v1.2.3", "A_",  "x-",  N63,
 	};
 	struct jf_error err;
 
@@ -39,7 +39,7 @@ static void test_name_invalid(void **state)
 {
 	static const struct {
 		const char *name;
-		const char *msg;     /* a fragment of the message */
+		const char *msg; /* a fragment of the message */
 	} bad[] = {
 		{ "", "name is empty" },
 		{ N64, "name is longer than 63 characters" },
@@ -70,8 +70,7 @@ static void test_name_invalid(void **state)
 			fail_msg("'%s' accepted", bad[i].name);
 		assert_int_equal(err.code, JF_EINVAL);
 		if (!strstr(err.msg, bad[i].msg))
-			fail_msg("case %zu: '%s' lacks '%s'", i, err.msg,
-				 bad[i].msg);
+			fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, bad[i].msg);
 	}
 	assert_false(jf_name_valid(NULL, &err));
 	assert_false(jf_name_valid("a b", NULL));
@@ -117,7 +116,7 @@ static void test_name_quote(void **state)
 	for (int i = 0; i < 255; i++)
 		all[i] = (char)(i + 1);
 	jf_name_quote(all, buf, sizeof(buf));
-	assert_int_equal(strlen(buf), 31 * 4 + 8 + 4 + 3);   /* ' is 0x27 */
+	assert_int_equal(strlen(buf), 31 * 4 + 8 + 4 + 3); /* ' is 0x27 */
 }
 
 static void test_batch_child_name(void **state)
@@ -154,8 +153,7 @@ static void test_batch_child_name(void **state)
 		bool ok = jf_batch_child_name(cases[i].dir, cases[i].batch, &ix);
 
 		if (ok != cases[i].ok)
-			fail_msg("'%s' / '%s': got %d", cases[i].dir,
-				 cases[i].batch, ok);
+			fail_msg("'%s' / '%s': got %d", cases[i].dir, cases[i].batch, ok);
 		if (ok)
 			assert_int_equal(ix, cases[i].index);
 		else
@@ -177,7 +175,7 @@ static void test_time_format(void **state)
 	jf_time_rfc3339(1795975203000, buf, sizeof(buf));
 	assert_string_equal(buf, "2026-11-29T18:00:03Z");
 	jf_time_rfc3339(1795975203999, buf, sizeof(buf));
-	assert_string_equal(buf, "2026-11-29T18:00:03Z");   /* floor */
+	assert_string_equal(buf, "2026-11-29T18:00:03Z"); /* floor */
 	jf_time_rfc3339(1, buf, sizeof(buf));
 	assert_string_equal(buf, "1970-01-01T00:00:00Z");
 	jf_time_rfc3339(1000, buf, sizeof(buf));
@@ -199,7 +197,7 @@ static void test_time_format(void **state)
 	assert_string_equal(buf, "");
 	jf_time_rfc3339(1795975203000, small, sizeof(small));
 	assert_string_equal(small, "2026-11");
-	jf_time_rfc3339(1795975203000, small, 0);   /* must not write */
+	jf_time_rfc3339(1795975203000, small, 0); /* must not write */
 }
 
 static void test_time_parse(void **state)
@@ -218,17 +216,27 @@ static void test_time_parse(void **state)
 		{ "2024-02-29T12:00:00Z", 1709208000000 },
 		{ "1970-01-01T00:00:00Z", 0 },
 		{ "1969-12-31T23:59:59Z", -1000 },
-		{ "2016-12-31T23:59:60Z", 1483228800000 },  /* leap second */
+		{ "2016-12-31T23:59:60Z", 1483228800000 }, /* leap second */
 	};
 	static const char *const bad[] = {
-		"", "2026-11-29", "2026-11-29T18:00:03", "2026-11-29 18:00:03Z",
-		"2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z",
-		"2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
-		"2026-11-29T24:00:00Z", "2026-11-29T18:60:00Z",
-		"2026-11-29T18:00:61Z", "2026-11-29T18:00:03.Z",
-		"2026-11-29T18:00:03ZZ", "2026-11-29T18:00:03+8:00",
-		"2026-11-29T18:00:03+08", "26-11-29T18:00:03Z",
-		"2026-1-29T18:00:03Z", "x026-11-29T18:00:03Z",
+		"",
+		"2026-11-29",
+		"2026-11-29T18:00:03",
+		"2026-11-29 18:00:03Z",
+		"2026-13-01T00:00:00Z",
+		"2026-00-01T00:00:00Z",
+		"2026-02-29T00:00:00Z",
+		"2026-04-31T00:00:00Z",
+		"2026-11-29T24:00:00Z",
+		"2026-11-29T18:60:00Z",
+		"2026-11-29T18:00:61Z",
+		"2026-11-29T18:00:03.Z",
+		"2026-11-29T18:00:03ZZ",
+		"2026-11-29T18:00:03+8:00",
+		"2026-11-29T18:00:03+08",
+		"26-11-29T18:00:03Z",
+		"2026-1-29T18:00:03Z",
+		"x026-11-29T18:00:03Z",
 		"2026-11-29T18:00:03Z ",
 	};
 	int64_t ms;
@@ -261,18 +269,12 @@ static void test_duration_clock(void **state)
 		int64_t s;
 		const char *out;
 	} cases[] = {
-		{ 0, "00:00" },
-		{ 1, "00:01" },
-		{ 59, "00:59" },
-		{ 60, "01:00" },
-		{ 87, "01:27" },
-		{ 3599, "59:59" },
-		{ 3600, "1:00:00" },
-		{ 3723, "1:02:03" },
-		{ 36000, "10:00:00" },
-		{ 360000, "100:00:00" },
-		{ -5, "00:00" },
-		{ INT64_MAX, "2562047788015215:30:07" },
+		{ 0, "00:00" },        { 1, "00:01" },
+		{ 59, "00:59" },       { 60, "01:00" },
+		{ 87, "01:27" },       { 3599, "59:59" },
+		{ 3600, "1:00:00" },   { 3723, "1:02:03" },
+		{ 36000, "10:00:00" }, { 360000, "100:00:00" },
+		{ -5, "00:00" },       { INT64_MAX, "2562047788015215:30:07" },
 	};
 	char buf[48];
 

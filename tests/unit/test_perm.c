@@ -18,10 +18,10 @@
 
 #include "fs/perm.h"
 
-#define DAEMON 900u     /* a daemon that is not root runs as this uid */
-#define A 1001u         /* owns the queue */
-#define B 1002u         /* another user */
-#define C 1003u         /* a third user, owns nothing */
+#define DAEMON 900u  /* a daemon that is not root runs as this uid */
+#define A      1001u /* owns the queue */
+#define B      1002u /* another user */
+#define C      1003u /* a third user, owns nothing */
 
 static const struct jf_perm_daemon root_daemon = { 0, true };
 static const struct jf_perm_daemon user_daemon = { DAEMON, false };
@@ -37,8 +37,12 @@ static struct jf_perm_obj in_queue(enum jf_obj obj, enum jf_file file, uint32_t 
 				   bool private_)
 {
 	struct jf_perm_obj o = {
-		.obj = obj, .file = file, .owner = owner, .queue_owner = A,
-		.in_queue = true, .private_ = private_,
+		.obj = obj,
+		.file = file,
+		.owner = owner,
+		.queue_owner = A,
+		.in_queue = true,
+		.private_ = private_,
 	};
 	return o;
 }
@@ -281,8 +285,9 @@ static void check_agrees(const struct jf_perm_daemon *d, const struct jf_perm_ob
 		bool w = jf_perm_check(d, o, who[k].uid, JF_PERM_WRITE) == 0;
 		if (((c & 4) != 0) != r || ((c & 2) != 0) != w || ((c & 1) != 0) != (dir && r))
 			fail_msg("obj %d file %d private %d locked %d %s: mode %04o, "
-				 "read %d write %d", o->obj, o->file, o->private_,
-				 o->spec_locked, k ? "other" : "owner", (unsigned)m, r, w);
+				 "read %d write %d",
+				 o->obj, o->file, o->private_, o->spec_locked,
+				 k ? "other" : "owner", (unsigned)m, r, w);
 		/* group bits equal other bits */
 		assert_int_equal((m >> 3) & 7, m & 7);
 	}
@@ -298,7 +303,8 @@ static void test_modes_agree(void **state)
 			for (int f = 0; f < JF_F__COUNT; f++) {
 				for (int flags = 0; flags < 16; flags++) {
 					struct jf_perm_obj o = {
-						.obj = obj, .file = f,
+						.obj = obj,
+						.file = f,
 						.owner = flags & 1 ? A : B,
 						.queue_owner = A,
 						.in_queue = flags & 2,
@@ -330,14 +336,10 @@ static void test_queue_private(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_admin),
-		cmocka_unit_test(test_owner_and_others),
-		cmocka_unit_test(test_making),
-		cmocka_unit_test(test_private_queue),
-		cmocka_unit_test(test_scratch),
-		cmocka_unit_test(test_access),
-		cmocka_unit_test(test_modes),
-		cmocka_unit_test(test_modes_agree),
+		cmocka_unit_test(test_admin),         cmocka_unit_test(test_owner_and_others),
+		cmocka_unit_test(test_making),        cmocka_unit_test(test_private_queue),
+		cmocka_unit_test(test_scratch),       cmocka_unit_test(test_access),
+		cmocka_unit_test(test_modes),         cmocka_unit_test(test_modes_agree),
 		cmocka_unit_test(test_queue_private),
 	};
 

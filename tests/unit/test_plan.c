@@ -49,13 +49,13 @@
 #include "core/plan.h"
 #include "tests/plan_ref.h"
 
-#define GIB    (INT64_C(1) << 30)
-#define SEC    INT64_C(1000)
-#define NOW    INT64_C(1000000000)
-#define MAXM   1024
-#define MAXN   128
-#define MAXQ   8
-#define MAXG   1100
+#define GIB       (INT64_C(1) << 30)
+#define SEC       INT64_C(1000)
+#define NOW       INT64_C(1000000000)
+#define MAXM      1024
+#define MAXN      128
+#define MAXQ      8
+#define MAXG      1100
 #define CPU_MODEL 3
 
 /* Random workloads for the property tests, unless JOBFS_PLAN_SCENARIOS
@@ -72,15 +72,15 @@
 #else
 #define DEFAULT_SCENARIOS 10000
 #endif
-#define MAX_SCENARIOS  UINT64_C(100000000)
+#define MAX_SCENARIOS UINT64_C(100000000)
 
-static const int64_t CPG[3] = { 20000, 16000, 24000 };           /* cpu per GPU */
-static const int64_t MPG[3] = { 101 * GIB, 64 * GIB, 128 * GIB };  /* memory per GPU */
+static const int64_t CPG[3] = { 20000, 16000, 24000 };            /* cpu per GPU */
+static const int64_t MPG[3] = { 101 * GIB, 64 * GIB, 128 * GIB }; /* memory per GPU */
 
 static struct jf_sched_machine mach(int model, int gpus)
 {
-	struct jf_sched_machine m = { model, gpus, (UINT64_C(1) << gpus) - 1,
-				      gpus * CPG[model], gpus * MPG[model] };
+	struct jf_sched_machine m = { model, gpus, (UINT64_C(1) << gpus) - 1, gpus * CPG[model],
+				      gpus * MPG[model] };
 	return m;
 }
 
@@ -102,8 +102,8 @@ static struct jf_sched_req cpu_req(int64_t cpu, int64_t mem, int64_t nodes)
 	return r;
 }
 
-static struct jf_plan_group group(int64_t id, int queue, struct jf_sched_req req,
-				  int64_t waiting, int64_t parallelism, int64_t timeout)
+static struct jf_plan_group group(int64_t id, int queue, struct jf_sched_req req, int64_t waiting,
+				  int64_t parallelism, int64_t timeout)
 {
 	struct jf_plan_group g = { id, queue, req, waiting, 0, parallelism, timeout, false };
 	return g;
@@ -245,8 +245,8 @@ static void test_capacity_caps(void **state)
 	w->q[w->nq++] = (struct jf_plan_queue){ 20, 0 };
 	w->g[w->ng++] = group(1, 0, gpu_req(0, 1, 1), 100, 10, 600 * SEC);
 	world_pass(w, &p);
-	assert_int_equal(p.nstarts, 10);   /* parallelism */
-	assert_int_equal(p.nresv, 0);      /* not blocked: at its parallelism */
+	assert_int_equal(p.nstarts, 10); /* parallelism */
+	assert_int_equal(p.nresv, 0);    /* not blocked: at its parallelism */
 	world_apply(w, &p);
 	world_pass(w, &p);
 	assert_int_equal(p.nstarts, 0);
@@ -258,8 +258,8 @@ static void test_capacity_caps(void **state)
 	w->q[w->nq++] = (struct jf_plan_queue){ 5, 0 };
 	w->g[w->ng++] = group(1, 0, gpu_req(0, 1, 1), 100, 10, 600 * SEC);
 	world_pass(w, &p);
-	assert_int_equal(p.nstarts, 5);    /* capacity */
-	assert_int_equal(p.nresv, 1);      /* blocked by capacity: the next waits for one end */
+	assert_int_equal(p.nstarts, 5); /* capacity */
+	assert_int_equal(p.nresv, 1);   /* blocked by capacity: the next waits for one end */
 	assert_int_equal(p.resv[0].at_ms, NOW + 600 * SEC);
 	world_free(w);
 	jf_plan_release(&p);
@@ -525,7 +525,7 @@ static void test_independent_bypass(void **state)
 	struct world *w = world_new();
 	for (size_t i = 0; i < 4; i++)
 		w->m[w->nm++] = mach(0, 8);
-	w->q[w->nq++] = (struct jf_plan_queue){ 1, 1 };   /* full */
+	w->q[w->nq++] = (struct jf_plan_queue){ 1, 1 }; /* full */
 	w->g[w->ng++] = group(1, 0, gpu_req(0, 1, 1), 3, 3, 600 * SEC);
 	w->g[w->ng++] = group(2, -1, gpu_req(0, 1, 1), 3, 3, 600 * SEC);
 	world_pass(w, &p);
@@ -548,12 +548,12 @@ static void test_paused(void **state)
 	struct jf_plan p;
 	jf_plan_init(&p);
 	struct world *w = backfill_world();
-	w->g[2].paused = true;          /* the gang */
+	w->g[2].paused = true; /* the gang */
 	w->g[w->ng++] = group(2, -1, gpu_req(0, 8, 1), 1, 1, 9999 * SEC);
 	world_pass(w, &p);
 	assert_null(resv_of(&p, 2));
 	assert_int_equal(starts_of(&p, 2), 0);
-	assert_int_equal(starts_of(&p, 3), 1);   /* takes machine 1: nothing reserved */
+	assert_int_equal(starts_of(&p, 3), 1); /* takes machine 1: nothing reserved */
 	world_free(w);
 
 	w = world_new();
@@ -582,7 +582,7 @@ static void test_no_deadlock(void **state)
 	world_pass(w, &p);
 	assert_int_equal(p.nstarts, 1);
 	assert_int_equal(p.starts[0].group_id, 1);
-	assert_int_equal(w->m[3].gpu_free, 0xff);   /* gang 2 holds nothing */
+	assert_int_equal(w->m[3].gpu_free, 0xff); /* gang 2 holds nothing */
 	assert_int_equal(p.nresv, 2);
 	assert_int_equal(p.resv[0].group_id, 2);
 	assert_int_equal(p.resv[0].at_ms, NOW + 600 * SEC);
@@ -615,11 +615,11 @@ static void test_never(void **state)
 	for (size_t i = 0; i < 2; i++)
 		w->m[w->nm++] = mach(0, 4);
 	w->q[w->nq++] = (struct jf_plan_queue){ 2, 0 };
-	w->g[w->ng++] = group(1, 0, gpu_req(0, 1, 3), 1, 1, 60 * SEC);    /* > capacity */
-	w->g[w->ng++] = group(2, -1, gpu_req(0, 8, 1), 1, 1, 60 * SEC);   /* no 8-GPU machine */
-	w->g[w->ng++] = group(3, -1, gpu_req(1, 1, 1), 1, 1, 60 * SEC);   /* no model 1 */
-	w->g[w->ng++] = group(4, -1, gpu_req(0, 1, 0), 1, 1, 60 * SEC);   /* bad request */
-	w->g[w->ng++] = group(5, 0, gpu_req(0, 4, 2), 1, 1, 60 * SEC);    /* fits */
+	w->g[w->ng++] = group(1, 0, gpu_req(0, 1, 3), 1, 1, 60 * SEC);  /* > capacity */
+	w->g[w->ng++] = group(2, -1, gpu_req(0, 8, 1), 1, 1, 60 * SEC); /* no 8-GPU machine */
+	w->g[w->ng++] = group(3, -1, gpu_req(1, 1, 1), 1, 1, 60 * SEC); /* no model 1 */
+	w->g[w->ng++] = group(4, -1, gpu_req(0, 1, 0), 1, 1, 60 * SEC); /* bad request */
+	w->g[w->ng++] = group(5, 0, gpu_req(0, 4, 2), 1, 1, 60 * SEC);  /* fits */
 	world_pass(w, &p);
 	assert_int_equal(p.nskips, 4);
 	assert_int_equal(p.skips[0].why, JF_PLAN_OVER_CAPACITY);
@@ -640,7 +640,7 @@ static void test_bad_input(void **state)
 	jf_plan_init(&p);
 	struct world *w = world_new();
 	w->m[w->nm++] = mach(0, 8);
-	w->g[w->ng++] = group(1, 3, gpu_req(0, 1, 1), 1, 1, 60 * SEC);   /* no queue 3 */
+	w->g[w->ng++] = group(1, 3, gpu_req(0, 1, 1), 1, 1, 60 * SEC); /* no queue 3 */
 	struct jf_sched_machine before = w->m[0];
 	struct jf_plan_in in = world_in(w);
 	struct jf_error err = { 0 };
@@ -801,7 +801,8 @@ static void check_pass(const struct jf_plan_in *in, const struct jf_sched_machin
 			if (p->resv[j].at_ms > t || p->resv[j].until_ms <= t)
 				continue;
 			for (int64_t n = 0; n < rg->req.nodes; n++) {
-				const struct jf_sched_slot *s = &p->slots[p->resv[j].slot + (size_t)n];
+				const struct jf_sched_slot *s =
+					&p->slots[p->resv[j].slot + (size_t)n];
 				assert_true(jf_sched_take(x, nm, s));
 				assert_true(x[s->machine].cpu_free >= 0);
 				assert_true(x[s->machine].mem_free >= 0);
@@ -836,7 +837,8 @@ static void check_pass(const struct jf_plan_in *in, const struct jf_sched_machin
 		if (q >= 0 && in->queues[q].capacity > 0) {
 			int64_t need = in->queues[q].held + qnodes[q] + g->req.nodes;
 			for (size_t r = 0; r < p->nresv && p->resv[r].group < gi; r++)
-				if (in->groups[p->resv[r].group].queue == q && p->resv[r].at_ms < end)
+				if (in->groups[p->resv[r].group].queue == q &&
+				    p->resv[r].at_ms < end)
 					need += in->groups[p->resv[r].group].req.nodes;
 			room = need <= in->queues[q].capacity;
 		}
@@ -846,7 +848,7 @@ static void check_pass(const struct jf_plan_in *in, const struct jf_sched_machin
 		for (size_t r = 0; r < p->nresv && p->resv[r].group < gi; r++)
 			if (p->resv[r].at_ms < end)
 				plan_ref_sub(x, &p->slots[p->resv[r].slot],
-					in->groups[p->resv[r].group].req.nodes);
+					     in->groups[p->resv[r].group].req.nodes);
 		assert_false(fits_on(x, nm, &g->req));
 	}
 }
@@ -956,7 +958,7 @@ static void gen_world(struct rng *r, struct world *w)
 				timeout);
 		w->g[i].paused = rnd(r, 10) == 0;
 		if (rnd(r, 60) == 0)
-			w->g[i].req.nodes = 0;   /* a request no spec makes */
+			w->g[i].req.nodes = 0; /* a request no spec makes */
 	}
 	int64_t nrun = rnd(r, 40);
 	for (int64_t i = 0; i < nrun; i++) {
@@ -971,7 +973,7 @@ static void gen_world(struct rng *r, struct world *w)
 			w->g[i].parallelism = w->g[i].running + rnd(r, 2);
 	for (size_t q = 0; q < w->nq; q++)
 		if (rnd(r, 20) == 0)
-			w->q[q].held += 1 + rnd(r, 3);   /* held by something not listed */
+			w->q[q].held += 1 + rnd(r, 3); /* held by something not listed */
 }
 
 /* Time passes: some tasks end, at their bound or earlier. */
@@ -1018,7 +1020,8 @@ static void test_random(void **state)
 	}
 	printf("random: %llu scenarios, %zu passes, %zu starts (%zu behind a reservation), "
 	       "%zu reservations, %zu skips (over capacity %zu, over the cluster %zu, bad %zu); "
-	       "%.1f s\n", (unsigned long long)n, passes, starts, backfills, resv, skips,
+	       "%.1f s\n",
+	       (unsigned long long)n, passes, starts, backfills, resv, skips,
 	       why[JF_PLAN_OVER_CAPACITY], why[JF_PLAN_OVER_CLUSTER], why[JF_PLAN_BAD_REQUEST],
 	       ms_since(&t0) / 1e3);
 	/* the workloads reach every rule (in proportion: > 100, 1,000 and 50
@@ -1040,7 +1043,7 @@ static int cmp_i64(const void *a, const void *b)
 struct sim_group {
 	int64_t arrive, total, done;
 	bool tracked;
-	int64_t shadow;       /* first shadow time while tracked */
+	int64_t shadow; /* first shadow time while tracked */
 };
 
 static void test_simulation(void **state)
@@ -1064,8 +1067,9 @@ static void test_simulation(void **state)
 		size_t n8 = 0;
 		for (size_t i = 0; i < w->nm; i++) {
 			int64_t k = rnd(&r, 10);
-			w->m[i] = k < 6 ? mach(0, 8) : k < 8 ? mach(1, 4 + 4 * (int)rnd(&r, 2))
-							     : cpu_mach();
+			w->m[i] = k < 6   ? mach(0, 8)
+				  : k < 8 ? mach(1, 4 + 4 * (int)rnd(&r, 2))
+					  : cpu_mach();
 			n8 += k < 6;
 		}
 		w->nq = 3;
@@ -1082,11 +1086,12 @@ static void test_simulation(void **state)
 		for (size_t i = 0; i < ng; i++) {
 			struct jf_sched_req req = rnd_req_for(&r, w);
 			if (rnd(&r, 4) == 0 && n8 > 1)
-				req = gpu_req(0, 8, 2 + rnd(&r, (int64_t)n8 - 1));   /* a big gang */
+				req = gpu_req(0, 8, 2 + rnd(&r, (int64_t)n8 - 1)); /* a big gang */
 			int64_t completions = 1 + rnd(&r, 10);
 			int64_t par = rnd(&r, 2) ? completions : 1 + rnd(&r, completions);
 			int64_t timeout = (600 + rnd(&r, 8 * 3600)) * SEC;
-			all[i] = group((int64_t)i, (int)rnd(&r, 4) - 1, req, completions, par, timeout);
+			all[i] = group((int64_t)i, (int)rnd(&r, 4) - 1, req, completions, par,
+				       timeout);
 			sg[i] = (struct sim_group){ arrivals[i], completions, 0, false, 0 };
 		}
 		/* the planner sees groups that arrived and have work left, in
@@ -1182,7 +1187,8 @@ static void test_simulation(void **state)
 				if (w->run[i].end_real < next)
 					next = w->run[i].end_real;
 			if (next == INT64_MAX) {
-				/* nothing runs, nothing comes: work waits only if it can never run */
+				/* nothing runs, nothing comes: work waits only if it can never run
+				 */
 				for (size_t k = 0; k < w->ng; k++)
 					assert_true(w->g[k].waiting == 0 || skipped[map[k]]);
 				break;
@@ -1225,7 +1231,8 @@ static void test_timing(void **state)
 	w->ng = 4;
 	for (size_t i = 0; i < w->nm; i++) {
 		for (int k = 0; k < 6; k++)
-			assert_true(world_place(w, (size_t)(i % 3), NOW + (1 + rnd(&r, 86400)) * SEC));
+			assert_true(
+				world_place(w, (size_t)(i % 3), NOW + (1 + rnd(&r, 86400)) * SEC));
 		for (int k = 0; k < 4; k++)
 			assert_true(world_place(w, 3, NOW + (1 + rnd(&r, 86400)) * SEC));
 	}
@@ -1262,7 +1269,7 @@ static void test_timing(void **state)
 	       "%zu skips; best of 5 passes %.1f ms\n",
 	       w->nrun, w->ng, p.nstarts, p.nresv, p.nskips, best);
 	assert_true(p.nresv > 100);
-	assert_true(best < 1000.0);   /* loose: sanitizer builds run here too */
+	assert_true(best < 1000.0); /* loose: sanitizer builds run here too */
 	free(copy);
 	jf_plan_release(&p);
 	world_free(w);

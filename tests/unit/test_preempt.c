@@ -44,13 +44,12 @@ static int64_t rnd(int64_t lo, int64_t hi) /* inclusive */
 
 /* Does req fit on m once the victims (but `skip`, SIZE_MAX: none) are
  * given back?  jf_sched_place() on a copy decides. */
-static bool fits_after(const struct jf_sched_machine *m, size_t nm,
-		       const struct jf_sched_req *req, const struct jf_preempt_cand *cand,
-		       const size_t *v, size_t nv, size_t skip)
+static bool fits_after(const struct jf_sched_machine *m, size_t nm, const struct jf_sched_req *req,
+		       const struct jf_preempt_cand *cand, const size_t *v, size_t nv, size_t skip)
 {
 	struct jf_sched_machine *t = malloc((nm ? nm : 1) * sizeof(*t));
-	struct jf_sched_slot *slots = malloc((size_t)(req->nodes > 0 ? req->nodes : 1) *
-					     sizeof(*slots));
+	struct jf_sched_slot *slots =
+		malloc((size_t)(req->nodes > 0 ? req->nodes : 1) * sizeof(*slots));
 	assert_non_null(t);
 	assert_non_null(slots);
 	memcpy(t, m, nm * sizeof(*t));
@@ -235,9 +234,9 @@ static void test_fewer_nodes_than_gang(void **state)
 	struct jf_preempt_cand cand[2];
 
 	hold_gang(c, m, g, &cand[0]);
-	hold(c, m, "4090-2", 0xff, &big);                /* an old 8-GPU spot task */
+	hold(c, m, "4090-2", 0xff, &big); /* an old 8-GPU spot task */
 	cand[1] = (struct jf_preempt_cand){ 2, &big, 1, 100 };
-	hold(c, m, "4090-0", 0xf0, &od[0]);              /* the rest: on-demand */
+	hold(c, m, "4090-0", 0xf0, &od[0]); /* the rest: on-demand */
 	hold(c, m, "4090-1", 0xf0, &od[1]);
 	hold(c, m, "4090-3", 0xff, &od[2]);
 
@@ -272,7 +271,7 @@ static void test_gang_whole(void **state)
 	hold(c, m, "4090-1", 0xf0, &t[1]);
 	cand[1] = (struct jf_preempt_cand){ 2, &t[0], 1, 200 };
 	cand[2] = (struct jf_preempt_cand){ 3, &t[1], 1, 300 };
-	for (int i = 0; i < 16; i++) {                   /* 1-GPU tasks, young */
+	for (int i = 0; i < 16; i++) { /* 1-GPU tasks, young */
 		hold(c, m, i < 8 ? "4090-2" : "4090-3", UINT64_C(1) << (i % 8), &small[i]);
 		cand[3 + i] = (struct jf_preempt_cand){ 10 + i, &small[i], 1, 1000 + i };
 	}
@@ -310,7 +309,7 @@ static void test_other_model(void **state)
 	static const char *const n4090[4] = { "4090-0", "4090-1", "4090-2", "4090-3" };
 
 	for (int i = 0; i < 4; i++)
-		hold(c, m, n4090[i], i == 0 ? 0x7f : 0xff, &od[i]);   /* on-demand */
+		hold(c, m, n4090[i], i == 0 ? 0x7f : 0xff, &od[i]); /* on-demand */
 	hold(c, m, "h800-0", 0xff, &h[0]);
 	hold(c, m, "h800-1", 0xff, &h[1]);
 	hold(c, m, "a800-0", 0xff, &a[0]);
@@ -380,9 +379,9 @@ static void test_many_small(void **state)
 
 /* ---- random small clusters against the brute-force optimum ---- */
 
-#define PM 6   /* machines, at most */
-#define PC 10  /* candidates, at most */
-#define PK 3   /* nodes of a spot task, at most */
+#define PM 6  /* machines, at most */
+#define PC 10 /* candidates, at most */
+#define PK 3  /* nodes of a spot task, at most */
 
 static const int64_t CPG[3] = { 20000, 16000, 24000 };
 static const int64_t MPG[3] = { 101 * GIB, 64 * GIB, 128 * GIB };
@@ -433,9 +432,8 @@ static void world_random(struct world *w)
 		struct jf_sched_req r = random_shape(PK);
 		if (!jf_sched_place(w->m, w->nm, &r, w->slots[w->nc]))
 			continue;
-		w->cand[w->nc] = (struct jf_preempt_cand){ 1000 + (int64_t)w->nc,
-							   w->slots[w->nc], (size_t)r.nodes,
-							   rnd(0, 50) };
+		w->cand[w->nc] = (struct jf_preempt_cand){ 1000 + (int64_t)w->nc, w->slots[w->nc],
+							   (size_t)r.nodes, rnd(0, 50) };
 		w->nc++;
 	}
 	/* half the time, on-demand work fills up what is left */
@@ -449,8 +447,8 @@ static void world_random(struct world *w)
 	if (w->req.model >= 0) {
 		const struct jf_sched_machine *x = &w->m[rng() % w->nm];
 		int g = w->req.gpus < x->gpus ? w->req.gpus : x->gpus;
-		w->req = (struct jf_sched_req){ x->model, g, g * CPG[x->model],
-						g * MPG[x->model], w->req.nodes };
+		w->req = (struct jf_sched_req){ x->model, g, g * CPG[x->model], g * MPG[x->model],
+						w->req.nodes };
 	}
 }
 
@@ -483,7 +481,7 @@ static void one_world(const struct world *w, struct tally *t)
 	enum jf_err rc2 = jf_preempt_choose(w->m, w->nm, &w->req, w->cand, w->nc, v2, &nv2);
 	int64_t best = brute_force(w);
 
-	assert_int_equal(rc, rc2);                  /* deterministic */
+	assert_int_equal(rc, rc2); /* deterministic */
 	assert_int_equal(nv, nv2);
 	assert_memory_equal(v, v2, nv * sizeof(*v));
 	t->cases++;
@@ -553,8 +551,8 @@ static void test_determinism_large(void **state)
 		struct jf_sched_req r = random_shape(PK);
 		if (!jf_sched_place(m, NM, &r, &slots[nc * PK]))
 			continue;
-		cand[nc] = (struct jf_preempt_cand){ (int64_t)nc, &slots[nc * PK],
-						     (size_t)r.nodes, rnd(0, 100000) };
+		cand[nc] = (struct jf_preempt_cand){ (int64_t)nc, &slots[nc * PK], (size_t)r.nodes,
+						     rnd(0, 100000) };
 		nc++;
 	}
 	for (int q = 0; q < 30; q++) {

@@ -25,8 +25,8 @@ static struct jf_queue_spec parse_ok(const char *text)
 	return q;
 }
 
-static void expect_err_len(const char *text, size_t len, enum jf_err code, int line,
-			   const char *s1, const char *s2)
+static void expect_err_len(const char *text, size_t len, enum jf_err code, int line, const char *s1,
+			   const char *s2)
 {
 	struct jf_queue_spec q = { .capacity = 77, .partition = NULL };
 	struct jf_error e = { 0 };
@@ -34,7 +34,7 @@ static void expect_err_len(const char *text, size_t len, enum jf_err code, int l
 	if (rc != code)
 		fail_msg("want %s, got %s: %s\n--- spec:\n%.200s", jf_err_name(code),
 			 jf_err_name(rc), e.msg, text);
-	assert_int_equal(q.capacity, 77);  /* unchanged */
+	assert_int_equal(q.capacity, 77); /* unchanged */
 	assert_null(q.partition);
 	assert_int_equal(e.line, line);
 	char want[32];
@@ -84,7 +84,7 @@ static void every_key(void **state)
 	assert_true(q.private_);
 	jf_queue_spec_release(&q);
 	assert_null(q.partition);
-	jf_queue_spec_release(&q);  /* twice is harmless */
+	jf_queue_spec_release(&q); /* twice is harmless */
 
 	q = parse_ok("capacity: \"0\"\ngroup_timeout: 0\nprivate: false\npartition: 42\n");
 	assert_int_equal(q.capacity, 0);
@@ -171,7 +171,7 @@ static void limits_and_messages(void **state)
 	for (int i = 0; i < 40; i++)
 		strcat(cut, "\xc3\xa9");
 	strcat(cut, "\"\n");
-	ERR(cut, 1, "bad duration \"x\xc3\xa9", "\xc3\xa9\\xc3\"");  /* 31.5 characters */
+	ERR(cut, 1, "bad duration \"x\xc3\xa9", "\xc3\xa9\\xc3\""); /* 31.5 characters */
 }
 
 int main(void)

@@ -22,12 +22,12 @@ static void test_held_and_left(void **state)
 	(void)state;
 	struct jf_room_batch b[] = { { 3, 10 }, { 0, 4 }, { 5, 2 }, { 2, 0 } };
 	assert_int_equal(jf_room_held(&b[0]), 3);
-	assert_int_equal(jf_room_held(&b[1]), 4);   /* no throttle: all of it */
-	assert_int_equal(jf_room_held(&b[2]), 2);   /* fewer left than the throttle */
+	assert_int_equal(jf_room_held(&b[1]), 4); /* no throttle: all of it */
+	assert_int_equal(jf_room_held(&b[2]), 2); /* fewer left than the throttle */
 	assert_int_equal(jf_room_held(&b[3]), 0);
 	assert_int_equal(jf_room_left(b, 4, 10), 1);
 	assert_int_equal(jf_room_left(b, 4, 9), 0);
-	assert_int_equal(jf_room_left(b, 4, 5), 0);  /* over: never negative */
+	assert_int_equal(jf_room_left(b, 4, 5), 0); /* over: never negative */
 	assert_int_equal(jf_room_left(b, 4, INT64_MAX), INT64_MAX);
 	assert_int_equal(jf_room_left(NULL, 0, 7), 7);
 }
@@ -40,7 +40,7 @@ static void test_grow(void **state)
 	assert_int_equal(jf_room_grow(b, 3, 4, 3), 0);
 	assert_int_equal(b[0].throttle, 4);
 	assert_int_equal(b[1].throttle, 2);
-	assert_int_equal(b[2].throttle, 0);         /* no limit stays none */
+	assert_int_equal(b[2].throttle, 0); /* no limit stays none */
 	/* a batch whose throttle covers its unfinished needs nothing */
 	struct jf_room_batch c[] = { { 5, 3 } };
 	assert_int_equal(jf_room_grow(c, 1, 10, 4), 4);
@@ -54,7 +54,7 @@ static void test_grow(void **state)
 static void test_new_throttle(void **state)
 {
 	(void)state;
-	assert_int_equal(jf_room_new_throttle(3, 10), 0);   /* all fit: no limit */
+	assert_int_equal(jf_room_new_throttle(3, 10), 0); /* all fit: no limit */
 	assert_int_equal(jf_room_new_throttle(10, 10), 0);
 	assert_int_equal(jf_room_new_throttle(11, 10), 10);
 	assert_int_equal(jf_room_new_throttle(1000, 1), 1);
@@ -66,9 +66,9 @@ static void test_new_throttle(void **state)
 
 struct model {
 	struct jf_room_batch b[MAXB];
-	int64_t running[MAXB];   /* of each batch's unfinished, how many run */
+	int64_t running[MAXB]; /* of each batch's unfinished, how many run */
 	size_t n;
-	int64_t waiting;         /* tasks in no batch */
+	int64_t waiting; /* tasks in no batch */
 	int64_t p;
 };
 
@@ -109,7 +109,7 @@ static void pass(struct model *m)
 	for (size_t i = 0; i < m->n; i++)
 		assert_true(m->b[i].throttle >= was[i]);
 	while (room > 0 && m->waiting > 0 && m->n < MAXB) {
-		int64_t take = m->waiting < 50 ? m->waiting : 50;   /* a batch spans 50 at most */
+		int64_t take = m->waiting < 50 ? m->waiting : 50; /* a batch spans 50 at most */
 		int64_t t = jf_room_new_throttle(take, room);
 		m->b[m->n] = (struct jf_room_batch){ t, take };
 		m->running[m->n] = 0;
@@ -147,7 +147,7 @@ static void one_end(struct model *m)
 	m->running[k]--;
 	m->b[k].unfinished--;
 	if (next() % 5 == 0)
-		m->waiting++;   /* it failed: a retry goes in a later batch */
+		m->waiting++; /* it failed: a retry goes in a later batch */
 }
 
 static void test_property(void **state)
@@ -160,9 +160,15 @@ static void test_property(void **state)
 		m.waiting = 1 + (int64_t)(next() % 300);
 		for (int step = 0; step < 2000; step++) {
 			switch (next() % 4) {
-			case 0: pass(&m); break;
-			case 1: backend_starts(&m); break;
-			default: one_end(&m); break;
+			case 0:
+				pass(&m);
+				break;
+			case 1:
+				backend_starts(&m);
+				break;
+			default:
+				one_end(&m);
+				break;
 			}
 			assert_true(running_sum(&m) <= m.p);
 			assert_true(held_sum(&m) <= m.p);

@@ -332,7 +332,7 @@ static uint64_t rng(void)
 	return rng_state * UINT64_C(0x2545F4914F6CDD1D);
 }
 
-static int64_t rnd(int64_t lo, int64_t hi)   /* inclusive */
+static int64_t rnd(int64_t lo, int64_t hi) /* inclusive */
 {
 	return lo + (int64_t)(rng() % (uint64_t)(hi - lo + 1));
 }
@@ -373,8 +373,8 @@ static bool ref_fits(const struct ref_machine *ref, size_t nm, const struct jf_s
 	return total >= r->nodes;
 }
 
-static void check_state(const struct jf_sched_machine *m, const struct ref_machine *ref,
-			size_t nm, const struct alloc *held, size_t nheld)
+static void check_state(const struct jf_sched_machine *m, const struct ref_machine *ref, size_t nm,
+			const struct alloc *held, size_t nheld)
 {
 	for (size_t i = 0; i < nm; i++) {
 		uint64_t all = (UINT64_C(1) << m[i].gpus) - 1;
@@ -417,7 +417,7 @@ static struct jf_sched_req random_req(const struct ref_machine *ref, size_t nm, 
 	int64_t cpg = 0, mpg = 0;
 	for (size_t i = 0; i < nm; i++)
 		if (ref[i].model == r.model && ref[i].gpus > 0) {
-			cpg = ref[i].cpu / ref[i].gpus;   /* at start: cpu is the total */
+			cpg = ref[i].cpu / ref[i].gpus; /* at start: cpu is the total */
 			mpg = ref[i].mem / ref[i].gpus;
 			break;
 		}
@@ -483,8 +483,8 @@ static void run_property(struct jf_sched_machine *m, size_t nm, int nmodels, uin
 			bool got = jf_sched_place(m, nm, &a.req, a.slots);
 			if (got != want)
 				fail_msg("step %d: place model %d gpus %d cpu %lld mem %lld "
-					 "nodes %lld: got %d, reference says %d", step,
-					 a.req.model, a.req.gpus, (long long)a.req.cpu_milli,
+					 "nodes %lld: got %d, reference says %d",
+					 step, a.req.model, a.req.gpus, (long long)a.req.cpu_milli,
 					 (long long)a.req.mem_bytes, (long long)a.req.nodes, got,
 					 want);
 			if (!got) {
@@ -616,16 +616,11 @@ static void test_gpu_ids(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_request_gpu),
-		cmocka_unit_test(test_request_cpu),
-		cmocka_unit_test(test_request_errors),
-		cmocka_unit_test(test_init),
-		cmocka_unit_test(test_best_fit),
-		cmocka_unit_test(test_gang_all_or_nothing),
-		cmocka_unit_test(test_release_take),
-		cmocka_unit_test(test_property_builtin),
-		cmocka_unit_test(test_property_uneven),
-		cmocka_unit_test(test_gpu_ids),
+		cmocka_unit_test(test_request_gpu),     cmocka_unit_test(test_request_cpu),
+		cmocka_unit_test(test_request_errors),  cmocka_unit_test(test_init),
+		cmocka_unit_test(test_best_fit),        cmocka_unit_test(test_gang_all_or_nothing),
+		cmocka_unit_test(test_release_take),    cmocka_unit_test(test_property_builtin),
+		cmocka_unit_test(test_property_uneven), cmocka_unit_test(test_gpu_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

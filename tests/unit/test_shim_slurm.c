@@ -34,8 +34,8 @@
 #include <jansson.h>
 
 #define PATH_VAR "PATH=/usr/local/bin:/usr/bin:/bin"
-#define ENV_MAX 48
-#define RUN_MS 20000      /* the longest one shim run may take */
+#define ENV_MAX  48
+#define RUN_MS   20000 /* the longest one shim run may take */
 
 struct envb {
 	int n;
@@ -43,10 +43,10 @@ struct envb {
 };
 
 struct fix {
-	char dir[PATH_MAX];   /* BATCH_DIR */
-	struct envb env;      /* the environment of the next shim */
-	json_t *launch;       /* written to BATCH_DIR/launch.json by each run */
-	char err[8192];       /* the last run's stderr */
+	char dir[PATH_MAX]; /* BATCH_DIR */
+	struct envb env;    /* the environment of the next shim */
+	json_t *launch;     /* written to BATCH_DIR/launch.json by each run */
+	char err[8192];     /* the last run's stderr */
 	int nrun;
 	unsigned long jobs[4]; /* submitted to a real cluster: cancelled at teardown */
 	int njobs;
@@ -70,8 +70,7 @@ static const char *shim_path(void)
 	return shim;
 }
 
-__attribute__((format(printf, 2, 3)))
-static char *pathf(char *buf, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static char *pathf(char *buf, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -84,8 +83,8 @@ static char *pathf(char *buf, const char *fmt, ...)
 
 /* ---- the environment ---- */
 
-__attribute__((format(printf, 3, 4)))
-static void env_set(struct envb *e, const char *name, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void env_set(struct envb *e, const char *name,
+							  const char *fmt, ...)
 {
 	char val[448];
 	va_list ap;
@@ -153,17 +152,18 @@ static void launch_default(struct fix *f, const char *script)
 	json_decref(f->launch);
 	f->launch = json_pack("{s:i,s:i,s:s,s:i,s:[],s:[o],s:{s:i,s:i,s:i,s:b,s:i,s:i,s:s,s:i}}",
 			      "uid", (int)getuid(), "gid", (int)getgid(), "cwd", "", "log_cap", 0,
-			      "cpus", "procs", proc_new("main", script), "slurm",
-			      "first_index", 0, "tasks", 4, "attempt_base", 0, "node_index", 0,
-			      "timeout_ms", 0, "kill_grace_ms", 1000, "ckpt_root",
-			      pathf(ckpt, "%s/ckpt", f->dir), "master_port_base", 29500);
+			      "cpus", "procs", proc_new("main", script), "slurm", "first_index", 0,
+			      "tasks", 4, "attempt_base", 0, "node_index", 0, "timeout_ms", 0,
+			      "kill_grace_ms", 1000, "ckpt_root", pathf(ckpt, "%s/ckpt", f->dir),
+			      "master_port_base", 29500);
 	assert_non_null(f->launch);
 }
 
 static void launch_add_proc(struct fix *f, const char *name, const char *script)
 {
-	assert_int_equal(json_array_append_new(json_object_get(f->launch, "procs"),
-					       proc_new(name, script)), 0);
+	assert_int_equal(
+		json_array_append_new(json_object_get(f->launch, "procs"), proc_new(name, script)),
+		0);
 }
 
 static void slurm_set_int(struct fix *f, const char *key, json_int_t v)
@@ -186,8 +186,9 @@ static void launch_write(struct fix *f)
 	char p[PATH_MAX], tmp[PATH_MAX];
 	if (!f->launch)
 		return;
-	assert_int_equal(json_dump_file(f->launch, pathf(tmp, "%s/launch.json.tmp", f->dir),
-					JSON_COMPACT), 0);
+	assert_int_equal(
+		json_dump_file(f->launch, pathf(tmp, "%s/launch.json.tmp", f->dir), JSON_COMPACT),
+		0);
 	assert_int_equal(rename(tmp, pathf(p, "%s/launch.json", f->dir)), 0);
 }
 
@@ -278,8 +279,14 @@ static int run(struct fix *f, const char *mode)
 	return shim_wait(f, pid, errpath, RUN_MS);
 }
 
-static int run_node(struct fix *f) { return run(f, "--slurm"); }
-static int run_verdict(struct fix *f) { return run(f, "--slurm-verdict"); }
+static int run_node(struct fix *f)
+{
+	return run(f, "--slurm");
+}
+static int run_verdict(struct fix *f)
+{
+	return run(f, "--slurm-verdict");
+}
 
 /* The last run said exactly one line on stderr, holding needle. */
 static void expect_one_line(struct fix *f, const char *needle)
@@ -388,7 +395,9 @@ static void wait_file(const char *path, int timeout_ms)
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	(void)st; (void)flag; (void)ftw;
+	(void)st;
+	(void)flag;
+	(void)ftw;
 	remove(path);
 	return 0;
 }
@@ -399,7 +408,7 @@ static int setup(void **state)
 	assert_non_null(f);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/jf-slurm-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	assert_int_equal(chmod(f->dir, 0755), 0);   /* other users' procs (test_drop) */
+	assert_int_equal(chmod(f->dir, 0755), 0); /* other users' procs (test_drop) */
 	env_default(&f->env);
 	launch_default(f, "true");
 	*state = f;
@@ -507,7 +516,8 @@ static void test_env(void **state)
 	char p[PATH_MAX], want[PATH_MAX];
 	struct stat st;
 	launch_default(f, DUMP_ENV("main"));
-	json_t *envp = json_object_get(json_array_get(json_object_get(f->launch, "procs"), 0), "envp");
+	json_t *envp =
+		json_object_get(json_array_get(json_object_get(f->launch, "procs"), 0), "envp");
 	json_array_append_new(envp, json_string("JOB_TASK_INDEX=999"));
 	json_array_append_new(envp, json_string("JOB_ATTEMPT=999"));
 	slurm_set_int(f, "first_index", 5);
@@ -544,7 +554,7 @@ static void test_env(void **state)
 	free(d);
 	assert_int_equal(stat(pathf(p, "%s/ckpt/7", f->dir), &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0700);
-	assert_false(exists(pathf(p, "%s/starts", f->dir)));   /* node 1 */
+	assert_false(exists(pathf(p, "%s/starts", f->dir))); /* node 1 */
 }
 
 /* No array, no restart count: idx = first_index, attempt = attempt_base;
@@ -594,7 +604,7 @@ static void expect_master(struct fix *f, const char *nodelist, const char *want)
 	slurm_set_int(f, "first_index", ++n);
 	env_unset(&f->env, "SLURM_LAUNCH_NODE_IPADDR");
 	env_set(&f->env, "SLURM_JOB_NODELIST", "%s", nodelist);
-	env_set(&f->env, "SLURM_JOB_NUM_NODES", "2");   /* node 0 of two */
+	env_set(&f->env, "SLURM_JOB_NUM_NODES", "2"); /* node 0 of two */
 	int rc = run_node(f);
 	if (rc != 0)
 		fail_msg("%s: shim exit %d: %s", nodelist, rc, f->err);
@@ -604,8 +614,7 @@ static void expect_master(struct fix *f, const char *nodelist, const char *want)
 	free(d);
 }
 
-static void expect_setup_failure(struct fix *f, const char *rel, int want_exit,
-				 const char *needle)
+static void expect_setup_failure(struct fix *f, const char *rel, int want_exit, const char *needle)
 {
 	int rc = run_node(f);
 	if (rc != want_exit)
@@ -676,12 +685,14 @@ static void test_gpu_slots(void **state)
 	launch_add_proc(f, "b", DUMP_ENV("b"));
 	launch_add_proc(f, "c", DUMP_ENV("c"));
 	launch_add_proc(f, "d", DUMP_ENV("d"));
-	json_object_set_new(slurm_obj(f), "gpu_slots",
-			    json_pack("[[i,i],[i],n,[]]", 1, 2, 0));
+	json_object_set_new(slurm_obj(f), "gpu_slots", json_pack("[[i,i],[i],n,[]]", 1, 2, 0));
 	env_set(&f->env, "CUDA_VISIBLE_DEVICES", "4,5,6,7");
 	assert_int_equal(run_node(f), 0);
 	static const char *const want[][2] = {
-		{ "a", "5,6" }, { "b", "4" }, { "c", "4,5,6,7" }, { "d", "" },
+		{ "a", "5,6" },
+		{ "b", "4" },
+		{ "c", "4,5,6,7" },
+		{ "d", "" },
 	};
 	for (size_t i = 0; i < 4; i++) {
 		char *d = env_dump(f, "0/0/0", want[i][0]);
@@ -716,7 +727,7 @@ static void test_gpu_slots(void **state)
 
 	/* Slurm's list is garbage */
 	env_set(&f->env, "CUDA_VISIBLE_DEVICES", "4,,5");
-	slurm_set_int(f, "first_index", 1);   /* idx 4 */
+	slurm_set_int(f, "first_index", 1); /* idx 4 */
 	slurm_set_int(f, "tasks", 10);
 	expect_setup_failure(f, "4/0/0", 100, "CUDA_VISIBLE_DEVICES");
 
@@ -724,7 +735,7 @@ static void test_gpu_slots(void **state)
 	 * not a position */
 	env_set(&f->env, "CUDA_VISIBLE_DEVICES", "4,5,6,7");
 	json_object_set_new(slurm_obj(f), "gpu_slots", json_pack("[[i,i]]", 1, 1));
-	slurm_set_int(f, "first_index", 2);   /* idx 5 */
+	slurm_set_int(f, "first_index", 2); /* idx 5 */
 	expect_setup_failure(f, "5/0/0", 100, "twice");
 	json_object_set_new(slurm_obj(f), "gpu_slots", json_pack("[[i],[i]]", 1, 2));
 	slurm_set_int(f, "first_index", 3);
@@ -791,7 +802,7 @@ static void test_bad_launch(void **state)
 	/* bad elsewhere, with a first_index: the result says it too */
 	struct {
 		const char *key;
-		json_t *value;         /* NULL: deleted */
+		json_t *value; /* NULL: deleted */
 		const char *needle;
 	} cases[] = {
 		{ "tasks", NULL, "slurm.tasks" },
@@ -868,7 +879,7 @@ static void test_bad_env(void **state)
 	env_set(&f->env, "SLURM_RESTART_COUNT", "-2");
 	assert_int_equal(run_node(f), 100);
 	expect_one_line(f, "SLURM_RESTART_COUNT");
-	assert_false(exists(pathf(p, "%s/0", f->dir)));   /* none of these made a run */
+	assert_false(exists(pathf(p, "%s/0", f->dir))); /* none of these made a run */
 
 	/* once the run directory is known, the result says it too */
 	env_set(&f->env, "SLURM_RESTART_COUNT", "0");
@@ -908,8 +919,8 @@ static void test_exec_failure(void **state)
 {
 	struct fix *f = *state;
 	launch_default(f, "true");
-	json_t *argv = json_object_get(json_array_get(json_object_get(f->launch, "procs"), 0),
-				       "argv");
+	json_t *argv =
+		json_object_get(json_array_get(json_object_get(f->launch, "procs"), 0), "argv");
 	json_array_set_new(argv, 0, json_string("/nonexistent/prog"));
 	assert_int_equal(run_node(f), 1);
 	json_t *r = result_at(f, "0/0/0");
@@ -1001,7 +1012,8 @@ static void test_outside_term(void **state)
 	assert_false(jbool(r, "timed_out"));
 	assert_int_equal(jint(r, "exit_code"), 143);
 	assert_int_equal(jint(r, "signal"), SIGTERM);
-	assert_string_equal(jstr(r, "message"), "stopped by SIGTERM from outside: killed by SIGTERM");
+	assert_string_equal(jstr(r, "message"),
+			    "stopped by SIGTERM from outside: killed by SIGTERM");
 	json_decref(r);
 
 	/* a proc that saves its work and exits 0 is stopped, not done */
@@ -1121,7 +1133,7 @@ static void test_fd3(void **state)
 	int fds[2];
 	char p[PATH_MAX];
 	launch_default(f, "ls /proc/self/fd > fds");
-	assert_int_equal(fcntl(3, F_GETFD) < 0 && errno == EBADF, 1);   /* ours to use */
+	assert_int_equal(fcntl(3, F_GETFD) < 0 && errno == EBADF, 1); /* ours to use */
 	assert_int_equal(pipe(fds), 0);
 	/* the read end out of the way, the write end at 3, as the shim gets it */
 	int rd = fcntl(fds[0], F_DUPFD_CLOEXEC, 10), wr = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
@@ -1133,7 +1145,7 @@ static void test_fd3(void **state)
 	assert_int_equal(run_node(f), 0);
 	close(3);
 	char buf[16];
-	assert_int_equal(read(rd, buf, sizeof(buf)), 0);   /* EOF: nobody holds it, nothing said */
+	assert_int_equal(read(rd, buf, sizeof(buf)), 0); /* EOF: nobody holds it, nothing said */
 	close(rd);
 	char *t = read_text(pathf(p, "%s/0/0/0/work/fds", f->dir));
 	assert_non_null(t);
@@ -1183,7 +1195,7 @@ static void test_drop(void **state)
 	assert_int_equal(stat(pathf(p, "%s/ckpt/0/mine", f->dir), &st), 0);
 	assert_int_equal(st.st_uid, 65534);
 	assert_int_equal(stat(pathf(p, "%s/0/0/0/result", f->dir), &st), 0);
-	assert_int_equal(st.st_uid, 0);   /* the shim's records stay root's */
+	assert_int_equal(st.st_uid, 0); /* the shim's records stay root's */
 }
 
 /* ---- verdict ---- */
@@ -1202,22 +1214,27 @@ static void put_result(struct fix *f, const char *rel, const char *json)
 	write_text(pathf(p, "%s/result", d), json);
 }
 
-#define R_OK0 "{\"exit_code\":0,\"message\":\"exit 0\",\"signalled\":\"\",\"own_failure\":false}"
+#define R_OK0   "{\"exit_code\":0,\"message\":\"exit 0\",\"signalled\":\"\",\"own_failure\":false}"
 #define R_FAIL3 "{\"exit_code\":3,\"message\":\"exit 3\",\"signalled\":\"\",\"own_failure\":true}"
-#define R_TERM "{\"exit_code\":143,\"message\":\"stopped\",\"signalled\":\"TERM\",\"own_failure\":false}"
-#define R_TERM0 "{\"exit_code\":0,\"message\":\"stopped\",\"signalled\":\"TERM\",\"own_failure\":false}"
-#define R_TERM_OWN "{\"exit_code\":3,\"message\":\"own\",\"signalled\":\"TERM\",\"own_failure\":true}"
+#define R_TERM                                                                                     \
+	"{\"exit_code\":143,\"message\":\"stopped\",\"signalled\":\"TERM\",\"own_failure\":false}"
+#define R_TERM0                                                                                    \
+	"{\"exit_code\":0,\"message\":\"stopped\",\"signalled\":\"TERM\",\"own_failure\":false}"
+#define R_TERM_OWN                                                                                 \
+	"{\"exit_code\":3,\"message\":\"own\",\"signalled\":\"TERM\",\"own_failure\":true}"
 #define R_143 "{\"exit_code\":143,\"message\":\"exit 143\",\"signalled\":\"\",\"own_failure\":true}"
-#define R_TIMED "{\"exit_code\":0,\"message\":\"timed out\",\"timed_out\":true,\"signalled\":\"\",\"own_failure\":true}"
-#define R_INT "{\"exit_code\":130,\"message\":\"int\",\"signalled\":\"INT\",\"own_failure\":true}"
+#define R_TIMED                                                                                    \
+	"{\"exit_code\":0,\"message\":\"timed "                                                    \
+	"out\",\"timed_out\":true,\"signalled\":\"\",\"own_failure\":true}"
+#define R_INT   "{\"exit_code\":130,\"message\":\"int\",\"signalled\":\"INT\",\"own_failure\":true}"
 #define R_BARE5 "{\"exit_code\":5}"
 
 struct vcase {
 	const char *name;
 	int nodes;
-	const char *r[3];          /* per node; NULL = no result */
+	const char *r[3]; /* per node; NULL = no result */
 	int want;
-	const char *needle;        /* in the one stderr line when want != 0 */
+	const char *needle; /* in the one stderr line when want != 0 */
 };
 
 static void test_verdict(void **state)
@@ -1242,7 +1259,11 @@ static void test_verdict(void **state)
 		{ "timed out", 1, { R_TIMED }, 1, "failed: timed out" },
 		{ "SIGINT", 2, { R_OK0, R_INT }, 1, "node 1 failed: int" },
 		{ "no own_failure key", 1, { R_BARE5 }, 1, "node 0 failed: no message" },
-		{ "garbage", 2, { R_OK0, "{\"exit_code\":" }, 1, "node 1 failed: result: not a result" },
+		{ "garbage",
+		  2,
+		  { R_OK0, "{\"exit_code\":" },
+		  1,
+		  "node 1 failed: result: not a result" },
 		{ "not a result", 1, { "[1]" }, 1, "no exit_code" },
 	};
 	/* element 1 of an array from task 3, run 2: BATCH_DIR/4/2/<node> */
@@ -1281,7 +1302,7 @@ static void test_verdict(void **state)
 	expect_one_line(f, "SLURM_JOB_NUM_NODES");
 	env_set(&f->env, "SLURM_NNODES", "1");
 	env_set(&f->env, "SLURM_RESTART_COUNT", "2");
-	assert_int_equal(run_verdict(f), 0);   /* "one ok" again, by SLURM_NNODES */
+	assert_int_equal(run_verdict(f), 0); /* "one ok" again, by SLURM_NNODES */
 	env_set(&f->env, "SLURM_ARRAY_TASK_ID", "z");
 	assert_int_equal(run_verdict(f), 100);
 	expect_one_line(f, "SLURM_ARRAY_TASK_ID");
@@ -1297,7 +1318,7 @@ static void test_two_nodes(void **state)
 	struct fix *f = *state;
 	char e0[PATH_MAX], e1[PATH_MAX], p[PATH_MAX];
 	launch_default(f, DUMP_ENV("main") "; [ \"$JOB_TASK_INDEX\" = 1 ] && "
-			  "[ \"$JOB_NODE_INDEX\" = 1 ] && exit 5; exit 0");
+					   "[ \"$JOB_NODE_INDEX\" = 1 ] && exit 5; exit 0");
 	json_object_set_new(slurm_obj(f), "node_index", json_true());
 	env_set(&f->env, "SLURM_JOB_NUM_NODES", "2");
 	env_set(&f->env, "SLURM_NNODES", "2");
@@ -1367,7 +1388,8 @@ static void live_script(const char *dir, const char *shim)
 	if (snprintf(text, sizeof(text),
 		     "#!/bin/sh\n"
 		     "srun --kill-on-bad-exit=1 --ntasks-per-node=1 '%s' --slurm '%s'\n"
-		     "exec '%s' --slurm-verdict '%s'\n", shim, dir, shim, dir) >= (int)sizeof(text))
+		     "exec '%s' --slurm-verdict '%s'\n",
+		     shim, dir, shim, dir) >= (int)sizeof(text))
 		fail_msg("path too long");
 	write_text(pathf(p, "%s/batch.sh", dir), text);
 }

@@ -52,10 +52,10 @@
 #include "core/lifecycle.h"
 #include "engine/engine.h"
 
-#define T0 JF_SIM_EPOCH_MS
-#define MIN_MS INT64_C(60000)
-#define HOUR_MS INT64_C(3600000)
-#define DAY_MS (24 * HOUR_MS)
+#define T0         JF_SIM_EPOCH_MS
+#define MIN_MS     INT64_C(60000)
+#define HOUR_MS    INT64_C(3600000)
+#define DAY_MS     (24 * HOUR_MS)
 #define MAX_GROUPS 1024
 
 /* ---- the backend alone ---- */
@@ -78,8 +78,9 @@ static void mklaunch(struct launch *x, const char *const *env, size_t nprocs)
 	x->env[i] = NULL;
 	x->procs[0] = (struct jf_proc){ .name = "main", .argv = argv, .envp = x->env };
 	x->procs[1] = (struct jf_proc){ .name = "side", .argv = argv, .envp = noenv };
-	x->l = (struct jf_launch){ .run_dir = "/nonexistent", .cwd = "/", .procs = x->procs,
-				   .nprocs = nprocs };
+	x->l = (struct jf_launch){
+		.run_dir = "/nonexistent", .cwd = "/", .procs = x->procs, .nprocs = nprocs
+	};
 }
 
 static struct jf_run_started start1(struct jf_backend *be, uint64_t cookie, const char *secs)
@@ -115,7 +116,7 @@ static void test_backend_order(void **state)
 	struct jf_run_started a = start1(be, 101, "30");
 	start1(be, 102, "10");
 	struct jf_run_started c = start1(be, 103, "20.5");
-	struct jf_run_started d = start1(be, 104, "10");   /* same end as b, started later */
+	struct jf_run_started d = start1(be, 104, "10"); /* same end as b, started later */
 	assert_string_equal(a.handle, "sim:1");
 	assert_string_equal(d.handle, "sim:4");
 	assert_int_equal(a.pid, 1);
@@ -130,7 +131,7 @@ static void test_backend_order(void **state)
 	assert_false(fd_readable(be));
 	jf_sim_advance(be, T0 + 10000);
 	assert_true(fd_readable(be));
-	assert_int_equal(jf_backend_reap(be, res, 1), 1);   /* one at a time works too */
+	assert_int_equal(jf_backend_reap(be, res, 1), 1); /* one at a time works too */
 	assert_int_equal(res[0].cookie, 102);
 	assert_true(fd_readable(be));
 	assert_int_equal(jf_backend_reap(be, res, 8), 1);
@@ -192,7 +193,7 @@ static void test_backend_signal_and_env(void **state)
 	struct jf_run_started dflt;
 	mklaunch(&x, NULL, 1);
 	assert_int_equal(jf_backend_start(be, &x.l, 4, &dflt, &err), JF_OK);
-	assert_int_equal(jf_sim_next_end(be), T0 + 60000);   /* default 60 s */
+	assert_int_equal(jf_sim_next_end(be), T0 + 60000); /* default 60 s */
 
 	jf_sim_advance(be, T0 + 100000);
 	assert_int_equal(jf_backend_reap(be, res, 8), 1);
@@ -228,10 +229,14 @@ static void test_backend_signal_and_env(void **state)
 
 	/* bad values are refused with the variable's name */
 	static const char *const bad[][2] = {
-		{ "RUN_SECONDS=ten", "RUN_SECONDS" }, { "RUN_SECONDS=-5", "RUN_SECONDS" },
-		{ "RUN_SECONDS=900-300", "RUN_SECONDS" }, { "RUN_SECONDS=1.2345", "RUN_SECONDS" },
-		{ "RUN_SECONDS=99999999999", "RUN_SECONDS" }, { "EXIT_CODE=256", "EXIT_CODE" },
-		{ "EXIT_CODE=", "EXIT_CODE" }, { "FAIL_PERCENT=101", "FAIL_PERCENT" },
+		{ "RUN_SECONDS=ten", "RUN_SECONDS" },
+		{ "RUN_SECONDS=-5", "RUN_SECONDS" },
+		{ "RUN_SECONDS=900-300", "RUN_SECONDS" },
+		{ "RUN_SECONDS=1.2345", "RUN_SECONDS" },
+		{ "RUN_SECONDS=99999999999", "RUN_SECONDS" },
+		{ "EXIT_CODE=256", "EXIT_CODE" },
+		{ "EXIT_CODE=", "EXIT_CODE" },
+		{ "FAIL_PERCENT=101", "FAIL_PERCENT" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *env[] = { bad[i][0], NULL };
@@ -308,7 +313,7 @@ struct fix {
 	int64_t groups[MAX_GROUPS]; /* submitted, for group timers and checks */
 	bool final[MAX_GROUPS];     /* seen final: no timer can concern it */
 	size_t ngroups;
-	int64_t settles;            /* instants played */
+	int64_t settles; /* instants played */
 };
 
 static const char *tmp_base(void)
@@ -339,7 +344,10 @@ static struct fix *fix_new(struct jf_cluster *c)
 	struct jf_backend *be = jf_sim_new(&f->clk, &err);
 	assert_non_null(be);
 	struct jf_engine_config cfg = {
-		.state_dir = f->dir, .store = st, .cluster = c, .backend = be,
+		.state_dir = f->dir,
+		.store = st,
+		.cluster = c,
+		.backend = be,
 		.clock = { .now_ms = jf_sim_now, .ctx = &f->clk },
 	};
 	if (jf_engine_new(&cfg, &f->e, &err) != JF_OK)
@@ -477,7 +485,7 @@ static struct jf_group_rec group(struct fix *f, int64_t g)
 {
 	struct jf_group_rec r;
 	assert_int_equal(jf_group_get(f->st, g, &r), JF_OK);
-	return r;   /* fields used: numbers only; release at once */
+	return r; /* fields used: numbers only; release at once */
 }
 
 static int group_state(struct fix *f, int64_t g)
@@ -523,10 +531,10 @@ static char *events(struct fix *f, int64_t g)
 }
 
 struct peak {
-	int64_t group;          /* 0 = none */
-	int64_t max_tasks;      /* the group's tasks running or starting */
-	int64_t limit_tasks;    /* fail above this (0 = no check) */
-	int64_t max_runs;       /* runs on the backend */
+	int64_t group;       /* 0 = none */
+	int64_t max_tasks;   /* the group's tasks running or starting */
+	int64_t limit_tasks; /* fail above this (0 = no check) */
+	int64_t max_runs;    /* runs on the backend */
 	int64_t limit_runs;
 };
 
@@ -576,7 +584,7 @@ static void test_scenario_a(void **state)
 	assert_int_equal(r.state, JF_ST_SUCCEEDED);
 	assert_int_equal(r.submitted_ms, T0);
 	assert_int_equal(r.started_ms, T0);
-	assert_int_equal(r.finished_ms - r.submitted_ms, 10 * 600 * 1000);   /* 10 rounds */
+	assert_int_equal(r.finished_ms - r.submitted_ms, 10 * 600 * 1000); /* 10 rounds */
 	jf_group_release(&r);
 	int64_t c[JF_ST__COUNT];
 	assert_int_equal(jf_group_count_tasks(f->st, g, c), JF_OK);
@@ -587,7 +595,8 @@ static void test_scenario_a(void **state)
 	/* ten rounds: starts at 0, 600, ..., 5400 s, ten each */
 	assert_int_equal(sql_int(f, "SELECT count(DISTINCT start_ms) FROM attempts"), 10);
 	assert_int_equal(sql_int(f, "SELECT max(n) FROM (SELECT count(*) AS n FROM attempts "
-				    "GROUP BY start_ms)"), 10);
+				    "GROUP BY start_ms)"),
+			 10);
 	/* billed at the 4090's 3.60 per hour: 100 x 600 s = 60.00 */
 	int64_t amount = 0, secs = 0;
 	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_ALL, 0, f->clk.now_ms, &amount, &secs),
@@ -671,7 +680,8 @@ static void test_gang_peak(void **state)
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM (SELECT n.task_id FROM attempts a "
 				    "JOIN nodes n ON n.id = a.node_id GROUP BY n.task_id, "
 				    "a.attempt HAVING count(*) != 4 OR count(DISTINCT a.start_ms) "
-				    "!= 1 OR count(DISTINCT a.end_ms) != 1)"), 0);
+				    "!= 1 OR count(DISTINCT a.end_ms) != 1)"),
+			 0);
 	assert_int_equal(ledger_seconds(f, JF_SCOPE_GROUP, g), 20 * 4 * 1800);
 }
 
@@ -810,7 +820,8 @@ static void test_week(void **state)
 	play(f, -1, watch_queues, &w);
 	int64_t wall = mono_ms() - wall0;
 	print_message("a week of mixed work: %lld groups, %lld instants, %lld s simulated in "
-		      "%lld ms\n", (long long)f->ngroups, (long long)f->settles,
+		      "%lld ms\n",
+		      (long long)f->ngroups, (long long)f->settles,
 		      (long long)((f->clk.now_ms - T0) / 1000), (long long)wall);
 	assert_true(wall < 30000);
 	assert_true(f->clk.now_ms >= T0 + 7 * DAY_MS - HOUR_MS);
@@ -824,7 +835,7 @@ static void test_week(void **state)
 	}
 	assert_true(states[JF_ST_SUCCEEDED] > 150);
 	assert_int_equal(w.max_etl, 6);
-	assert_int_equal(w.max_train, 2);   /* the two H800 machines hold one training */
+	assert_int_equal(w.max_train, 2); /* the two H800 machines hold one training */
 	/* the timeout and the deadline struck at their simulated times */
 	assert_int_equal(group_state(f, sweep), JF_ST_FAILED);
 	struct jf_group_rec r = group(f, deadline_group);
@@ -880,23 +891,23 @@ static const struct spot_kind {
 
 struct spot_figs {
 	int64_t tasks[SPOT__N];
-	int64_t preempted[SPOT__N];   /* attempts cut short for on-demand work */
-	int64_t wait_p50[SPOT__N];    /* ms from submission to the first start */
-	int64_t wasted_ms[SPOT__N];   /* run time of the attempts cut short */
-	int64_t windows[SPOT__N];     /* WaitingForWindow events */
+	int64_t preempted[SPOT__N]; /* attempts cut short for on-demand work */
+	int64_t wait_p50[SPOT__N];  /* ms from submission to the first start */
+	int64_t wasted_ms[SPOT__N]; /* run time of the attempts cut short */
+	int64_t windows[SPOT__N];   /* WaitingForWindow events */
 };
 
 /* One submit[] entry of the scenario: at offset + k * every, k < times. */
 struct spot_entry {
 	int64_t at_min, every_min, times;
-	int64_t queue;                /* 0: a batch of independent tasks */
+	int64_t queue; /* 0: a batch of independent tasks */
 	const char *name;
 	char spec[256];
 	int64_t done;
 };
 
 #define SPOT_WARMUP_DAYS 7
-#define SPOT_DAYS 3
+#define SPOT_DAYS        3
 
 static void spot_play(double risk, struct spot_figs *out)
 {
@@ -913,15 +924,21 @@ static void spot_play(double risk, struct spot_figs *out)
 		{ 9 * 60, 24 * 60, days, od, "peak", "", 0 },
 		{ 7, 37, days * 24 * 60 / 37, od, "noise", "", 0 },
 	};
-	snprintf(e[0].spec, sizeof(e[0].spec), "completions: 28\nparallelism: 28\n"
+	snprintf(e[0].spec, sizeof(e[0].spec),
+		 "completions: 28\nparallelism: 28\n"
 		 "gpu: \"4090\"\nenv: {RUN_SECONDS: \"32400\"}\ncommand: [train]\n");
-	snprintf(e[1].spec, sizeof(e[1].spec), "gpu: \"4090\"\n"
+	snprintf(e[1].spec, sizeof(e[1].spec),
+		 "gpu: \"4090\"\n"
 		 "env: {RUN_SECONDS: \"600-4200\"}\ncommand: [eval]\n");
 	for (int k = 0; k < SPOT__N; k++) {
 		const struct spot_kind *sk = &spot_kinds[k];
-		e[2 + k] = (struct spot_entry){ SPOT_WARMUP_DAYS * 24 * 60, sk->every_min,
-						SPOT_DAYS * 24 * 60 / sk->every_min, 0, sk->name,
-						"", 0 };
+		e[2 + k] = (struct spot_entry){ SPOT_WARMUP_DAYS * 24 * 60,
+						sk->every_min,
+						SPOT_DAYS * 24 * 60 / sk->every_min,
+						0,
+						sk->name,
+						"",
+						0 };
 		snprintf(e[2 + k].spec, sizeof(e[2 + k].spec),
 			 "billing: spot\ngpu: \"4090\"\nunit_runtime: %llds\n"
 			 "env: {RUN_SECONDS: \"%lld\"}\ncommand: [step]\n",
@@ -954,38 +971,47 @@ static void spot_play(double risk, struct spot_figs *out)
 	for (size_t i = 0; i < f->ngroups; i++)
 		assert_int_equal(group_state(f, f->groups[i]), JF_ST_SUCCEEDED);
 	assert_int_equal(sql_int(f, "SELECT count(*) FROM attempts WHERE exit_code != 0 AND "
-				    "reason NOT LIKE '%signal 15%'"), 0);
+				    "reason NOT LIKE '%signal 15%'"),
+			 0);
 	for (int k = 0; k < SPOT__N; k++) {
 		char sql[1024];
 		const char *kind = spot_kinds[k].name;
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks t JOIN groups g ON "
-			 "g.id = t.group_id WHERE g.dirname LIKE '%s-%%'", kind);
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM tasks t JOIN groups g ON "
+			 "g.id = t.group_id WHERE g.dirname LIKE '%s-%%'",
+			 kind);
 		out->tasks[k] = sql_int(f, sql);
-		snprintf(sql, sizeof(sql), "SELECT count(*) - %lld FROM attempts a JOIN nodes n ON "
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) - %lld FROM attempts a JOIN nodes n ON "
 			 "n.id = a.node_id JOIN tasks t ON t.id = n.task_id JOIN groups g ON "
 			 "g.id = t.group_id WHERE g.dirname LIKE '%s-%%'",
 			 (long long)out->tasks[k], kind);
 		out->preempted[k] = sql_int(f, sql);
-		snprintf(sql, sizeof(sql), "SELECT ifnull(sum(a.end_ms - a.start_ms), 0) FROM "
+		snprintf(sql, sizeof(sql),
+			 "SELECT ifnull(sum(a.end_ms - a.start_ms), 0) FROM "
 			 "attempts a JOIN nodes n ON n.id = a.node_id JOIN tasks t ON "
 			 "t.id = n.task_id JOIN groups g ON g.id = t.group_id WHERE "
-			 "g.dirname LIKE '%s-%%' AND a.attempt < t.attempt", kind);
+			 "g.dirname LIKE '%s-%%' AND a.attempt < t.attempt",
+			 kind);
 		out->wasted_ms[k] = sql_int(f, sql);
-		snprintf(sql, sizeof(sql), "SELECT (SELECT min(a.start_ms) FROM nodes n JOIN "
+		snprintf(sql, sizeof(sql),
+			 "SELECT (SELECT min(a.start_ms) FROM nodes n JOIN "
 			 "attempts a ON a.node_id = n.id WHERE n.task_id = t.id) - g.submitted_ms "
 			 "AS w FROM tasks t JOIN groups g ON g.id = t.group_id WHERE g.dirname "
-			 "LIKE '%s-%%' ORDER BY w LIMIT 1 OFFSET %lld", kind,
-			 (long long)(out->tasks[k] - 1) / 2);
+			 "LIKE '%s-%%' ORDER BY w LIMIT 1 OFFSET %lld",
+			 kind, (long long)(out->tasks[k] - 1) / 2);
 		out->wait_p50[k] = sql_int(f, sql);
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM events e JOIN groups g ON "
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM events e JOIN groups g ON "
 			 "g.id = e.group_id WHERE e.group_off IS NOT NULL AND g.dirname LIKE "
-			 "'%s-%%' AND e.line LIKE '%% WaitingForWindow %%'", kind);
+			 "'%s-%%' AND e.line LIKE '%% WaitingForWindow %%'",
+			 kind);
 		out->windows[k] = sql_int(f, sql);
 		print_message("risk threshold %.2f: %-4s %3lld tasks, wait p50 %6llds, %3lld "
-			      "preempted, %6llds wasted, %3lld window waits\n", risk, kind,
-			      (long long)out->tasks[k], (long long)out->wait_p50[k] / 1000,
-			      (long long)out->preempted[k], (long long)out->wasted_ms[k] / 1000,
-			      (long long)out->windows[k]);
+			      "preempted, %6llds wasted, %3lld window waits\n",
+			      risk, kind, (long long)out->tasks[k],
+			      (long long)out->wait_p50[k] / 1000, (long long)out->preempted[k],
+			      (long long)out->wasted_ms[k] / 1000, (long long)out->windows[k]);
 		assert_int_equal(out->tasks[k], SPOT_DAYS * 24 * 60 / spot_kinds[k].every_min);
 	}
 	void *st = f;
@@ -1100,18 +1126,19 @@ static void test_tool_samples(void **state)
 	int st;
 	char *a = tool(SAMPLES "/scenario-a.yaml", &st);
 	assert_int_equal(st, 0);
-	expect_line(a, "batch/a", (const char *const[]){ "00:00:00", "01:40:00", "Succeeded",
-							 "100/0", "60000", "60.00 CNY", NULL });
+	expect_line(a, "batch/a",
+		    (const char *const[]){ "00:00:00", "01:40:00", "Succeeded", "100/0", "60000",
+					   "60.00 CNY", NULL });
 	assert_non_null(strstr(a, "peak nodes         10 in all; queue batch 10"));
 	assert_non_null(strstr(a, "simulated span     01:40:00"));
 	free(a);
 
 	char *b = tool("--events " SAMPLES "/scenario-b.yaml", &st);
 	assert_int_equal(st, 0);
-	expect_line(b, "tasks/train", (const char *const[]){ "02:00:00", "Succeeded", "1/0",
-							     "720000", NULL });
-	expect_line(b, "ordered/late", (const char *const[]){ "00:05:00", "-", "01:05:00",
-							      "Stopped", NULL });
+	expect_line(b, "tasks/train",
+		    (const char *const[]){ "02:00:00", "Succeeded", "1/0", "720000", NULL });
+	expect_line(b, "ordered/late",
+		    (const char *const[]){ "00:05:00", "-", "01:05:00", "Stopped", NULL });
 	assert_non_null(strstr(b, "queue gangs 20,"));
 	assert_non_null(strstr(b, "01:05:00 ordered/late Warning GroupTimeout group"));
 	assert_non_null(strstr(b, "00:00:00 tasks/train Normal Started 1-train/nodes/99 "));
@@ -1209,10 +1236,10 @@ static void test_tool_exit_codes(void **state)
 			 "  - {at: 30m, queue: q, group: long, ctl: stop}\n");
 	out = tool(args, &st);
 	assert_int_equal(st, 0);
-	expect_line(out, "q/r-1", (const char *const[]){ "00:00:00", "00:10:00", "Succeeded",
-							 NULL });
-	expect_line(out, "q/r-3", (const char *const[]){ "02:00:00", "02:10:00", "Succeeded",
-							 NULL });
+	expect_line(out, "q/r-1",
+		    (const char *const[]){ "00:00:00", "00:10:00", "Succeeded", NULL });
+	expect_line(out, "q/r-3",
+		    (const char *const[]){ "02:00:00", "02:10:00", "Succeeded", NULL });
 	expect_line(out, "q/long", (const char *const[]){ "00:30:00", "Stopped", "1800", NULL });
 	free(out);
 	/* the spot report: two 1h spot tasks start at once on an empty machine
@@ -1228,7 +1255,8 @@ static void test_tool_exit_codes(void **state)
 		"queues: [{name: od}]\n"
 		"submit:\n";
 	char text[2048];
-	snprintf(text, sizeof(text), "%s"
+	snprintf(text, sizeof(text),
+		 "%s"
 		 "  - at: 0s\n"
 		 "    tasks: s\n"
 		 "    spec: |\n"
@@ -1246,14 +1274,16 @@ static void test_tool_exit_codes(void **state)
 		 "      parallelism: 8\n"
 		 "      gpu: \"4090\"\n"
 		 "      env: {RUN_SECONDS: \"600\"}\n"
-		 "      command: [a]\n", one_machine);
+		 "      command: [a]\n",
+		 one_machine);
 	write_file(path, text);
 	out = tool(args, &st);
 	assert_int_equal(st, 0);
 	const char *spot = strstr(out, "\nspot: risk threshold 0.20 (cluster)\n");
 	assert_non_null(spot);
-	expect_line(spot, "tasks/s", (const char *const[]){ "1h", " 2 ", "00:00:00", "01:20:00",
-							     " 2 ", "1.00", "1.00", "0.33", NULL });
+	expect_line(spot, "tasks/s",
+		    (const char *const[]){ "1h", " 2 ", "00:00:00", "01:20:00", " 2 ", "1.00",
+					   "1.00", "0.33", NULL });
 	free(out);
 	/* no spot work, no spot report */
 	out = tool(SAMPLES "/scenario-a.yaml", &st);
@@ -1263,7 +1293,8 @@ static void test_tool_exit_codes(void **state)
 	/* a 12h spot task while 7 of 8 GPUs are on-demand: the forecast makes it
 	 * wait for a window (for how long is the forecast's business: stop at
 	 * 2h); --spot-risk-threshold 1 turns the forecast off */
-	snprintf(text, sizeof(text), "%s"
+	snprintf(text, sizeof(text),
+		 "%s"
 		 "  - at: 0s\n"
 		 "    queue: od\n"
 		 "    group: busy\n"
@@ -1280,7 +1311,8 @@ static void test_tool_exit_codes(void **state)
 		 "      gpu: \"4090\"\n"
 		 "      unit_runtime: 12h\n"
 		 "      env: {RUN_SECONDS: \"60\"}\n"
-		 "      command: [a]\n", one_machine);
+		 "      command: [a]\n",
+		 one_machine);
 	write_file(path, text);
 	snprintf(args, sizeof(args), "--events --until 2h %s", path);
 	out = tool(args, &st);
@@ -1291,8 +1323,8 @@ static void test_tool_exit_codes(void **state)
 	out = tool(args, &st);
 	assert_int_equal(st, 0);
 	assert_null(strstr(out, "WaitingForWindow"));
-	expect_line(out, "tasks/long", (const char *const[]){ "00:10:00", "00:10:00", "00:11:00",
-								"Succeeded", NULL });
+	expect_line(out, "tasks/long",
+		    (const char *const[]){ "00:10:00", "00:10:00", "00:11:00", "Succeeded", NULL });
 	assert_non_null(strstr(out, "\nspot: risk threshold 1.00 (--spot-risk-threshold), "
 				    "forecast off\n"));
 	free(out);

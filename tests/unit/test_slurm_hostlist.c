@@ -34,7 +34,8 @@ static void check_expand(const char *list, const char *want)
 	if (rc != JF_OK)
 		fail_msg("'%s' refused: %s", list, err.msg);
 	for (size_t i = 0; i < n; i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " " : "", names[i]);
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " " : "",
+					names[i]);
 	if (strcmp(buf, want) != 0)
 		fail_msg("'%s' gave '%s', want '%s'", list, buf, want);
 
@@ -133,11 +134,11 @@ static void test_hostlist_malformed(void **state)
 	longname[256] = '\0';
 	check_refused(longname, "longer than 255 bytes");
 	memset(longname, 'a', 254);
-	strcpy(longname + 254, "[1-10]");   /* n10 would be 256 bytes */
+	strcpy(longname + 254, "[1-10]"); /* n10 would be 256 bytes */
 	check_refused(longname, "longer than 255 bytes");
 	memset(longname, 'a', 255);
 	longname[255] = '\0';
-	check_expand(longname, longname);   /* 255 bytes is fine */
+	check_expand(longname, longname); /* 255 bytes is fine */
 
 	struct jf_error err;
 	char **names;
@@ -236,8 +237,8 @@ static void test_gres_gpu_ids(void **state)
 		char buf[96] = "x";
 		enum jf_err rc = jf_gres_gpu_ids(c[i].detail, buf, sizeof(buf));
 		if (rc != c[i].rc || strcmp(buf, c[i].want) != 0)
-			fail_msg("'%s': %d '%s', want %d '%s'", c[i].detail ? c[i].detail : "(null)",
-				 rc, buf, c[i].rc, c[i].want);
+			fail_msg("'%s': %d '%s', want %d '%s'",
+				 c[i].detail ? c[i].detail : "(null)", rc, buf, c[i].rc, c[i].want);
 	}
 	/* a list that does not fit: nothing half-written */
 	char small[6] = "x";
@@ -284,7 +285,7 @@ static void test_idxset_forms(void **state)
 	check_idx("0-10:5%1", "0,5,10%1", 1);
 	check_idx("1-10:4", "1,5,9", 0);
 	check_idx("1-1:3", "1", 0);
-	check_idx("7,3,5,4,3,0", "0,3-5,7", 0);   /* sorted, repeats gone */
+	check_idx("7,3,5,4,3,0", "0,3-5,7", 0); /* sorted, repeats gone */
 	check_idx("0-3,2-6", "0-6", 0);
 	check_idx("007", "7", 0);
 	check_idx("3%0", "3", 0);

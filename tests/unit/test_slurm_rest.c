@@ -39,7 +39,7 @@
 
 #include "backends/slurm/rest.h"
 
-#define DATA JF_SOURCE_DIR "/tests/unit/data/slurm/"
+#define DATA      JF_SOURCE_DIR "/tests/unit/data/slurm/"
 #define TOKEN_BUF 20000
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -102,7 +102,7 @@ static void test_parse_array_pending(void **state)
 	assert_int_equal(j[0].start_time, 0);
 	assert_string_equal(j[0].nodes, "");
 	assert_string_equal(j[0].batch_host, "");
-	assert_int_equal(j[0].time_limit, 0);   /* null: none */
+	assert_int_equal(j[0].time_limit, 0); /* null: none */
 	/* two running elements, the newest first */
 	assert_int_equal(j[1].job_id, 8);
 	assert_int_equal(j[1].array_task_id, 1);
@@ -111,7 +111,7 @@ static void test_parse_array_pending(void **state)
 	assert_string_equal(j[1].nodes, "n3");
 	assert_string_equal(j[1].batch_host, "n3");
 	assert_int_equal(j[1].start_time, 1796147649);
-	assert_int_equal(j[1].end_time, 1827683649);   /* expected: start + time limit */
+	assert_int_equal(j[1].end_time, 1827683649); /* expected: start + time limit */
 	assert_int_equal(j[1].time_limit, 525600);
 	assert_int_equal(j[2].array_task_id, 0);
 	for (size_t i = 0; i < n; i++) {
@@ -164,8 +164,8 @@ static void test_parse_ended(void **state)
 		const char *comment;
 	} c[] = {
 		{ "job_completed.json", 1, "COMPLETED", "None", 0, 0, "" },
-		{ "job_failed.json", 2, "FAILED", "NonZeroExitCode", 3, 0, "" },   /* 768 */
-		{ "job_signaled.json", 3, "FAILED", "JobLaunchFailure", 0, 9, "" },  /* kill -9 $$ */
+		{ "job_failed.json", 2, "FAILED", "NonZeroExitCode", 3, 0, "" },    /* 768 */
+		{ "job_signaled.json", 3, "FAILED", "JobLaunchFailure", 0, 9, "" }, /* kill -9 $$ */
 		{ "job_cancelled.json", 5, "CANCELLED", "None", 0, 15, "" },
 		{ "job_timeout.json", 4, "TIMEOUT", "TimeLimit", 0, 15, "hello" },
 	};
@@ -292,7 +292,7 @@ static void test_parse_nodes(void **state)
 	free(body);
 	assert_int_equal(n, 4);
 	assert_string_equal(d[3].state, "idle");
-	assert_int_equal(d[0].alloc_memory_mb, 16000);   /* no mem asked: the whole node */
+	assert_int_equal(d[0].alloc_memory_mb, 16000); /* no mem asked: the whole node */
 	jf_slurm_nodes_free(d, n);
 	jf_slurm_nodes_free(NULL, 0);
 	jf_slurm_jobs_free(NULL, 0);
@@ -321,7 +321,8 @@ static void test_parse_defaults_and_caps(void **state)
 	s = "{\"jobs\":[{\"job_id\":5,\"exit_code\":4294967294,\"time_limit\":4294967295,"
 	    "\"array_job_id\":5,\"array_task_id\":4294967294,\"nodes\":7,"
 	    "\"job_state\":\"A_STATE_NAME_FAR_LONGER_THAN_THIRTY_ONE\","
-	    "\"state_reason\":\"" "01234567890123456789012345678901234567890123456789012345678901"
+	    "\"state_reason\":\""
+	    "01234567890123456789012345678901234567890123456789012345678901"
 	    "\xc3\xa9\"}]}";
 	assert_int_equal(jf_slurm_jobs_parse(s, strlen(s), &j, &n, &err), JF_OK);
 	assert_int_equal(j[0].exit_code, 0);
@@ -350,8 +351,9 @@ static void test_parse_defaults_and_caps(void **state)
 		j = (struct jf_slurm_job *)1;
 		n = 9;
 		jf_error_clear(&err);
-		assert_int_equal(jf_slurm_jobs_parse(bad[i].body, strlen(bad[i].body), &j, &n, &err),
-				 JF_EIO);
+		assert_int_equal(
+			jf_slurm_jobs_parse(bad[i].body, strlen(bad[i].body), &j, &n, &err),
+			JF_EIO);
 		assert_null(j);
 		assert_int_equal(n, 0);
 		if (!strstr(err.msg, bad[i].msg))
@@ -433,19 +435,21 @@ static void test_verdicts(void **state)
 		long status;
 		enum jf_err code;
 		int num;
-		const char *msg;   /* a fragment, or the whole message when it starts with '=' */
+		const char *msg; /* a fragment, or the whole message when it starts with '=' */
 	} c[] = {
 		{ "ping_ok.json", 200, JF_OK, 0, "" },
 		{ "cancel_done.json", 200, JF_OK, 0, "" },
-		{ "update_array_quirk.json", 200, JF_OK, 0, "" },   /* not an error */
+		{ "update_array_quirk.json", 200, JF_OK, 0, "" }, /* not an error */
 		{ "jobs_304.http", 304, JF_OK, 0, "" },
-		{ "submit_held.json", 200, JF_EINVAL, 2042, "held state" },  /* submit: OK */
+		{ "submit_held.json", 200, JF_EINVAL, 2042, "held state" }, /* submit: OK */
 		{ "err_job_not_found.json", 500, JF_ENOENT, 2017,
 		  "=Slurm has no job for the request: Unable to find JobId=999999: Invalid job id "
 		  "specified (error 2017)" },
-		{ "err_job_elem_not_found.json", 400, JF_ENOENT, 9002, "Unable to find JobId=6_77" },
+		{ "err_job_elem_not_found.json", 400, JF_ENOENT, 9002,
+		  "Unable to find JobId=6_77" },
 		{ "err_job_bad_id.json", 400, JF_ENOENT, 9002, "JobId=abc" },
-		{ "err_cancel_not_found.json", 500, JF_ENOENT, 2017, "unable to kill JobId=999999" },
+		{ "err_cancel_not_found.json", 500, JF_ENOENT, 2017,
+		  "unable to kill JobId=999999" },
 		{ "err_update_not_found.json", 500, JF_ENOENT, 2017, "Invalid job id" },
 		{ "err_submit_node_config.json", 500, JF_EINVAL, 2014,
 		  "=Slurm refused the request: Requested node configuration is not available "
@@ -501,15 +505,16 @@ static void test_verdicts(void **state)
 		size_t len;
 		char *body = slurp(c[i].file, &len);
 		if (!strcmp(c[i].file, "jobs_304.http"))
-			len = 0;   /* headers only: curl hands over no body */
+			len = 0; /* headers only: curl hands over no body */
 		struct jf_error err;
 		int num = 77;
 		jf_error_clear(&err);
 		enum jf_err rc = jf_slurm_answer_check(c[i].status, body, len, NULL, &num, &err);
 		free(body);
 		if (rc != c[i].code || num != c[i].num)
-			fail_msg("%s: %s (%d) errno %d, want %s (%d): %s", c[i].file, jf_err_name(rc),
-				 rc, num, jf_err_name(c[i].code), c[i].num, err.msg);
+			fail_msg("%s: %s (%d) errno %d, want %s (%d): %s", c[i].file,
+				 jf_err_name(rc), rc, num, jf_err_name(c[i].code), c[i].num,
+				 err.msg);
 		if (c[i].msg[0] == '=' ? strcmp(err.msg, c[i].msg + 1) != 0
 				       : !strstr(err.msg, c[i].msg))
 			fail_msg("%s: message '%s', want '%s'", c[i].file, err.msg, c[i].msg);
@@ -524,14 +529,16 @@ static void test_verdicts(void **state)
 	assert_string_equal(err.msg, "Slurm refused the job: Requested node configuration is not "
 				     "available (error 2014)");
 	/* no JSON, 5xx or not */
-	assert_int_equal(jf_slurm_answer_check(502, "<html>bad gateway</html>", 24, NULL, NULL, &err),
-			 JF_EIO);
+	assert_int_equal(
+		jf_slurm_answer_check(502, "<html>bad gateway</html>", 24, NULL, NULL, &err),
+		JF_EIO);
 	assert_string_equal(err.msg, "slurmrestd answered HTTP 502: \"<html>bad gateway</html>\"");
 	assert_int_equal(jf_slurm_answer_check(200, "{\"jobs\": [", 10, NULL, NULL, &err), JF_EIO);
 	assert_non_null(strstr(err.msg, "not JSON: line 1 column 10"));
 	assert_int_equal(jf_slurm_answer_check(200, "[1]", 3, NULL, NULL, &err), JF_EIO);
 	assert_int_equal(jf_slurm_answer_check(200, "", 0, NULL, NULL, &err), JF_EIO);
-	assert_int_equal(jf_slurm_answer_check(503, "{\"errors\":[]}", 13, NULL, NULL, &err), JF_EIO);
+	assert_int_equal(jf_slurm_answer_check(503, "{\"errors\":[]}", 13, NULL, NULL, &err),
+			 JF_EIO);
 	assert_int_equal(jf_slurm_answer_check(403, "no", 2, NULL, NULL, &err), JF_EACCES);
 	/* access errors among others win */
 	const char *mix = "{\"errors\":[{\"error_number\":-1},{\"error_number\":2002,"
@@ -546,11 +553,11 @@ static void test_verdicts(void **state)
 /* ---- a fake slurmrestd -------------------------------------------------- */
 
 enum fake_mode {
-	FK_ANSWER,       /* status + body, then close */
-	FK_SILENT,       /* read the request, never answer */
-	FK_HANGUP,       /* read the request, close */
-	FK_HUGE_LEN,     /* announce 70 MiB */
-	FK_HUGE_STREAM,  /* send 64 MiB + 1 without a length */
+	FK_ANSWER,      /* status + body, then close */
+	FK_SILENT,      /* read the request, never answer */
+	FK_HANGUP,      /* read the request, close */
+	FK_HUGE_LEN,    /* announce 70 MiB */
+	FK_HUGE_STREAM, /* send 64 MiB + 1 without a length */
 };
 
 #define FAKE_MAX 4
@@ -562,11 +569,11 @@ struct fake {
 	struct {
 		enum fake_mode mode;
 		long status;
-		char *body;      /* heap */
+		char *body; /* heap */
 		size_t len;
 	} resp[FAKE_MAX];
 	size_t nresp;
-	char *req[FAKE_MAX];  /* what came: head and body */
+	char *req[FAKE_MAX]; /* what came: head and body */
 	size_t nreq;
 	pthread_t th;
 };
@@ -593,7 +600,8 @@ static void fake_add_text(struct fake *f, long status, const char *body)
 /* wait for fd readable, false when told to stop */
 static bool fake_wait(struct fake *f, int fd)
 {
-	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = f->stop[0], .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+			       { .fd = f->stop[0], .events = POLLIN } };
 	while (poll(p, 2, -1) < 0)
 		if (errno != EINTR)
 			return false;
@@ -630,7 +638,8 @@ static char *fake_read_request(struct fake *f, int fd)
 			continue;
 		if (!want) {
 			char *cl = strcasestr(buf, "\r\nContent-Length:");
-			want = (size_t)(end + 4 - buf) + (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
+			want = (size_t)(end + 4 - buf) +
+			       (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
 		}
 		if (len >= want || len == cap)
 			break;
@@ -654,8 +663,9 @@ static void *fake_main(void *arg)
 		switch (f->resp[i].mode) {
 		case FK_ANSWER:
 			if (f->resp[i].status == 304)
-				hl = snprintf(head, sizeof(head),
-					      "HTTP/1.1 304 NOT MODIFIED\r\nConnection: close\r\n\r\n");
+				hl = snprintf(
+					head, sizeof(head),
+					"HTTP/1.1 304 NOT MODIFIED\r\nConnection: close\r\n\r\n");
 			else
 				hl = snprintf(head, sizeof(head),
 					      "HTTP/1.1 %ld X\r\nContent-Type: application/json\r\n"
@@ -674,7 +684,8 @@ static void *fake_main(void *arg)
 			break;
 		case FK_HUGE_LEN:
 			hl = snprintf(head, sizeof(head),
-				      "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n{",
+				      "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: "
+				      "close\r\n\r\n{",
 				      70 << 20);
 			send_all(fd, head, (size_t)hl);
 			break;
@@ -727,7 +738,8 @@ static void fake_start(struct fake *f, bool unix_socket)
 /* a JWT that decodes (the signature is junk: only the fake accepts it) */
 static void make_jwt(char *buf, size_t n, const char *claims)
 {
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	static const char tbl[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 	size_t len = strlen(claims), k = 0;
 	char enc[256];
 	assert_true(len < 180);
@@ -790,7 +802,8 @@ static void assert_req(struct fake *f, size_t i, const char *fragment, bool pres
 	if (i >= f->nreq)
 		fail_msg("request %zu never came (%zu did)", i, f->nreq);
 	if ((strstr(f->req[i], fragment) != NULL) != present)
-		fail_msg("request %zu %s '%s':\n%s", i, present ? "lacks" : "has", fragment, f->req[i]);
+		fail_msg("request %zu %s '%s':\n%s", i, present ? "lacks" : "has", fragment,
+			 f->req[i]);
 }
 
 static void test_fake_unix_requests(void **state)
@@ -809,14 +822,16 @@ static void test_fake_unix_requests(void **state)
 	fake_add(&f, FK_ANSWER, 200, "cancel_done.json");
 	fake_start(&f, true);
 	struct jf_slurm_rest *r = fake_client(&f, NULL, "ignored", 5000);
-	json_t *body = json_pack("{s:s, s:{s:s, s:b, s:{s:s}}}", "script", "#!/bin/sh\ntrue\n",
-				 "job", "partition", "ondemand", "hold", 1, "environment", "A", "1");
+	json_t *body =
+		json_pack("{s:s, s:{s:s, s:b, s:{s:s}}}", "script", "#!/bin/sh\ntrue\n", "job",
+			  "partition", "ondemand", "hold", 1, "environment", "A", "1");
 
 	jf_error_clear(&err);
 	assert_int_equal(jf_slurm_job_get(r, "bob", "6", &jobs, &n, &err), JF_OK);
 	assert_int_equal(n, 3);
 	jf_slurm_jobs_free(jobs, n);
-	assert_int_equal(jf_slurm_jobs_all(r, NULL, 1796147700, &jobs, &n, &unchanged, &err), JF_OK);
+	assert_int_equal(jf_slurm_jobs_all(r, NULL, 1796147700, &jobs, &n, &unchanged, &err),
+			 JF_OK);
 	assert_true(unchanged);
 	assert_int_equal(n, 0);
 	assert_null(jobs);
@@ -828,7 +843,7 @@ static void test_fake_unix_requests(void **state)
 
 	assert_req(&f, 0, "GET /slurm/v0.0.38/job/6 HTTP/1.1\r\n", true);
 	assert_req(&f, 0, "Accept: application/json\r\n", true);
-	assert_req(&f, 0, "X-SLURM-USER", false);   /* local auth: no headers */
+	assert_req(&f, 0, "X-SLURM-USER", false); /* local auth: no headers */
 	assert_req(&f, 1, "GET /slurm/v0.0.38/jobs?update_time=1796147700 HTTP/1.1", true);
 	assert_req(&f, 2, "POST /slurm/v0.0.38/job/submit HTTP/1.1", true);
 	assert_req(&f, 2, "Content-Type: application/json\r\n", true);
@@ -847,7 +862,8 @@ static void test_fake_submit_2015(void **state)
 	int64_t id = -1;
 
 	(void)state;
-	json_t *body = json_pack("{s:s, s:{s:s}}", "script", "#!/bin/sh\ntrue\n", "job", "nodes", "99");
+	json_t *body =
+		json_pack("{s:s, s:{s:s}}", "script", "#!/bin/sh\ntrue\n", "job", "nodes", "99");
 	/* queued with 2015: cancelled, a refusal */
 	fake_add(&f, FK_ANSWER, 200, "submit_part_config_queued.json");
 	fake_add(&f, FK_ANSWER, 200, "cancel_done.json");
@@ -961,7 +977,7 @@ static void test_fake_update_throttle(void **state)
 	assert_int_equal(jf_slurm_job_update(r, NULL, "999999", p, &err), JF_ENOENT);
 	json_decref(p);
 	fake_join(&f);
-	assert_int_equal(f.nreq, 3);   /* no read-back without "array" */
+	assert_int_equal(f.nreq, 3); /* no read-back without "array" */
 	jf_slurm_rest_free(r);
 	fake_free(&f);
 }
@@ -1006,8 +1022,9 @@ static void test_fake_jwt_headers(void **state)
 	fake_start(&f, false);
 	r = fake_client(&f, tok, NULL, 5000);
 	assert_int_equal(jf_slurm_ping(r, &err), JF_EACCES);
-	assert_string_equal(err.msg, "slurmrestd: the JWT expired at 1970-01-01T00:16:40Z; get a new "
-				     "one (scontrol token)");
+	assert_string_equal(err.msg,
+			    "slurmrestd: the JWT expired at 1970-01-01T00:16:40Z; get a new "
+			    "one (scontrol token)");
 	fake_join(&f);
 	assert_int_equal(f.nreq, 0);
 	jf_slurm_rest_free(r);
@@ -1077,23 +1094,27 @@ static void test_fake_jwt_probe(void **state)
 
 	(void)state;
 	/* slurmctld hangs up on the token: the probe gets 5005 */
-	assert_int_equal(jwt_exchange("jwt_bad_ping.json", 500, "probe_bad_jwt.json", 0, &nreq, &err),
-			 JF_EACCES);
+	assert_int_equal(
+		jwt_exchange("jwt_bad_ping.json", 500, "probe_bad_jwt.json", 0, &nreq, &err),
+		JF_EACCES);
 	assert_int_equal(nreq, 2);
-	assert_string_equal(err.msg, "slurmctld rejected the JWT (it hangs up on the token; first "
-				     "answer: slurmctld unreachable (Slurm error -1: slurmctld config "
-				     "is unable to load: Unspecified error))");
-	assert_int_equal(jwt_exchange("jwt_bad_submit.json", 500, "probe_bad_jwt.json", 1, &nreq,
-				      &err),
-			 JF_EACCES);
-	assert_int_equal(jwt_exchange("jwt_bad_update.json", 500, "probe_bad_jwt.json", 2, &nreq,
-				      &err),
-			 JF_EACCES);
-	assert_int_equal(jwt_exchange("jwt_bad_job.json", 500, "probe_bad_jwt.json", 3, &nreq, &err),
-			 JF_EACCES);
+	assert_string_equal(err.msg,
+			    "slurmctld rejected the JWT (it hangs up on the token; first "
+			    "answer: slurmctld unreachable (Slurm error -1: slurmctld config "
+			    "is unable to load: Unspecified error))");
+	assert_int_equal(
+		jwt_exchange("jwt_bad_submit.json", 500, "probe_bad_jwt.json", 1, &nreq, &err),
+		JF_EACCES);
+	assert_int_equal(
+		jwt_exchange("jwt_bad_update.json", 500, "probe_bad_jwt.json", 2, &nreq, &err),
+		JF_EACCES);
+	assert_int_equal(
+		jwt_exchange("jwt_bad_job.json", 500, "probe_bad_jwt.json", 3, &nreq, &err),
+		JF_EACCES);
 	/* slurmctld down: the probe gets 1800, the first answer stands */
-	assert_int_equal(jwt_exchange("ctld_down_ping.json", 500, "probe_down.json", 0, &nreq, &err),
-			 JF_EIO);
+	assert_int_equal(
+		jwt_exchange("ctld_down_ping.json", 500, "probe_down.json", 0, &nreq, &err),
+		JF_EIO);
 	assert_int_equal(nreq, 2);
 	assert_string_equal(err.msg, "slurmctld unreachable (Slurm error -1: slurmctld config is "
 				     "unable to load: Unspecified error)");
@@ -1140,7 +1161,7 @@ static void test_fake_transport(void **state)
 	fake_start(&f, false);
 	snprintf(url, sizeof(url), "%s", f.url);
 	fake_join(&f);
-	fake_free(&f);   /* closes the port */
+	fake_free(&f); /* closes the port */
 	char tok[512];
 	make_jwt(tok, sizeof(tok), "{\"sun\":\"root\"}");
 	o.url = url;
@@ -1162,7 +1183,8 @@ static void test_fake_transport(void **state)
 	t0 = mono_ms();
 	assert_int_equal(jf_slurm_ping(r, &err), JF_EIO);
 	assert_true(mono_ms() - t0 < 3000);
-	snprintf(want, sizeof(want), "slurmrestd at %s did not answer GET /ping within 300 ms", f.path);
+	snprintf(want, sizeof(want), "slurmrestd at %s did not answer GET /ping within 300 ms",
+		 f.path);
 	assert_string_equal(err.msg, want);
 	assert_int_equal(jf_slurm_ping(r, &err), JF_EIO);
 	assert_non_null(strstr(err.msg, "GET /ping failed: "));
@@ -1245,7 +1267,8 @@ static void test_arguments(void **state)
 		{ "http://h:1", "t", "bob\r\nX: 1", "user name is empty or not a header value" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct jf_slurm_rest_opts o = { .url = bad[i].url, .token = bad[i].token,
+		struct jf_slurm_rest_opts o = { .url = bad[i].url,
+						.token = bad[i].token,
 						.user = bad[i].user };
 		jf_error_clear(&err);
 		assert_int_equal(jf_slurm_rest_new(&o, &r, &err), JF_EINVAL);
@@ -1263,8 +1286,8 @@ static void test_arguments(void **state)
 	/* bad arguments never reach slurmrestd: the fake takes no request */
 	fake_start(&f, true);
 	r = fake_client(&f, NULL, NULL, 5000);
-	static const char *const ids[] = { "", "12a", "1_", "_1", "12345678901", "1_2_3", "../x",
-					   "1?signal=9", "1 ", "1_12345678901" };
+	static const char *const ids[] = { "",      "12a",  "1_",         "_1", "12345678901",
+					   "1_2_3", "../x", "1?signal=9", "1 ", "1_12345678901" };
 	struct jf_slurm_job *jobs;
 	size_t n;
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
@@ -1275,9 +1298,9 @@ static void test_arguments(void **state)
 	assert_int_equal(jf_slurm_job_get(r, NULL, NULL, &jobs, &n, &err), JF_EINVAL);
 	assert_int_equal(jf_slurm_job_signal(r, NULL, "1", -1, &err), JF_EINVAL);
 	assert_int_equal(jf_slurm_job_signal(r, NULL, "1", 64, &err), JF_EINVAL);
-	static const char *const throttles[] = { "{\"array\":\"abc\"}", "{\"array\":-1}",
-						 "{\"array\":\"5%\"}", "{\"array\":2.5}",
-						 "{\"array\":\"\"}", "{\"array\":null}",
+	static const char *const throttles[] = { "{\"array\":\"abc\"}",       "{\"array\":-1}",
+						 "{\"array\":\"5%\"}",        "{\"array\":2.5}",
+						 "{\"array\":\"\"}",          "{\"array\":null}",
 						 "{\"array\":\"1234567890\"}" };
 	for (size_t i = 0; i < sizeof(throttles) / sizeof(throttles[0]); i++) {
 		json_t *p = json_loads(throttles[i], 0, NULL);
@@ -1320,10 +1343,10 @@ static struct jf_slurm_rest *live_rest(void)
 /* {"script": script, "job": {the usual, then extra's members}} */
 static json_t *live_body(const char *script, const char *name, const char *extra)
 {
-	json_t *b = json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}}}", "script", script, "job",
-			      "name", name, "partition", "ondemand", "current_working_directory",
-			      "/tmp", "standard_output", "/dev/null", "environment", "PATH",
-			      "/bin:/usr/bin");
+	json_t *b =
+		json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}}}", "script", script, "job", "name",
+			  name, "partition", "ondemand", "current_working_directory", "/tmp",
+			  "standard_output", "/dev/null", "environment", "PATH", "/bin:/usr/bin");
 	assert_non_null(b);
 	if (extra) {
 		json_t *x = json_loads(extra, 0, NULL);
@@ -1351,8 +1374,7 @@ static int64_t live_submit(struct jf_slurm_rest *r, const char *script, const ch
 	return id;
 }
 
-static void live_get(struct jf_slurm_rest *r, const char *id, struct jf_slurm_job **jobs,
-		     size_t *n)
+static void live_get(struct jf_slurm_rest *r, const char *id, struct jf_slurm_job **jobs, size_t *n)
 {
 	struct jf_error err;
 	jf_error_clear(&err);
@@ -1465,9 +1487,9 @@ static void test_live_ping_nodes_jobs(void **state)
 	assert_true(found);
 	jf_slurm_jobs_free(jobs, n);
 	/* nothing changed since an hour from now */
-	assert_int_equal(jf_slurm_jobs_all(r, NULL, (int64_t)time(NULL) + 3600, &jobs, &n,
-					   &unchanged, &err),
-			 JF_OK);
+	assert_int_equal(
+		jf_slurm_jobs_all(r, NULL, (int64_t)time(NULL) + 3600, &jobs, &n, &unchanged, &err),
+		JF_OK);
 	assert_true(unchanged);
 	assert_int_equal(n, 0);
 	jf_slurm_rest_free(r);
@@ -1487,7 +1509,7 @@ static void test_live_array(void **state)
 				  "{\"array\": \"0-5%2\", \"hold\": true}");
 	snprintf(id, sizeof(id), "%" PRId64, jid);
 	live_get(r, id, &j, &n);
-	assert_int_equal(n, 1);   /* all pending: the meta record alone */
+	assert_int_equal(n, 1); /* all pending: the meta record alone */
 	assert_int_equal(j[0].job_id, jid);
 	assert_int_equal(j[0].array_job_id, jid);
 	assert_int_equal(j[0].array_task_id, -1);
@@ -1578,10 +1600,11 @@ static void test_live_signal_cancel(void **state)
 	(void)state;
 	/* SIGTERM without cancelling: the script catches it, goes on for 2 s
 	 * and exits 7 */
-	int64_t jid = live_submit(r,
-				  "#!/bin/sh\ntrap 'got=1' TERM\n: > /tmp/jf-test-signal.$SLURM_JOB_ID\n"
-				  "while [ -z \"$got\" ]; do sleep 1; done\nsleep 2\nexit 7\n",
-				  "jf-test-signal", NULL);
+	int64_t jid =
+		live_submit(r,
+			    "#!/bin/sh\ntrap 'got=1' TERM\n: > /tmp/jf-test-signal.$SLURM_JOB_ID\n"
+			    "while [ -z \"$got\" ]; do sleep 1; done\nsleep 2\nexit 7\n",
+			    "jf-test-signal", NULL);
 	snprintf(id, sizeof(id), "%" PRId64, jid);
 	live_wait_state(r, jid, "RUNNING", 60);
 	/* RUNNING in Slurm comes before the script runs, and a signal sent

@@ -93,7 +93,7 @@ static void test_time_limit(void **state)
 {
 	(void)state;
 	assert_int_equal(jf_slurm_time_limit(0), 0);
-	assert_int_equal(jf_slurm_time_limit(1), 2);          /* 1 ms: a minute, plus one */
+	assert_int_equal(jf_slurm_time_limit(1), 2); /* 1 ms: a minute, plus one */
 	assert_int_equal(jf_slurm_time_limit(60000), 2);
 	assert_int_equal(jf_slurm_time_limit(60001), 3);
 	assert_int_equal(jf_slurm_time_limit(1440 * 60000LL), 1441);
@@ -221,10 +221,8 @@ static void test_write_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_script),
-		cmocka_unit_test(test_time_limit),
-		cmocka_unit_test(test_job_json),
-		cmocka_unit_test(test_launch_json),
+		cmocka_unit_test(test_script),     cmocka_unit_test(test_time_limit),
+		cmocka_unit_test(test_job_json),   cmocka_unit_test(test_launch_json),
 		cmocka_unit_test(test_write_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

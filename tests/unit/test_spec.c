@@ -40,8 +40,8 @@ static struct jf_spec *parse_ok(const char *text)
 
 /* The parse fails with code; the message starts with "line N: " (none when
  * line is 0) and holds s1 and s2 when given. */
-static void expect_err_len(const char *text, size_t len, enum jf_spec_place place,
-			   enum jf_err code, int line, const char *s1, const char *s2)
+static void expect_err_len(const char *text, size_t len, enum jf_spec_place place, enum jf_err code,
+			   int line, const char *s1, const char *s2)
 {
 	struct jf_spec *s = (struct jf_spec *)1;
 	struct jf_error e = { 0 };
@@ -64,8 +64,8 @@ static void expect_err_len(const char *text, size_t len, enum jf_spec_place plac
 		fail_msg("want '%s' in: %s", s2, e.msg);
 }
 
-static void expect_err_at(const char *text, enum jf_spec_place place, enum jf_err code,
-			  int line, const char *s1, const char *s2)
+static void expect_err_at(const char *text, enum jf_spec_place place, enum jf_err code, int line,
+			  const char *s1, const char *s2)
 {
 	expect_err_len(text, strlen(text), place, code, line, s1, s2);
 }
@@ -120,29 +120,28 @@ static void minimal_defaults(void **state)
 }
 
 /* reference 2.1's example, shorthand form, every key a local run accepts. */
-static const char design_example[] =
-	"name: best-practice-batch-demo   # display name\n"
-	"billing: spot\n"
-	"gpu: \"4090\"\n"
-	"gpus: 1\n"
-	"completions: 100\n"
-	"parallelism: 10\n"
-	"nodes: 1\n"
-	"node_index: true\n"
-	"unit_runtime: 30m\n"
-	"timeout: 1440m\n"
-	"restart_policy: Never\n"
-	"retries: 3\n"
-	"max_failures: 20\n"
-	"cpu_exclusive: false\n"
-	"image: registry.example/team/job:v1\n"
-	"command: [\"/bin/sh\", \"-c\"]\n"
-	"args: [\"sleep $RUN_SECONDS; exit $EXIT_CODE\"]\n"
-	"env:\n"
-	"  RUN_SECONDS: \"60\"\n"
-	"  EXIT_CODE: \"0\"\n"
-	"resources:\n"
-	"  limits: {cpu: \"4\", memory: 8Gi}\n";
+static const char design_example[] = "name: best-practice-batch-demo   # display name\n"
+				     "billing: spot\n"
+				     "gpu: \"4090\"\n"
+				     "gpus: 1\n"
+				     "completions: 100\n"
+				     "parallelism: 10\n"
+				     "nodes: 1\n"
+				     "node_index: true\n"
+				     "unit_runtime: 30m\n"
+				     "timeout: 1440m\n"
+				     "restart_policy: Never\n"
+				     "retries: 3\n"
+				     "max_failures: 20\n"
+				     "cpu_exclusive: false\n"
+				     "image: registry.example/team/job:v1\n"
+				     "command: [\"/bin/sh\", \"-c\"]\n"
+				     "args: [\"sleep $RUN_SECONDS; exit $EXIT_CODE\"]\n"
+				     "env:\n"
+				     "  RUN_SECONDS: \"60\"\n"
+				     "  EXIT_CODE: \"0\"\n"
+				     "resources:\n"
+				     "  limits: {cpu: \"4\", memory: 8Gi}\n";
 
 static void design_example_parses(void **state)
 {
@@ -264,20 +263,21 @@ static void gpu_defaults(void **state)
 	ERR("gpu: \"4090\"\ngpus: 1\ncommand: [x]\nresources:\n  limits:\n    nvidia.com/gpu: 2\n",
 	    6, "key 'resources.limits.nvidia.com/gpu'", "more than the node's");
 	ERR("gpu: \"4090\"\ncontainers:\n- name: a\n  command: [x]\n"
-	    "  resources: {limits: {nvidia.com/gpu: 3}}\n", 5, "key 'containers[0].resources.limits.nvidia.com/gpu'", "0, 1, 2, 4 or 8");
+	    "  resources: {limits: {nvidia.com/gpu: 3}}\n",
+	    5, "key 'containers[0].resources.limits.nvidia.com/gpu'", "0, 1, 2, 4 or 8");
 }
 
 static void completions_parallelism(void **state)
 {
 	(void)state;
 	struct jf_spec *s = parse_ok("completions: 5\ncommand: [x]\n");
-	assert_int_equal(s->parallelism, 5);  /* default: completions */
+	assert_int_equal(s->parallelism, 5); /* default: completions */
 	jf_spec_free(s);
 	s = parse_ok("completions: 5\nparallelism: 50\ncommand: [x]\n");
-	assert_int_equal(s->parallelism, 5);  /* clamped */
+	assert_int_equal(s->parallelism, 5); /* clamped */
 	jf_spec_free(s);
 	s = parse_ok("completions: \"1000000\"\nparallelism: 3\ncommand: [x]\n");
-	assert_int_equal(s->completions, 1000000);  /* quoted numbers are fine */
+	assert_int_equal(s->completions, 1000000); /* quoted numbers are fine */
 	assert_int_equal(s->parallelism, 3);
 	jf_spec_free(s);
 
@@ -316,10 +316,10 @@ static void batch_place(void **state)
 		      "key 'completions'", "count");
 	expect_err_at("command: [x]\nparallelism: 3\n", JF_PLACE_BATCH, JF_EINVAL, 2,
 		      "key 'parallelism'", "count");
-	expect_err_at("command: [x]\ncount: 0\n", JF_PLACE_BATCH, JF_EINVAL, 2,
-		      "key 'count'", "out of range");
-	expect_err_at("command: [x]\ncount: 10001\n", JF_PLACE_BATCH, JF_EINVAL, 2,
-		      "key 'count'", "1 to 10000");
+	expect_err_at("command: [x]\ncount: 0\n", JF_PLACE_BATCH, JF_EINVAL, 2, "key 'count'",
+		      "out of range");
+	expect_err_at("command: [x]\ncount: 10001\n", JF_PLACE_BATCH, JF_EINVAL, 2, "key 'count'",
+		      "1 to 10000");
 }
 
 static void scalar_keys(void **state)
@@ -347,8 +347,10 @@ static void scalar_keys(void **state)
 	ERR("command: [x]\nnodes: 0\n", 2, "key 'nodes'", "out of range");
 	ERR("command: [x]\nnodes: 1025\n", 2, "key 'nodes'", "1 to 1024");
 	ERR("command: [x]\nbilling: cheap\n", 2, "key 'billing'", "spot or on-demand");
-	ERR("command: [x]\nrestart_policy: Always\n", 2, "key 'restart_policy'", "Never or OnFailure");
-	ERR("command: [x]\nrestart_policy: never\n", 2, "key 'restart_policy'", "Never or OnFailure");
+	ERR("command: [x]\nrestart_policy: Always\n", 2, "key 'restart_policy'",
+	    "Never or OnFailure");
+	ERR("command: [x]\nrestart_policy: never\n", 2, "key 'restart_policy'",
+	    "Never or OnFailure");
 	ERR("command: [x]\nnode_index: yes\n", 2, "key 'node_index'", "true or false");
 	ERR("command: [x]\nnode_index: \"true\"\n", 2, "key 'node_index'", "the string");
 	ERR("command: [x]\nnode_index: 1\n", 2, "key 'node_index'", "true or false");
@@ -360,7 +362,7 @@ static void names(void **state)
 {
 	(void)state;
 	struct jf_spec *s = parse_ok("name: 训练任务 demo #1\ncommand: [x]\n");
-	assert_string_equal(s->name, "训练任务 demo");  /* '#' after a space is a comment */
+	assert_string_equal(s->name, "训练任务 demo"); /* '#' after a space is a comment */
 	jf_spec_free(s);
 	char text[512];
 	/* 63 characters (multi-byte) is fine, 64 is not */
@@ -469,10 +471,12 @@ static void env_forms(void **state)
 	ERR("command: [x]\nenv: |\n  A=1\n  oops\n", 4, "key 'env'", "expected KEY=value");
 	ERR("command: [x]\nenv: '{\"A\": 1, \"A\": 2}'\n", 2, "key 'env'", "bad JSON");
 	ERR("command: [x]\nenv: '{\"A\": '\n", 2, "key 'env'", "bad JSON");
-	ERR("command: [x]\nenv: '{\"A\": {\"b\": 1}}'\n", 2, "key 'env'", "string, number or boolean");
+	ERR("command: [x]\nenv: '{\"A\": {\"b\": 1}}'\n", 2, "key 'env'",
+	    "string, number or boolean");
 	ERR("command: [x]\nenv: '{\"A\": null}'\n", 2, "key 'env'", "string, number or boolean");
 	ERR("command: [x]\nenv: '{\"A\": \"a\\u0000b\"}'\n", 2, "key 'env'", "NUL");
-	ERR("command: [x]\nenv: '{\"1\": \"x\"}'\n", 2, "key 'env'", "bad environment variable name");
+	ERR("command: [x]\nenv: '{\"1\": \"x\"}'\n", 2, "key 'env'",
+	    "bad environment variable name");
 	ERR("command: [x]\nenv: 5\n", 2, "key 'env'", "expected KEY=value");
 
 	/* at most JF_SPEC_MAX_ENV entries */
@@ -505,8 +509,8 @@ static void containers_errors(void **state)
 	    "lowercase");
 	ERR("containers:\n- name: a\n  command: [x]\n  ports: [80]\n", 4,
 	    "unknown key 'containers[0].ports'", NULL);
-	ERR("containers:\n- name: a\n  command: [x]\n- name: a\n", 4,
-	    "key 'containers[1].name'", "used twice");
+	ERR("containers:\n- name: a\n  command: [x]\n- name: a\n", 4, "key 'containers[1].name'",
+	    "used twice");
 	char big[2048] = "containers:\n";
 	for (int i = 0; i < 17; i++)
 		snprintf(big + strlen(big), sizeof(big) - strlen(big), "- name: c%d\n", i);
@@ -518,26 +522,26 @@ static void resources_errors(void **state)
 	(void)state;
 	ERR("command: [x]\nresources:\n  limits:\n    cpu: abc\n", 4,
 	    "key 'resources.limits.cpu': bad CPU quantity \"abc\"", NULL);
-	ERR("command: [x]\nresources:\n  limits:\n    cpu: 0\n", 4,
-	    "key 'resources.limits.cpu'", "more than 0");
-	ERR("command: [x]\nresources:\n  limits:\n    cpu: -1\n", 4,
-	    "key 'resources.limits.cpu'", "bad CPU quantity");
+	ERR("command: [x]\nresources:\n  limits:\n    cpu: 0\n", 4, "key 'resources.limits.cpu'",
+	    "more than 0");
+	ERR("command: [x]\nresources:\n  limits:\n    cpu: -1\n", 4, "key 'resources.limits.cpu'",
+	    "bad CPU quantity");
 	ERR("command: [x]\nresources:\n  limits:\n    memory: 1.5\n", 4,
 	    "key 'resources.limits.memory'", "bad memory quantity \"1.5\"");
 	ERR("command: [x]\nresources:\n  requests:\n    memory: 8GG\n", 4,
 	    "key 'resources.requests.memory'", "bad memory quantity");
 	ERR("command: [x]\nresources:\n  limits:\n    ephemeral-storage: 1Gi\n", 4,
 	    "unknown key 'resources.limits.ephemeral-storage'", NULL);
-	ERR("command: [x]\nresources:\n  limit:\n    cpu: 1\n", 3,
-	    "unknown key 'resources.limit'", NULL);
+	ERR("command: [x]\nresources:\n  limit:\n    cpu: 1\n", 3, "unknown key 'resources.limit'",
+	    NULL);
 	ERR("command: [x]\nresources: [cpu]\n", 2, "key 'resources'", "expected a mapping");
 	ERR("command: [x]\nresources: {limits: 4}\n", 2, "key 'resources.limits'",
 	    "expected a mapping");
 	ERR("gpu: a\ncommand: [x]\nresources:\n  requests: {nvidia.com/gpu: 1}\n", 4,
 	    "key 'resources.requests.nvidia.com/gpu'", "in limits");
 	ERR("gpu: a\ncommand: [x]\nresources:\n  limits: {nvidia.com/gpu: 2}\n"
-	    "  requests: {nvidia.com/gpu: 1}\n", 5,
-	    "key 'resources.requests.nvidia.com/gpu'", "must equal");
+	    "  requests: {nvidia.com/gpu: 1}\n",
+	    5, "key 'resources.requests.nvidia.com/gpu'", "must equal");
 	ERR("gpu: a\ncommand: [x]\nresources:\n  limits: {nvidia.com/gpu: 0.5}\n", 4,
 	    "key 'resources.limits.nvidia.com/gpu'", "whole number");
 	/* empty limits are no limits */
@@ -565,7 +569,8 @@ static void not_supported(void **state)
 		struct jf_spec *ok = NULL;
 		struct jf_error e2 = { 0 };
 		const char *t = "command: [x]\ngpu: \"4090\"\ncpu_exclusive: true\n";
-		assert_int_equal(jf_spec_parse(t, strlen(t), JF_PLACE_GROUP, NULL, &ok, &e2), JF_OK);
+		assert_int_equal(jf_spec_parse(t, strlen(t), JF_PLACE_GROUP, NULL, &ok, &e2),
+				 JF_OK);
 		assert_true(ok->cpu_exclusive);
 		jf_spec_free(ok);
 	}
@@ -599,14 +604,14 @@ static void storage_errors(void **state)
 	    "key 'storage[0].size'", "bad memory quantity");
 	ERR("command: [x]\nstorage:\n- type: volume\n  path: /a\n  size: 1Gi\n", 5,
 	    "unknown key 'storage[0].size'", NULL);
-	ERR("command: [x]\nstorage:\n- {type: volume, path: /a}\n", 3,
-	    "key 'storage[0].name'", "needs a name");
+	ERR("command: [x]\nstorage:\n- {type: volume, path: /a}\n", 3, "key 'storage[0].name'",
+	    "needs a name");
 	ERR("command: [x]\nstorage:\n- {type: volume, path: /a, name: \"a b\"}\n", 3,
 	    "key 'storage[0].name'", "bad volume name");
 	ERR("command: [x]\nstorage:\n- {type: object, path: /a, source: bucket}\n", 3,
 	    "key 'storage[0].source'", "not a URL");
-	ERR("command: [x]\nstorage:\n- {type: object, path: /a}\n", 3,
-	    "key 'storage[0].source'", "needs a source");
+	ERR("command: [x]\nstorage:\n- {type: object, path: /a}\n", 3, "key 'storage[0].source'",
+	    "needs a source");
 	ERR("command: [x]\nstorage:\n- {type: emptydir, path: /a}\n- {type: emptydir, path: /a}\n",
 	    4, "key 'storage[1].path'", "twice");
 	ERR("command: [x]\nstorage:\n- x\n", 3, "key 'storage[0]'", "expected a mapping");
@@ -643,8 +648,8 @@ static void yaml_documents(void **state)
 	ERR("- a\n- b\n", 1, "must be a mapping", "a list");
 	ERR("command: [x]\n---\ncommand: [y]\n", 2, "second YAML document", NULL);
 	ERR("command: [x]\ncommand: [y]\n", 2, "duplicate key 'command'", "first at line 1");
-	ERR("command: [x]\nresources:\n  limits:\n    cpu: 1\n    memory: 1Gi\n    cpu: 2\n",
-	    6, "duplicate key 'resources.limits.cpu'", "first at line 4");
+	ERR("command: [x]\nresources:\n  limits:\n    cpu: 1\n    memory: 1Gi\n    cpu: 2\n", 6,
+	    "duplicate key 'resources.limits.cpu'", "first at line 4");
 	ERR("command: [x]\nenv:\n  A: 1\n  \"A\": 2\n", 4, "duplicate key 'env.A'", NULL);
 	ERR("command: [x\n", 2, "YAML syntax error", NULL);
 	ERR("command: [x]\n  bad: indent\n", 2, "YAML syntax error", NULL);
@@ -657,10 +662,10 @@ static void yaml_documents(void **state)
 	/* many anchors, redefined anchors (the later one counts), core tags */
 	char text[4096] = "";
 	for (int i = 0; i < 40; i++)
-		snprintf(text + strlen(text), sizeof(text) - strlen(text), "x%d: &a%d v%d\n",
-			 i, i % 30, i);
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "x%d: &a%d v%d\n", i,
+			 i % 30, i);
 	strcat(text, "name: *a3\n");
-	ERR(text, 1, "unknown key 'x0'", NULL);  /* the tree itself was fine */
+	ERR(text, 1, "unknown key 'x0'", NULL); /* the tree itself was fine */
 	struct jf_ydoc *doc;
 	struct jf_error e = { 0 };
 	assert_int_equal(jf_ydoc_parse(text, strlen(text), &doc, &e), JF_OK);
@@ -673,12 +678,14 @@ static void yaml_documents(void **state)
 	jf_spec_free(t);
 	ERR("command: [x]\nx: &m {a: 1}\n", 2, "unknown key 'x'", NULL);
 	ERR("command: [x]\nname: !custom x\n", 2, "key 'name'", "unsupported YAML tag '!custom'");
-	ERR("command: [x]\nresources: !!set {a: 1}\n", 2, "key 'resources'", "unsupported YAML tag");
+	ERR("command: [x]\nresources: !!set {a: 1}\n", 2, "key 'resources'",
+	    "unsupported YAML tag");
 	/* a UTF-8 byte order mark and CRLF line ends, as Windows editors write */
-	t = parse_ok("\xef\xbb\xbf" "command: [x]\r\nname: \"a\"\r\n");
+	t = parse_ok("\xef\xbb\xbf"
+		     "command: [x]\r\nname: \"a\"\r\n");
 	assert_string_equal(t->name, "a");
 	jf_spec_free(t);
-	ERR("command: [x]\n\tname: a\n", 2, "YAML syntax error", "tab");  /* tab indent */
+	ERR("command: [x]\n\tname: a\n", 2, "YAML syntax error", "tab"); /* tab indent */
 	/* tags that only say "string" are fine and make a string */
 	struct jf_spec *s = parse_ok("command: [x]\nname: !!str 123\n");
 	assert_string_equal(s->name, "123");
@@ -792,13 +799,15 @@ static void binary_garbage(void **state)
 	expect_err_len(nul, sizeof(nul) - 1, JF_PLACE_GROUP, JF_EINVAL, 2, "NUL", NULL);
 	ERR("command: [x]\nname: \xff\xfe\n", 2, "UTF-8", NULL);
 	ERR("command: [x]\nname: \xc3\n", 2, "UTF-8", NULL);
-	ERR("command: [x]\nname: \xed\xa0\x80\n", 2, "UTF-8", NULL);  /* a surrogate */
-	ERR("command: [x]\nname: \xc0\xaf\n", 2, "UTF-8", NULL);      /* overlong */
+	ERR("command: [x]\nname: \xed\xa0\x80\n", 2, "UTF-8", NULL); /* a surrogate */
+	ERR("command: [x]\nname: \xc0\xaf\n", 2, "UTF-8", NULL);     /* overlong */
 	ERR("command: [x]\nname: a\x01\n", 2, "control character 0x01", NULL);
 	ERR("command: [x]\nname: a\x7f\n", 2, "control character 0x7f", NULL);
 	ERR("\x1b[31mred\n", 1, "control character", NULL);
 	ERR("command: [x]\nname: \xc3", 2, "incomplete UTF-8", NULL);
-	ERR("command: [x]\n\nname: a\xc2\x80" "b\n", 3, "YAML syntax error", NULL);  /* C1 */
+	ERR("command: [x]\n\nname: a\xc2\x80"
+	    "b\n",
+	    3, "YAML syntax error", NULL); /* C1 */
 	/* random bytes: never a crash, always an error with a message */
 	uint64_t x = 0x1234567;
 	char buf[4096];
@@ -859,11 +868,12 @@ static void limits(void **state)
 	free(t);
 	/* argv bytes */
 	t = anchored("command: [sh, -c]\nargs: [", 60000, ", *a, *a, *a, *a]\n");
-	ERR(t, 2, "key 'args'", "command and args of container 'main' are 300011 bytes "
-				"together, more than the limit of 262144");
+	ERR(t, 2, "key 'args'",
+	    "command and args of container 'main' are 300011 bytes "
+	    "together, more than the limit of 262144");
 	free(t);
 	t = anchored("command: [", 60000, ", *a, *a, *a]\n");
-	struct jf_spec *s = parse_ok(t);  /* 240004 bytes fit */
+	struct jf_spec *s = parse_ok(t); /* 240004 bytes fit */
 	assert_int_equal(s->containers[0].ncommand, 4);
 	jf_spec_free(s);
 	free(t);
@@ -873,8 +883,9 @@ static void limits(void **state)
 	free(t);
 	/* env bytes: KEY=value\0 summed per container */
 	t = anchored("command: [x]\nenv: {A: ", 60000, ", B: *a, C: *a}\n");
-	ERR(t, 2, "key 'env'", "the environment of container 'main' is 180009 bytes "
-			       "(KEY=value of each variable, summed), more than the limit of 131072");
+	ERR(t, 2, "key 'env'",
+	    "the environment of container 'main' is 180009 bytes "
+	    "(KEY=value of each variable, summed), more than the limit of 131072");
 	free(t);
 	t = anchored("command: [x]\nenv: {A: ", 60000, ", B: *a}\n");
 	s = parse_ok(t);
@@ -898,11 +909,10 @@ static void limits(void **state)
 	/* counts */
 	ERR("command: [x]\nparallelism: 1000001\n", 2, "key 'parallelism'",
 	    "1000001 is out of range: must be 1 to 1000000");
-	ERR("command: [x]\ncompletions: 1000001\n", 2, "key 'completions'",
-	    "must be 1 to 1000000");
+	ERR("command: [x]\ncompletions: 1000001\n", 2, "key 'completions'", "must be 1 to 1000000");
 	ERR("command: [x]\nnodes: 1025\n", 2, "key 'nodes'", "must be 1 to 1024");
-	expect_err_at("command: [x]\ncount: 10001\n", JF_PLACE_BATCH, JF_EINVAL, 2,
-		      "key 'count'", "must be 1 to 10000");
+	expect_err_at("command: [x]\ncount: 10001\n", JF_PLACE_BATCH, JF_EINVAL, 2, "key 'count'",
+		      "must be 1 to 10000");
 	s = parse_ok("command: [x]\ncompletions: 1000000\nparallelism: 1000000\nnodes: 1024\n");
 	assert_int_equal(s->parallelism, 1000000);
 	jf_spec_free(s);
@@ -967,7 +977,7 @@ static void text_plausible(void **state)
 	(void)state;
 	struct jf_error e = { 0 };
 	assert_true(jf_spec_text_plausible("name: x\n", 8, &e));
-	assert_true(jf_spec_text_plausible("name: \xe8\xae", 8, &e));  /* cut mid-sequence */
+	assert_true(jf_spec_text_plausible("name: \xe8\xae", 8, &e)); /* cut mid-sequence */
 	assert_true(jf_spec_text_plausible("", 0, &e));
 	assert_false(jf_spec_text_plausible("name: \xe8\x41", 8, &e));
 	assert_int_equal(e.code, JF_EINVAL);
@@ -1019,14 +1029,16 @@ static void yamltree_getters(void **state)
 	free(list[0]);
 	free(list[1]);
 	free(list);
-	assert_int_equal(jf_ynode_strlist(jf_ymap_get(root, "e"), "e", JF_YSTR_STRICT, 10,
-					  &list, &n, &e), JF_EINVAL);
+	assert_int_equal(
+		jf_ynode_strlist(jf_ymap_get(root, "e"), "e", JF_YSTR_STRICT, 10, &list, &n, &e),
+		JF_EINVAL);
 	assert_non_null(strstr(e.msg, "key 'e[1]'"));
 	assert_null(list);
 	assert_int_equal(jf_ynode_strlist(jf_ymap_get(root, "e"), "e", 0, 1, &list, &n, &e),
 			 JF_EINVAL);
-	assert_int_equal(jf_ynode_strlist(jf_ymap_get(root, "a"), "a", JF_YLIST_SCALAR, 1,
-					  &list, &n, &e), JF_OK);
+	assert_int_equal(
+		jf_ynode_strlist(jf_ymap_get(root, "a"), "a", JF_YLIST_SCALAR, 1, &list, &n, &e),
+		JF_OK);
 	assert_int_equal(n, 1);
 	free(list[0]);
 	free(list);
@@ -1153,19 +1165,22 @@ static void out_of_memory(void **state)
 		 "  env: '{\"A\": 1, \"B\": \"x\", \"C\": 1.5}'\n"
 		 "  resources: {limits: {nvidia.com/gpu: 1}, requests: {cpu: 1}}\n"
 		 "- name: b\n  args: &a [p, q]\n  command: *a\n  env: [\"X=1\", \"X=2\"]\n"
-		 "- name: c\n  env: |\n    K=v\n    L=w\n", false);
+		 "- name: c\n  env: |\n    K=v\n    L=w\n",
+		 false);
 	oom_loop("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: ${JOB_NAME}\n"
 		 "  labels: {a: b}\n  annotations: {jobfs/gpu: H800, foo: bar}\n"
 		 "spec:\n  completions: 4\n  completionMode: Indexed\n"
 		 "  backoffLimitPerIndex: 1\n"
 		 "  successPolicy: {rules: [{succeededIndexes: \"0,2-3\", succeededCount: 1}]}\n"
 		 "  podFailurePolicy:\n    rules:\n"
-		 "    - {action: FailIndex, onExitCodes: {containerName: m, operator: In, values: [42]}}\n"
+		 "    - {action: FailIndex, onExitCodes: {containerName: m, operator: In, values: "
+		 "[42]}}\n"
 		 "    - {action: Ignore, onPodConditions: [{type: DisruptionTarget}]}\n"
 		 "  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
 		 "      - name: m\n        command: [x]\n        ports: [1]\n"
 		 "        env: [{name: A, value: b}]\n"
-		 "        resources: {limits: {nvidia.com/gpu: 2, cpu: 1}}\nstatus: {}\n", false);
+		 "        resources: {limits: {nvidia.com/gpu: 2, cpu: 1}}\nstatus: {}\n",
+		 false);
 	oom_loop("capacity: 3\npartition: p\ngroup_timeout: 1m\nprivate: true\n", true);
 }
 #else

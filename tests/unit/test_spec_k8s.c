@@ -40,15 +40,15 @@ static struct jf_spec *parse_ok(const char *text)
 	return parse_ok_at(text, JF_PLACE_GROUP);
 }
 
-static void expect_err_at(const char *text, enum jf_spec_place place, enum jf_err code,
-			  int line, const char *s1, const char *s2)
+static void expect_err_at(const char *text, enum jf_spec_place place, enum jf_err code, int line,
+			  const char *s1, const char *s2)
 {
 	struct jf_spec *s = (struct jf_spec *)1;
 	struct jf_error e = { 0 };
 	enum jf_err rc = jf_spec_parse(text, strlen(text), place, &subst, &s, &e);
 	if (rc != code)
-		fail_msg("want %s, got %s: %s\n--- spec:\n%s", jf_err_name(code),
-			 jf_err_name(rc), e.msg, text);
+		fail_msg("want %s, got %s: %s\n--- spec:\n%s", jf_err_name(code), jf_err_name(rc),
+			 e.msg, text);
 	assert_null(s);
 	char want[32];
 	snprintf(want, sizeof(want), "line %d: ", line);
@@ -60,7 +60,7 @@ static void expect_err_at(const char *text, enum jf_spec_place place, enum jf_er
 		fail_msg("want '%s' in: %s", s2, e.msg);
 }
 
-#define ERR(text, line, s1, s2) expect_err_at(text, JF_PLACE_GROUP, JF_EINVAL, line, s1, s2)
+#define ERR(text, line, s1, s2)    expect_err_at(text, JF_PLACE_GROUP, JF_EINVAL, line, s1, s2)
 #define NOTSUP(text, line, s1, s2) expect_err_at(text, JF_PLACE_GROUP, JF_ENOTSUP, line, s1, s2)
 
 /* text with the first `from` replaced by `to`, malloc'd */
@@ -91,9 +91,9 @@ static char *read_example(const char *name)
 }
 
 /* the repository's own fixtures: a missing one fails, never skips */
-#define EXAMPLE(var, name)                                                        \
-	char *var = read_example(name);                                           \
-	if (!var)                                                                 \
+#define EXAMPLE(var, name)                                                                         \
+	char *var = read_example(name);                                                            \
+	if (!var)                                                                                  \
 		fail_msg("fixture %s is missing", EXAMPLES name);
 
 /* ---- the Kubernetes Job fixtures (tests/fixtures/k8s: the features of the
@@ -144,7 +144,7 @@ static void example_backoff_per_index(void **state)
 	assert_true(s->indexed);
 	assert_int_equal(s->retries, 1);
 	assert_int_equal(s->max_failed_indexes, 5);
-	assert_int_equal(s->max_failures, -1);  /* unlimited with a per-index limit */
+	assert_int_equal(s->max_failures, -1); /* unlimited with a per-index limit */
 	assert_int_equal(s->restart_policy, JF_RESTART_NEVER);
 	const struct jf_container *c = &s->containers[0];
 	assert_string_equal(c->name, "example");
@@ -242,8 +242,8 @@ static void example_success_policy(void **state)
 	assert_int_equal(r->indexes[1].lo, 2);
 	assert_int_equal(r->indexes[1].hi, 3);
 	assert_int_equal(r->count, 1);
-	assert_non_null(strstr(s->containers[0].command[2],
-			       "if [ \"$JOB_COMPLETION_INDEX\" = 2 ]; then"));
+	assert_non_null(
+		strstr(s->containers[0].command[2], "if [ \"$JOB_COMPLETION_INDEX\" = 2 ]; then"));
 	assert_int_equal(s->nignored, 0);
 	jf_spec_free(s);
 	free(text);
@@ -251,28 +251,27 @@ static void example_success_policy(void **state)
 
 /* ---- product document 004 ---- */
 
-static const char product_1[] =
-	"apiVersion: batch/v1\n"
-	"kind: Job\n"
-	"metadata:\n"
-	"  name: ${JOB_NAME}   # 允许变量替换\n"
-	"spec:\n"
-	"  backoffLimit: 4     # 重试 4 次后标记为 Failed\n"
-	"  template:\n"
-	"    spec:\n"
-	"      containers:\n"
-	"      - name: main\n"
-	"        image: ${YOUR_IMAGE}\n"
-	"        resources:\n"
-	"          requests:\n"
-	"            cpu: \"1\"    # 起步资源，<= limits\n"
-	"            memory: \"2Gi\"\n"
-	"            nvidia.com/gpu: \"1\"\n"
-	"          limits:\n"
-	"            cpu: \"4\"\n"
-	"            memory: \"8Gi\"\n"
-	"            nvidia.com/gpu: \"1\"\n"
-	"      restartPolicy: Never\n";
+static const char product_1[] = "apiVersion: batch/v1\n"
+				"kind: Job\n"
+				"metadata:\n"
+				"  name: ${JOB_NAME}   # 允许变量替换\n"
+				"spec:\n"
+				"  backoffLimit: 4     # 重试 4 次后标记为 Failed\n"
+				"  template:\n"
+				"    spec:\n"
+				"      containers:\n"
+				"      - name: main\n"
+				"        image: ${YOUR_IMAGE}\n"
+				"        resources:\n"
+				"          requests:\n"
+				"            cpu: \"1\"    # 起步资源，<= limits\n"
+				"            memory: \"2Gi\"\n"
+				"            nvidia.com/gpu: \"1\"\n"
+				"          limits:\n"
+				"            cpu: \"4\"\n"
+				"            memory: \"8Gi\"\n"
+				"            nvidia.com/gpu: \"1\"\n"
+				"      restartPolicy: Never\n";
 
 static const char product_2[] =
 	"apiVersion: batch/v1\n"
@@ -324,8 +323,7 @@ static void product_single(void **state)
 	/* with a model: the local backend needs a command */
 	char *t2 = replace(t1, "metadata:\n", "metadata:\n  annotations: {jobfs/gpu: \"4090\"}\n");
 	NOTSUP(t2, 0, "local backend", "command");
-	char *t3 = replace(t2, "image: python:3",
-			   "image: python:3\n        command: [nvidia-smi]");
+	char *t3 = replace(t2, "image: python:3", "image: python:3\n        command: [nvidia-smi]");
 	struct jf_spec *s = parse_ok(t3);
 	assert_string_equal(s->name, "demo-job");
 	assert_int_equal(s->max_failures, 4);
@@ -396,43 +394,42 @@ static void product_multi(void **state)
 /* ---- behaviour ---- */
 
 #define HEAD "apiVersion: batch/v1\nkind: Job\n"
-#define POD(extra)                                                              \
-	"  template:\n    spec:\n      containers:\n      - name: main\n" \
+#define POD(extra)                                                                                 \
+	"  template:\n    spec:\n      containers:\n      - name: main\n"                          \
 	"        command: [\"true\"]\n" extra
 
 static void ignored_paths(void **state)
 {
 	(void)state;
-	struct jf_spec *s = parse_ok(
-		HEAD
-		"metadata:\n"
-		"  name: x\n"
-		"  namespace: default\n"
-		"  labels: {app: x}\n"
-		"  annotations:\n"
-		"    foo: bar\n"
-		"    kubectl.kubernetes.io/last-applied-configuration: \"{}\"\n"
-		"    jobfs/billing: spot\n"
-		"spec:\n"
-		"  ttlSecondsAfterFinished: 100\n"
-		"  selector: {matchLabels: {a: b}}\n"
-		"  suspend: false\n"
-		"  template:\n"
-		"    metadata: {labels: {a: b}}\n"
-		"    spec:\n"
-		"      nodeSelector: {gpu: \"yes\"}\n"
-		"      restartPolicy: OnFailure\n"
-		"      containers:\n"
-		"      - name: main\n"
-		"        command: [\"true\"]\n"
-		"        imagePullPolicy: Always\n"
-		"        ports: [{containerPort: 80}]\n"
-		"        env: [{name: A, value: \"1\", extra: 2}]\n"
-		"        resources:\n"
-		"          limits: {cpu: 1, ephemeral-storage: 1Gi}\n"
-		"          claims: []\n"
-		"status: {}\n"
-		"extraTop: 1\n");
+	struct jf_spec *s =
+		parse_ok(HEAD "metadata:\n"
+			      "  name: x\n"
+			      "  namespace: default\n"
+			      "  labels: {app: x}\n"
+			      "  annotations:\n"
+			      "    foo: bar\n"
+			      "    kubectl.kubernetes.io/last-applied-configuration: \"{}\"\n"
+			      "    jobfs/billing: spot\n"
+			      "spec:\n"
+			      "  ttlSecondsAfterFinished: 100\n"
+			      "  selector: {matchLabels: {a: b}}\n"
+			      "  suspend: false\n"
+			      "  template:\n"
+			      "    metadata: {labels: {a: b}}\n"
+			      "    spec:\n"
+			      "      nodeSelector: {gpu: \"yes\"}\n"
+			      "      restartPolicy: OnFailure\n"
+			      "      containers:\n"
+			      "      - name: main\n"
+			      "        command: [\"true\"]\n"
+			      "        imagePullPolicy: Always\n"
+			      "        ports: [{containerPort: 80}]\n"
+			      "        env: [{name: A, value: \"1\", extra: 2}]\n"
+			      "        resources:\n"
+			      "          limits: {cpu: 1, ephemeral-storage: 1Gi}\n"
+			      "          claims: []\n"
+			      "status: {}\n"
+			      "extraTop: 1\n");
 	static const char *const want[] = {
 		"metadata.namespace",
 		"metadata.labels",
@@ -464,20 +461,18 @@ static void ignored_paths(void **state)
 static void annotations(void **state)
 {
 	(void)state;
-	struct jf_spec *s = parse_ok(
-		HEAD
-		"metadata:\n"
-		"  annotations:\n"
-		"    jobfs/billing: spot\n"
-		"    jobfs/gpu: H800\n"
-		"    jobfs/nodes: \"2\"\n"
-		"    jobfs/unit-runtime: 30m\n"
-		"    jobfs/timeout: 2h\n"
-		"    jobfs/retries: \"5\"\n"
-		"spec:\n" POD(""));
+	struct jf_spec *s = parse_ok(HEAD "metadata:\n"
+					  "  annotations:\n"
+					  "    jobfs/billing: spot\n"
+					  "    jobfs/gpu: H800\n"
+					  "    jobfs/nodes: \"2\"\n"
+					  "    jobfs/unit-runtime: 30m\n"
+					  "    jobfs/timeout: 2h\n"
+					  "    jobfs/retries: \"5\"\n"
+					  "spec:\n" POD(""));
 	assert_int_equal(s->billing, JF_BILL_SPOT);
 	assert_string_equal(s->gpu, "H800");
-	assert_int_equal(s->gpus, 1);  /* a model without nvidia.com/gpu: 1 */
+	assert_int_equal(s->gpus, 1); /* a model without nvidia.com/gpu: 1 */
 	assert_int_equal(s->nodes, 2);
 	assert_int_equal(s->unit_runtime, 1800);
 	assert_int_equal(s->timeout, 7200);
@@ -499,15 +494,17 @@ static void annotations(void **state)
 	    "key 'metadata.annotations.jobfs/timeout'", "no value");
 	ERR(HEAD "metadata:\n  annotations:\n    jobfs/gpu: \"a b\"\nspec:\n" POD(""), 5,
 	    "key 'metadata.annotations.jobfs/gpu'", "bad GPU model");
-	ERR(HEAD "metadata:\n  annotations: [a]\nspec:\n" POD(""), 4,
-	    "key 'metadata.annotations'", "expected a mapping");
+	ERR(HEAD "metadata:\n  annotations: [a]\nspec:\n" POD(""), 4, "key 'metadata.annotations'",
+	    "expected a mapping");
 	NOTSUP(HEAD "metadata:\n  annotations:\n    jobfs/shm-size: 1Gi\nspec:\n" POD(""), 5,
 	       "key 'metadata.annotations.jobfs/shm-size'",
 	       "'jobfs/shm-size' is not supported yet by the local backend");
 	ERR(HEAD "metadata:\n  annotations:\n    jobfs/shm-size: 1GG\nspec:\n" POD(""), 5,
 	    "key 'metadata.annotations.jobfs/shm-size'", "bad memory quantity");
-	ERR(HEAD "metadata:\n  annotations:\n    jobfs/retries: \"1\"\n"
-	    "spec:\n  completions: 2\n  completionMode: Indexed\n  backoffLimitPerIndex: 1\n" POD(""),
+	ERR(HEAD
+	    "metadata:\n  annotations:\n    jobfs/retries: \"1\"\n"
+	    "spec:\n  completions: 2\n  completionMode: Indexed\n  backoffLimitPerIndex: 1\n" POD(
+		    ""),
 	    9, "key 'spec.backoffLimitPerIndex'", "jobfs/retries");
 }
 
@@ -522,17 +519,20 @@ static void counts_and_defaults(void **state)
 	jf_spec_free(s);
 	s = parse_ok(HEAD "spec:\n  parallelism: 5\n" POD(""));
 	assert_int_equal(s->completions, 1);
-	assert_int_equal(s->parallelism, 1);  /* clamped to completions */
+	assert_int_equal(s->parallelism, 1); /* clamped to completions */
 	jf_spec_free(s);
-	s = parse_ok(HEAD "spec:\n  completions: 4\n  parallelism: 9\n  activeDeadlineSeconds: 600\n"
+	s = parse_ok(HEAD
+		     "spec:\n  completions: 4\n  parallelism: 9\n  activeDeadlineSeconds: 600\n"
 		     "  completionMode: NonIndexed\n" POD(""));
 	assert_int_equal(s->parallelism, 4);
 	assert_int_equal(s->active_deadline, 600);
 	assert_false(s->indexed);
 	jf_spec_free(s);
 	/* backoffLimit written with a per-index limit keeps its value */
-	s = parse_ok(HEAD "spec:\n  completions: 4\n  completionMode: Indexed\n"
-		     "  backoffLimitPerIndex: 0\n  backoffLimit: 10\n  maxFailedIndexes: 4\n" POD(""));
+	s = parse_ok(
+		HEAD
+		"spec:\n  completions: 4\n  completionMode: Indexed\n"
+		"  backoffLimitPerIndex: 0\n  backoffLimit: 10\n  maxFailedIndexes: 4\n" POD(""));
 	assert_int_equal(s->retries, 0);
 	assert_int_equal(s->max_failures, 10);
 	assert_int_equal(s->max_failed_indexes, 4);
@@ -548,7 +548,8 @@ static void counts_and_defaults(void **state)
 	expect_err_at(HEAD "spec:\n  completions: 3\n" POD(""), JF_PLACE_BATCH, JF_EINVAL, 4,
 		      "key 'spec.completions'", "/tasks");
 	/* GPUs: the most any container asks for */
-	s = parse_ok(HEAD "metadata: {annotations: {jobfs/gpu: \"4090\"}}\nspec:\n  template:\n"
+	s = parse_ok(HEAD
+		     "metadata: {annotations: {jobfs/gpu: \"4090\"}}\nspec:\n  template:\n"
 		     "    spec:\n      containers:\n"
 		     "      - {name: a, command: [x], resources: {limits: {nvidia.com/gpu: 2}}}\n"
 		     "      - {name: b, resources: {limits: {nvidia.com/gpu: 4}}}\n"
@@ -561,9 +562,10 @@ static void counts_and_defaults(void **state)
 static void substitution(void **state)
 {
 	(void)state;
-	struct jf_spec *s = parse_ok(HEAD "metadata:\n  name: ${JOB_NAME}-${QUEUE}-${GROUP}\n"
-				     "spec:\n  template:\n    spec:\n      containers:\n"
-				     "      - name: main\n        command: [echo, \"$${HOME}\", a$b]\n");
+	struct jf_spec *s =
+		parse_ok(HEAD "metadata:\n  name: ${JOB_NAME}-${QUEUE}-${GROUP}\n"
+			      "spec:\n  template:\n    spec:\n      containers:\n"
+			      "      - name: main\n        command: [echo, \"$${HOME}\", a$b]\n");
 	assert_string_equal(s->name, "demo-job-q1-g1");
 	assert_string_equal(s->containers[0].command[1], "${HOME}");
 	assert_string_equal(s->containers[0].command[2], "a$b");
@@ -619,19 +621,20 @@ static void form_errors(void **state)
 	ERR(HEAD "spec:\n  template:\n    spec:\n      containers:\n      - name: A_1\n", 7,
 	    "key 'spec.template.spec.containers[0].name'", "lowercase");
 	ERR(HEAD "spec:\n  template:\n    spec:\n      containers:\n      - name: a\n"
-	    "        command: [x]\n      - name: a\n", 9,
-	    "key 'spec.template.spec.containers[1].name'", "twice");
+		 "        command: [x]\n      - name: a\n",
+	    9, "key 'spec.template.spec.containers[1].name'", "twice");
 	ERR(HEAD "spec:\n  template:\n    spec:\n      containers:\n      - name: a\n"
-	    "        command: echo hi\n", 8,
-	    "key 'spec.template.spec.containers[0].command'", "expected a list");
+		 "        command: echo hi\n",
+	    8, "key 'spec.template.spec.containers[0].command'", "expected a list");
 	ERR(HEAD "spec:\n  template:\n    spec:\n      containers:\n      - name: a\n"
-	    "        command: [x]\n        resources: {limits: {cpu: abc}}\n", 9,
+		 "        command: [x]\n        resources: {limits: {cpu: abc}}\n",
+	    9,
 	    "key 'spec.template.spec.containers[0].resources.limits.cpu': bad CPU quantity \"abc\"",
 	    NULL);
 	ERR(HEAD "spec:\n  template:\n    spec:\n      containers:\n      - name: a\n"
-	    "        command: [x]\n        resources: {limits: {nvidia.com/gpu: 3}}\n"
-	    "metadata: {annotations: {jobfs/gpu: \"4090\"}}\n", 9,
-	    "key 'spec.template.spec.containers[0].resources.limits.nvidia.com/gpu'",
+		 "        command: [x]\n        resources: {limits: {nvidia.com/gpu: 3}}\n"
+		 "metadata: {annotations: {jobfs/gpu: \"4090\"}}\n",
+	    9, "key 'spec.template.spec.containers[0].resources.limits.nvidia.com/gpu'",
 	    "0, 1, 2, 4 or 8");
 	ERR(HEAD "spec:\n" POD("      restartPolicy: Always\n"), 9,
 	    "key 'spec.template.spec.restartPolicy'", "Always is not valid");
@@ -639,7 +642,8 @@ static void form_errors(void **state)
 	    "expected an integer");
 	ERR(HEAD "spec:\n  completions: 0\n" POD(""), 4, "key 'spec.completions'", "out of range");
 	ERR(HEAD "spec:\n  parallelism: 0\n" POD(""), 4, "key 'spec.parallelism'", "out of range");
-	ERR(HEAD "spec:\n  backoffLimit: -1\n" POD(""), 4, "key 'spec.backoffLimit'", "out of range");
+	ERR(HEAD "spec:\n  backoffLimit: -1\n" POD(""), 4, "key 'spec.backoffLimit'",
+	    "out of range");
 	ERR(HEAD "spec:\n  backoffLimit: 9999999999999999999999\n" POD(""), 4,
 	    "key 'spec.backoffLimit'", "out of range");
 	ERR(HEAD "spec:\n  activeDeadlineSeconds: 0\n" POD(""), 4,
@@ -655,17 +659,19 @@ static void k8s_rules(void **state)
 	(void)state;
 	ERR(HEAD "spec:\n  completionMode: Indexed\n" POD(""), 4, "key 'spec.completionMode'",
 	    "needs spec.completions");
-	ERR(HEAD "spec:\n  backoffLimitPerIndex: 1\n" POD(""), 4,
-	    "key 'spec.backoffLimitPerIndex'", "Indexed");
-	ERR(HEAD "spec:\n  completions: 4\n  completionMode: Indexed\n  maxFailedIndexes: 1\n" POD(""),
+	ERR(HEAD "spec:\n  backoffLimitPerIndex: 1\n" POD(""), 4, "key 'spec.backoffLimitPerIndex'",
+	    "Indexed");
+	ERR(HEAD
+	    "spec:\n  completions: 4\n  completionMode: Indexed\n  maxFailedIndexes: 1\n" POD(""),
 	    6, "key 'spec.maxFailedIndexes'", "backoffLimitPerIndex");
 	ERR(HEAD "spec:\n  completions: 4\n  completionMode: Indexed\n  backoffLimitPerIndex: 1\n"
-	    "  maxFailedIndexes: 5\n" POD(""), 7, "key 'spec.maxFailedIndexes'", "0 to 4");
+		 "  maxFailedIndexes: 5\n" POD(""),
+	    7, "key 'spec.maxFailedIndexes'", "0 to 4");
 	ERR(HEAD "spec:\n  successPolicy:\n    rules: [{succeededCount: 1}]\n" POD(""), 4,
 	    "key 'spec.successPolicy'", "Indexed");
 	ERR(HEAD "spec:\n  podFailurePolicy:\n    rules: [{action: Ignore, onPodConditions: "
-	    "[{type: DisruptionTarget}]}]\n" POD("      restartPolicy: OnFailure\n"), 4,
-	    "key 'spec.podFailurePolicy'", "restartPolicy: Never");
+		 "[{type: DisruptionTarget}]}]\n" POD("      restartPolicy: OnFailure\n"),
+	    4, "key 'spec.podFailurePolicy'", "restartPolicy: Never");
 }
 
 #define PFP(rules) HEAD "spec:\n  podFailurePolicy:\n    rules:\n" rules POD("")
@@ -695,8 +701,8 @@ static void pod_failure_policy(void **state)
 	ERR(PFP("    - action: FailJob\n"), 6, "key 'spec.podFailurePolicy.rules[0]'",
 	    "exactly one");
 	ERR(PFP("    - action: FailJob\n      onExitCodes: {operator: In, values: [1]}\n"
-		"      onPodConditions: [{type: DisruptionTarget}]\n"), 6,
-	    "key 'spec.podFailurePolicy.rules[0]'", "exactly one");
+		"      onPodConditions: [{type: DisruptionTarget}]\n"),
+	    6, "key 'spec.podFailurePolicy.rules[0]'", "exactly one");
 	ERR(PFP("    - action: FailJob\n      onExitCodes: {operator: Is, values: [1]}\n"), 7,
 	    "key 'spec.podFailurePolicy.rules[0].onExitCodes.operator'", "In or NotIn");
 	ERR(PFP("    - action: FailJob\n      onExitCodes: {values: [1]}\n"), 7,
@@ -712,13 +718,13 @@ static void pod_failure_policy(void **state)
 	ERR(PFP("    - action: FailJob\n      onExitCodes: {operator: In, values: []}\n"), 7,
 	    "key 'spec.podFailurePolicy.rules[0].onExitCodes.values'", "1 to 255");
 	ERR(PFP("    - action: FailJob\n      onExitCodes: {containerName: other, operator: In, "
-		"values: [1]}\n"), 7,
-	    "key 'spec.podFailurePolicy.rules[0].onExitCodes.containerName'", "no container");
+		"values: [1]}\n"),
+	    7, "key 'spec.podFailurePolicy.rules[0].onExitCodes.containerName'", "no container");
 	NOTSUP(PFP("    - action: Ignore\n      onPodConditions: [{type: ConfigIssue}]\n"), 7,
 	       "key 'spec.podFailurePolicy.rules[0].onPodConditions[0].type'", "DisruptionTarget");
 	NOTSUP(PFP("    - action: Ignore\n      onPodConditions: [{type: DisruptionTarget, "
-		   "status: \"False\"}]\n"), 7,
-	       "key 'spec.podFailurePolicy.rules[0].onPodConditions[0].status'", "True");
+		   "status: \"False\"}]\n"),
+	       7, "key 'spec.podFailurePolicy.rules[0].onPodConditions[0].status'", "True");
 	ERR(PFP("    - action: Ignore\n      onPodConditions: [{status: \"True\"}]\n"), 7,
 	    "key 'spec.podFailurePolicy.rules[0].onPodConditions[0].type'", "needs a type");
 	ERR(HEAD "spec:\n  podFailurePolicy: {}\n" POD(""), 4, "key 'spec.podFailurePolicy.rules'",
@@ -736,8 +742,9 @@ static void pod_failure_policy(void **state)
 	jf_spec_free(t);
 }
 
-#define SP(rules) HEAD "spec:\n  completions: 8\n  completionMode: Indexed\n" \
-	"  successPolicy:\n    rules:\n" rules POD("")
+#define SP(rules)                                                                                  \
+	HEAD "spec:\n  completions: 8\n  completionMode: Indexed\n"                                \
+	     "  successPolicy:\n    rules:\n" rules POD("")
 
 static void success_policy(void **state)
 {
@@ -780,27 +787,29 @@ static void success_policy(void **state)
 	    "key 'spec.successPolicy.rules[0].succeededIndexes'", "bad index list");
 	ERR(SP("    - succeededIndexes: \"1,\"\n"), 8,
 	    "key 'spec.successPolicy.rules[0].succeededIndexes'", "bad index list");
-	ERR(HEAD "spec:\n  completions: 8\n  completionMode: Indexed\n  successPolicy: {}\n" POD(""),
+	ERR(HEAD
+	    "spec:\n  completions: 8\n  completionMode: Indexed\n  successPolicy: {}\n" POD(""),
 	    6, "key 'spec.successPolicy.rules'", "needs rules");
 	ERR(HEAD "spec:\n  completions: 8\n  completionMode: Indexed\n  successPolicy:\n"
-	    "    rules: []\n" POD(""), 7, "key 'spec.successPolicy.rules'", "must be 1 to 20");
+		 "    rules: []\n" POD(""),
+	    7, "key 'spec.successPolicy.rules'", "must be 1 to 20");
 }
 
 static void env(void **state)
 {
 	(void)state;
 	struct jf_spec *s = parse_ok(HEAD "spec:\n" POD("        env:\n"
-							 "        - {name: A, value: \"1\"}\n"
-							 "        - {name: B}\n"
-							 "        - {name: A, value: x}\n"));
+							"        - {name: A, value: \"1\"}\n"
+							"        - {name: B}\n"
+							"        - {name: A, value: x}\n"));
 	const struct jf_container *c = &s->containers[0];
 	assert_int_equal(c->nenv, 2);
 	assert_string_equal(c->env[0].value, "x");
 	assert_string_equal(c->env[1].value, "");
 	jf_spec_free(s);
 	NOTSUP(HEAD "spec:\n" POD("        env:\n        - name: A\n          valueFrom:\n"
-				  "            secretKeyRef: {name: s, key: k}\n"), 11,
-	       "key 'spec.template.spec.containers[0].env[0].valueFrom'", "not supported");
+				  "            secretKeyRef: {name: s, key: k}\n"),
+	       11, "key 'spec.template.spec.containers[0].env[0].valueFrom'", "not supported");
 	ERR(HEAD "spec:\n" POD("        env:\n        - {name: A, value: 1}\n"), 10,
 	    "key 'spec.template.spec.containers[0].env[0].value'", "quote it");
 	ERR(HEAD "spec:\n" POD("        env:\n        - {name: A, value: true}\n"), 10,
@@ -834,7 +843,7 @@ static void env(void **state)
 	o = strlen(big);
 	memset(big + o, 'x', 60000);
 	strcpy(big + o + 60000, "\"}\n        - {name: B, value: *a}\n"
-	       "        - {name: C, value: *a}\n");
+				"        - {name: C, value: *a}\n");
 	ERR(big, 10, "key 'spec.template.spec.containers[0].env'",
 	    "the environment of container 'main' is 180009 bytes");
 	/* an env name over 255 bytes */
@@ -857,7 +866,7 @@ static void limits(void **state)
 	ERR(HEAD "metadata:\n  annotations: {jobfs/nodes: \"1025\"}\nspec:\n" POD(""), 4,
 	    "key 'metadata.annotations.jobfs/nodes'", "must be 1 to 1024");
 	struct jf_spec *s = parse_ok(HEAD "spec:\n  completions: 1000000\n"
-				     "  parallelism: 1000000\n" POD(""));
+					  "  parallelism: 1000000\n" POD(""));
 	assert_int_equal(s->parallelism, 1000000);
 	jf_spec_free(s);
 	/* at most JF_SPEC_MAX_IGNORED fields listed under ignored: */
@@ -870,7 +879,8 @@ static void limits(void **state)
 	assert_int_equal(s->nignored, 1000);
 	jf_spec_free(s);
 	strcat(many, "k1000: v\n");
-	ERR(many, 1009, "key 'k1000'", "more than 1000 Kubernetes fields that jobfs does not model");
+	ERR(many, 1009, "key 'k1000'",
+	    "more than 1000 Kubernetes fields that jobfs does not model");
 	free(many);
 	/* ${VAR} output past JF_SPEC_MAX_BYTES: 60-byte values for 11-byte names */
 	static const struct jf_subst longer = {

@@ -89,7 +89,7 @@ struct ids {
 	int64_t idx[256];
 	char name[256][JF_NAME_MAX];
 	int n;
-	int stop_at;   /* return non-zero once n reaches this, 0 = never */
+	int stop_at; /* return non-zero once n reaches this, 0 = never */
 };
 
 static int collect_named(void *ctx, int64_t id, const char *name)
@@ -198,12 +198,15 @@ static void test_open_schema(void **state)
 	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), JF_STORE_SCHEMA);
 	/* the ledger: several segments per attempt, at most one open */
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
-				 "WHERE origin = 'u'"), 0);
+					"WHERE origin = 'u'"),
+			 0);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
-				 "WHERE name = 'ledger_open_attempt' AND \"unique\" "
-				 "AND partial"), 1);
+					"WHERE name = 'ledger_open_attempt' AND \"unique\" "
+					"AND partial"),
+			 1);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
-				 "type = 'index' AND tbl_name = 'ledger'"), 8);
+					"type = 'index' AND tbl_name = 'ledger'"),
+			 8);
 }
 
 static void test_reopen(void **state)
@@ -241,19 +244,25 @@ static void test_migrate_1_to_5(void **state)
 	f->st = NULL;
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
-				      "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE submissions; "
-				      "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN cpuset; DROP TABLE demand; "
+	assert_int_equal(sqlite3_exec(h,
+				      "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
+				      "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; "
+				      "DROP TABLE submissions; "
+				      "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN "
+				      "cpuset; DROP TABLE demand; "
 				      "PRAGMA user_version = 1",
-				      NULL, NULL, NULL), SQLITE_OK);
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
 	sqlite3_close(h);
 	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 1);
 	f->st = open_store(f->db);
 	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_table_info('attempts') "
-				 "WHERE name = 'cpuset'"), 1);
+					"WHERE name = 'cpuset'"),
+			 1);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE name = "
-				 "'tasks_display'"), 1);
+					"'tasks_display'"),
+			 1);
 	struct jf_task_rec t;
 	assert_int_equal(jf_task_find(f->st, g, 1, &t), JF_OK);
 	int64_t tid = t.id;
@@ -284,8 +293,11 @@ static void test_migrate_6_to_7(void **state)
 	f->st = NULL;
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
-				      "PRAGMA user_version = 6", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h,
+				      "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
+				      "PRAGMA user_version = 6",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
 	sqlite3_close(h);
 	f->st = open_store(f->db);
 	assert_int_equal(jf_store_schema_version(f->st), 7);
@@ -309,7 +321,7 @@ static int sum_demand(void *ctx, int64_t t_ms, int64_t gpus)
 	acc[0]++;
 	acc[1] += gpus;
 	if (t_ms < acc[2])
-		acc[3] = 1;   /* out of order */
+		acc[3] = 1; /* out of order */
 	acc[2] = t_ms;
 	return 0;
 }
@@ -342,7 +354,7 @@ static void test_newer_schema_refused(void **state)
 	sqlite3_close(h);
 
 	struct jf_error err = { 0 };
-	struct jf_store *st = (struct jf_store *)&err;   /* must be set to NULL */
+	struct jf_store *st = (struct jf_store *)&err; /* must be set to NULL */
 	assert_int_equal(jf_store_open(path, &st, &err), JF_EINVAL);
 	assert_null(st);
 	assert_int_equal(err.code, JF_EINVAL);
@@ -388,7 +400,7 @@ static void test_queues(void **state)
 	assert_int_equal(q.gid, 100);
 	assert_int_equal(q.events_bytes, 0);
 	jf_queue_release(&q);
-	jf_queue_release(&q);   /* twice is harmless */
+	jf_queue_release(&q); /* twice is harmless */
 	assert_int_equal(jf_queue_find(f->st, "nope", &q), JF_ENOENT);
 	assert_int_equal(jf_queue_get(f->st, 9999, &q), JF_ENOENT);
 
@@ -613,10 +625,10 @@ static void test_group_states(void **state)
 	int64_t g2 = mkgroup(f->st, q, JF_KIND_GROUP, "g2");
 	int64_t g3 = mkgroup(f->st, q, JF_KIND_GROUP, "g3");
 	accept(f->st, g2, 1, 1);
-	accept(f->st, g1, 1, 1);   /* submitted after g2 */
+	accept(f->st, g1, 1, 1); /* submitted after g2 */
 	struct ids l = { .n = 0 };
 	assert_int_equal(jf_group_list_active(f->st, collect_active, &l), JF_OK);
-	assert_int_equal(l.n, 2);   /* g3 is a draft */
+	assert_int_equal(l.n, 2); /* g3 is a draft */
 	assert_int_equal(l.id[0], g2);
 	assert_int_equal(l.id[1], g1);
 	(void)g3;
@@ -635,7 +647,7 @@ static void test_group_states(void **state)
 			 JF_OK);
 	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
 	assert_int_equal(g.started_ms, T0 + 10000);
-	assert_string_equal(g.message, "idle");   /* NULL keeps the message */
+	assert_string_equal(g.message, "idle"); /* NULL keeps the message */
 	jf_group_release(&g);
 	/* final states set finished; Waiting clears it */
 	assert_int_equal(jf_group_set_state(f->st, g1, JF_ST_FAILED, "boom", T0 + 40000), JF_OK);
@@ -789,10 +801,10 @@ static void test_tasks(void **state)
 	assert_int_equal(jf_task_set_state_all(f->st, g, mask, JF_ST_STOPPED, "the group ended",
 					       T0 + 9000, &changed),
 			 JF_OK);
-	assert_int_equal(changed, 6);   /* 3 and 5..9 */
+	assert_int_equal(changed, 6); /* 3 and 5..9 */
 	static const int want[10] = {
 		JF_ST_SUCCEEDED, JF_ST_RUNNING, JF_ST_RUNNING, JF_ST_STOPPED, JF_ST_FAILED,
-		JF_ST_STOPPED, JF_ST_STOPPED, JF_ST_STOPPED, JF_ST_STOPPED, JF_ST_STOPPED,
+		JF_ST_STOPPED,   JF_ST_STOPPED, JF_ST_STOPPED, JF_ST_STOPPED, JF_ST_STOPPED,
 	};
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(task_state(f->st, id[i]), want[i]);
@@ -801,7 +813,7 @@ static void test_tasks(void **state)
 	assert_string_equal(t.message, "the group ended");
 	jf_task_release(&t);
 	assert_int_equal(jf_task_get(f->st, id[1], &t), JF_OK);
-	assert_string_equal(t.message, "");   /* untouched */
+	assert_string_equal(t.message, ""); /* untouched */
 	jf_task_release(&t);
 	/* empty mask: nothing */
 	assert_int_equal(jf_task_set_state_all(f->st, g, 0, JF_ST_WAITING, NULL, T0, &changed),
@@ -942,7 +954,7 @@ static void test_nodes_attempts(void **state)
 	/* nodes held by the queue's groups */
 	int64_t held = -1;
 	assert_int_equal(jf_queue_running_nodes(f->st, q, &held), JF_OK);
-	assert_int_equal(held, 1);   /* n0 is Initializing, n1 Waiting */
+	assert_int_equal(held, 1); /* n0 is Initializing, n1 Waiting */
 	assert_int_equal(jf_node_set_state(f->st, n1, JF_ST_RUNNING, "", T0), JF_OK);
 	assert_int_equal(jf_queue_running_nodes(f->st, q, &held), JF_OK);
 	assert_int_equal(held, 2);
@@ -1079,10 +1091,8 @@ static void test_events(void **state)
 	assert_memory_equal(buf, first, got);
 
 	struct scope_ref refs[] = {
-		{ JF_SCOPE_QUEUE, q, NULL, 0, 0 },
-		{ JF_SCOPE_GROUP, g, NULL, 0, 0 },
-		{ JF_SCOPE_TASK, t0, NULL, 0, 0 },
-		{ JF_SCOPE_TASK, t1, NULL, 0, 0 },
+		{ JF_SCOPE_QUEUE, q, NULL, 0, 0 }, { JF_SCOPE_GROUP, g, NULL, 0, 0 },
+		{ JF_SCOPE_TASK, t0, NULL, 0, 0 }, { JF_SCOPE_TASK, t1, NULL, 0, 0 },
 		{ JF_SCOPE_NODE, n0, NULL, 0, 0 },
 	};
 	ref_append(&refs[0], first, strlen(first));
@@ -1090,10 +1100,10 @@ static void test_events(void **state)
 	/* which scopes each event goes to: queue, group, task (t0/t1), node */
 	static const struct {
 		bool q, g;
-		int task;   /* 0 none, 1 t0, 2 t1 */
+		int task; /* 0 none, 1 t0, 2 t1 */
 		bool n;
 	} shape[] = {
-		{ false, true, 0, false }, { true, true, 0, false }, { false, true, 1, false },
+		{ false, true, 0, false }, { true, true, 0, false },  { false, true, 1, false },
 		{ false, true, 1, true },  { false, true, 2, false }, { true, false, 0, false },
 		{ false, false, 1, true }, { false, true, 2, false }, { false, false, 0, true },
 	};
@@ -1116,7 +1126,9 @@ static void test_events(void **state)
 		struct jf_event_scope sc = {
 			.queue_id = shape[k].q ? q : 0,
 			.group_id = shape[k].g ? g : 0,
-			.task_id = shape[k].task == 1 ? t0 : shape[k].task == 2 ? t1 : 0,
+			.task_id = shape[k].task == 1   ? t0
+				   : shape[k].task == 2 ? t1
+							: 0,
 			.node_id = shape[k].n ? n0 : 0,
 		};
 		const char *type = i % 2 ? "Warning" : "Normal";
@@ -1285,14 +1297,14 @@ static void test_ledger(void **state)
 {
 	struct fix *f = *state;
 	/* ids need not exist: ledger rows outlive their objects */
-	struct jf_ledger_rec r1 = row(1, "qa", 10, "g1", 100, 1000, 501, "on-demand", "4090", 2,
-				      T0 + 500, 7200000);
-	struct jf_ledger_rec r2 = row(1, "qa", 10, "g1", 101, 1001, 502, "spot", "4090", 1,
-				      T0 + 2000, 1080000);
-	struct jf_ledger_rec r3 = row(2, "qb", 20, "g2", 200, 2000, 503, "on-demand", "", 0,
-				      T0 + 999, 50000);
-	struct jf_ledger_rec r4 = row(0, "", 30, "b1", 300, 3000, 504, "on-demand", "H800", 8,
-				      T0, 1800);
+	struct jf_ledger_rec r1 =
+		row(1, "qa", 10, "g1", 100, 1000, 501, "on-demand", "4090", 2, T0 + 500, 7200000);
+	struct jf_ledger_rec r2 =
+		row(1, "qa", 10, "g1", 101, 1001, 502, "spot", "4090", 1, T0 + 2000, 1080000);
+	struct jf_ledger_rec r3 =
+		row(2, "qb", 20, "g2", 200, 2000, 503, "on-demand", "", 0, T0 + 999, 50000);
+	struct jf_ledger_rec r4 =
+		row(0, "", 30, "b1", 300, 3000, 504, "on-demand", "H800", 8, T0, 1800);
 	int64_t id = 0;
 	assert_int_equal(jf_ledger_open(f->st, &r1, &id), JF_OK);
 	assert_true(id > 0);
@@ -1310,7 +1322,7 @@ static void test_ledger(void **state)
 	int64_t now = T0 + 10500;
 	int64_t a1 = 10 * 7200000 / 3600, a2 = 8 * 1080000 / 3600, a3 = 10 * 50000 / 3600 + 1,
 		a4 = 10 * 1800 / 3600;
-	assert_int_equal(a3, 139);   /* 138.88 rounds up */
+	assert_int_equal(a3, 139); /* 138.88 rounds up */
 	sum(f->st, JF_SCOPE_ALL, 0, now, a1 + a2 + a3 + a4, 38);
 	sum(f->st, JF_SCOPE_QUEUE, 1, now, a1 + a2, 18);
 	sum(f->st, JF_SCOPE_GROUP, 20, now, a3, 10);
@@ -1371,9 +1383,9 @@ static void test_ledger(void **state)
 	assert_int_equal(l.r[0].attempt_id, 501);
 
 	/* sums: closed rows plus the open r3 billed to now */
-	now = T0 + 60999;   /* r3: floor(T0+0.999) = T0 to T0+60: 60 s */
+	now = T0 + 60999; /* r3: floor(T0+0.999) = T0 to T0+60: 60 s */
 	int64_t c1 = 20000, c2 = 900, c4 = 1, o3 = 60 * 50000 / 3600;
-	assert_int_equal(o3, 833);   /* 833.33 rounds down */
+	assert_int_equal(o3, 833); /* 833.33 rounds down */
 	sum(f->st, JF_SCOPE_ALL, 0, now, c1 + c2 + c4 + o3, 10 + 3 + 1 + 60);
 	sum(f->st, JF_SCOPE_QUEUE, 1, now, c1 + c2, 13);
 	sum(f->st, JF_SCOPE_QUEUE, 2, now, o3, 60);
@@ -1431,8 +1443,8 @@ static void test_ledger(void **state)
 	sum(f->st, JF_SCOPE_ALL, 0, T0 + 99999999, c1 + c2 + c4 + o3, 74);
 
 	/* an end before the start bills nothing, and still closes */
-	struct jf_ledger_rec r5 = row(1, "qa", 10, "g1", 102, 1002, 505, "spot", "4090", 1,
-				      T0 + 50000, 1080000);
+	struct jf_ledger_rec r5 =
+		row(1, "qa", 10, "g1", 102, 1002, 505, "spot", "4090", 1, T0 + 50000, 1080000);
 	assert_int_equal(jf_ledger_open(f->st, &r5, NULL), JF_OK);
 	assert_int_equal(jf_ledger_close(f->st, 505, T0 + 1000), JF_OK);
 	memset(&l, 0, sizeof(l));
@@ -1457,7 +1469,8 @@ static void test_migrate_4_to_5(void **state)
 	snprintf(sql, sizeof(sql),
 		 /* schema 6's outbox is not there yet at 4 */
 		 "ALTER TABLE attempts DROP COLUMN kill_at_ms;"
-		 "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE submissions;"
+		 "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE "
+		 "submissions;"
 		 "DROP TABLE ledger;"
 		 "CREATE TABLE ledger ("
 		 "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -1496,29 +1509,37 @@ static void test_migrate_4_to_5(void **state)
 	sql_exec(f->db, sql);
 	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 4);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
-				 "WHERE origin = 'u'"), 1);
+					"WHERE origin = 'u'"),
+			 1);
 
 	f->st = open_store(f->db);
 	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_index_list('ledger') "
-				 "WHERE origin = 'u'"), 0);
+					"WHERE origin = 'u'"),
+			 0);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
-				 "type = 'index' AND tbl_name = 'ledger'"), 8);
+					"type = 'index' AND tbl_name = 'ledger'"),
+			 8);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
-				 "name = 'ledger_new'"), 0);
+					"name = 'ledger_new'"),
+			 0);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_sequence WHERE "
-				 "name = 'ledger_new'"), 0);
+					"name = 'ledger_new'"),
+			 0);
 	assert_int_equal(sql_int(f->db, "SELECT seq FROM sqlite_sequence WHERE "
-				 "name = 'ledger'"), 12);
+					"name = 'ledger'"),
+			 12);
 	/* every row and value, the open ones included */
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM ledger"), 4);
-	assert_int_equal(sql_int(f->db, "SELECT group_concat(id || ':' || attempt_id || ':' "
+	assert_int_equal(sql_int(f->db,
+				 "SELECT group_concat(id || ':' || attempt_id || ':' "
 				 "|| end_ms || ':' || ifnull(closed_seq, '-') || ':' || rate "
 				 "|| ':' || gpu || ':' || grp, ',') = '7:503:0:-:50000::g2,"
 				 "8:504:0:-:128000000:H800:b1' FROM (SELECT * FROM ledger "
-				 "WHERE end_ms = 0 ORDER BY id)"), 1);
+				 "WHERE end_ms = 0 ORDER BY id)"),
+			 1);
 	struct ledger_list l = { .n = 0 };
 	assert_int_equal(jf_ledger_list(f->st, 0, 100, collect_ledger, &l), JF_OK);
 	assert_int_equal(l.n, 2);
@@ -1576,8 +1597,8 @@ static void test_migrate_4_to_5(void **state)
 	assert_int_equal(sql_int(f->db, "SELECT max(id) FROM ledger"), 13);
 	assert_int_equal(sql_int(f->db, "SELECT start_ms FROM ledger WHERE id = 13"), T0 + 10499);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM ledger WHERE attempt_id = 501"), 2);
-	struct jf_ledger_rec r = row(3, "qc", 40, "g4", 400, 4000, 505, "spot", "L40S", 1, T0,
-				     1000);
+	struct jf_ledger_rec r =
+		row(3, "qc", 40, "g4", 400, 4000, 505, "spot", "L40S", 1, T0, 1000);
 	int64_t id = 0;
 	assert_int_equal(jf_ledger_open(f->st, &r, &id), JF_OK);
 	assert_int_equal(id, 14);
@@ -1624,14 +1645,14 @@ static void test_ledger_segments(void **state)
 	struct fix *f = *state;
 	/* A at 3.60/h (1000 a second), B at 1.08/h (300 a second), C one core
 	 * (13.89 a second), D 8 x H800 (35555.56 a second) */
-	struct jf_ledger_rec ra = row(1, "qa", 10, "g1", 100, 1000, 601, "on-demand", "4090", 1,
-				      T0 + 250, 3600000);
-	struct jf_ledger_rec rb = row(1, "qa", 10, "g1", 101, 1001, 602, "spot", "4090", 1,
-				      T0 + 900, 1080000);
-	struct jf_ledger_rec rc = row(2, "qb", 20, "g2", 200, 2000, 603, "on-demand", "", 0,
-				      T0 + 100, 50000);
-	struct jf_ledger_rec rd = row(0, "", 30, "b1", 300, 3000, 604, "on-demand", "H800", 8,
-				      T0, 128000000);
+	struct jf_ledger_rec ra =
+		row(1, "qa", 10, "g1", 100, 1000, 601, "on-demand", "4090", 1, T0 + 250, 3600000);
+	struct jf_ledger_rec rb =
+		row(1, "qa", 10, "g1", 101, 1001, 602, "spot", "4090", 1, T0 + 900, 1080000);
+	struct jf_ledger_rec rc =
+		row(2, "qb", 20, "g2", 200, 2000, 603, "on-demand", "", 0, T0 + 100, 50000);
+	struct jf_ledger_rec rd =
+		row(0, "", 30, "b1", 300, 3000, 604, "on-demand", "H800", 8, T0, 128000000);
 	ra.node_idx = 3;
 	ra.attempt = 2;
 	assert_int_equal(jf_ledger_open(f->st, &ra, NULL), JF_OK);
@@ -1857,16 +1878,20 @@ static void sums_match(struct fix *f, int nq)
 	char sql[160];
 	for (int q = 0; q <= nq; q++) {
 		if (q)
-			snprintf(sql, sizeof(sql), "SELECT ifnull(sum(amount), 0) FROM ledger WHERE "
-				 "queue_id = %d AND end_ms != 0", q);
+			snprintf(sql, sizeof(sql),
+				 "SELECT ifnull(sum(amount), 0) FROM ledger WHERE "
+				 "queue_id = %d AND end_ms != 0",
+				 q);
 		else
-			snprintf(sql, sizeof(sql), "SELECT ifnull(sum(amount), 0) FROM ledger WHERE "
+			snprintf(sql, sizeof(sql),
+				 "SELECT ifnull(sum(amount), 0) FROM ledger WHERE "
 				 "end_ms != 0");
 		int64_t want = sql_int(f->db, sql);
 		int64_t a = -1, secs = -1;
 		/* now = 0: open rows add nothing */
-		assert_int_equal(jf_ledger_sum(f->st, q ? JF_SCOPE_QUEUE : JF_SCOPE_ALL, q, 0, &a,
-					       &secs), JF_OK);
+		assert_int_equal(
+			jf_ledger_sum(f->st, q ? JF_SCOPE_QUEUE : JF_SCOPE_ALL, q, 0, &a, &secs),
+			JF_OK);
 		if (a != want)
 			fail_msg("queue %d: amount %lld, the rows say %lld", q, (long long)a,
 				 (long long)want);
@@ -1876,15 +1901,15 @@ static void sums_match(struct fix *f, int nq)
 static void test_ledger_memo(void **state)
 {
 	struct fix *f = *state;
-	enum { NQ = 20, PER = 5 };   /* more queues than JF_LEDGER_MEMOS */
+	enum { NQ = 20, PER = 5 }; /* more queues than JF_LEDGER_MEMOS */
 	for (int q = 1; q <= NQ; q++)
 		for (int i = 0; i < PER; i++) {
-			struct jf_ledger_rec r = row(q, "q", q, "g", q * 100 + i, q * 1000 + i,
-						     q * 10 + i, "on-demand", "4090", 1,
-						     T0 + i * 700, 3600000 + q * 1000);
+			struct jf_ledger_rec r =
+				row(q, "q", q, "g", q * 100 + i, q * 1000 + i, q * 10 + i,
+				    "on-demand", "4090", 1, T0 + i * 700, 3600000 + q * 1000);
 			assert_int_equal(jf_ledger_open(f->st, &r, NULL), JF_OK);
 		}
-	sums_match(f, NQ);   /* every memo filled (and some replaced) */
+	sums_match(f, NQ); /* every memo filled (and some replaced) */
 	for (int q = 1; q <= NQ; q++)
 		for (int i = 0; i < PER; i += 2)
 			assert_int_equal(jf_ledger_close(f->st, q * 10 + i, T0 + 5000 + q * 333),
@@ -1899,7 +1924,7 @@ static void test_ledger_memo(void **state)
 	before = a;
 	jf_store_rollback(f->st);
 	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_QUEUE, 3, 0, &a, &secs), JF_OK);
-	assert_true(a < before);   /* inside, the transaction's closes counted */
+	assert_true(a < before); /* inside, the transaction's closes counted */
 	sums_match(f, NQ);
 	/* and a clean stop's close of everything */
 	int64_t closed = 0;
@@ -1920,7 +1945,8 @@ static void counts_match(struct fix *f, int64_t q, const int64_t *groups, int ng
 	int64_t c[JF_ST__COUNT];
 	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, c), JF_OK);
 	for (int st = 0; st < 10; st++) {
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks t JOIN groups g ON "
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM tasks t JOIN groups g ON "
 			 "g.id = t.group_id WHERE g.queue_id = %lld AND t.state = %d",
 			 (long long)q, st);
 		if (c[st] != sql_int(f->db, sql))
@@ -1930,8 +1956,10 @@ static void counts_match(struct fix *f, int64_t q, const int64_t *groups, int ng
 	for (int i = 0; i < ng; i++) {
 		assert_int_equal(jf_group_count_tasks(f->st, groups[i], c), JF_OK);
 		for (int st = 0; st < 10; st++) {
-			snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks WHERE group_id = %lld"
-				 " AND state = %d", (long long)groups[i], st);
+			snprintf(sql, sizeof(sql),
+				 "SELECT count(*) FROM tasks WHERE group_id = %lld"
+				 " AND state = %d",
+				 (long long)groups[i], st);
 			if (c[st] != sql_int(f->db, sql))
 				fail_msg("group %lld state %d: %lld, the rows say %lld",
 					 (long long)groups[i], st, (long long)c[st],
@@ -1944,9 +1972,10 @@ static void test_count_memo(void **state)
 {
 	struct fix *f = *state;
 	int64_t q = mkqueue(f->st, "cq"), other = mkqueue(f->st, "co");
-	int64_t g[3] = { mkgroup(f->st, q, JF_KIND_GROUP, "a"), mkgroup(f->st, q, JF_KIND_GROUP, "b"),
+	int64_t g[3] = { mkgroup(f->st, q, JF_KIND_GROUP, "a"),
+			 mkgroup(f->st, q, JF_KIND_GROUP, "b"),
 			 mkgroup(f->st, other, JF_KIND_GROUP, "c") };
-	counts_match(f, q, g, 3);   /* drafts: no tasks, memos made */
+	counts_match(f, q, g, 3); /* drafts: no tasks, memos made */
 	accept(f->st, g[0], 5, 5);
 	accept(f->st, g[1], 3, 3);
 	accept(f->st, g[2], 4, 4);
@@ -1968,7 +1997,8 @@ static void test_count_memo(void **state)
 	counts_match(f, other, &g[2], 1);
 	/* many at once; a reset */
 	assert_int_equal(jf_task_set_state_all(f->st, g[0], 1u << JF_ST_WAITING, JF_ST_STOPPED,
-					       "ended", T0, NULL), JF_OK);
+					       "ended", T0, NULL),
+			 JF_OK);
 	counts_match(f, q, g, 3);
 	assert_int_equal(jf_group_reset(f->st, g[1], 0), JF_OK);
 	counts_match(f, q, g, 3);
@@ -1993,14 +2023,14 @@ static void test_count_memo(void **state)
 static void test_ledger_view(void **state)
 {
 	struct fix *f = *state;
-	struct jf_ledger_rec r1 = row(1, "qa", 10, "g1", 100, 1000, 501, "on-demand", "4090", 1,
-				      T0, 3600000);
-	struct jf_ledger_rec r2 = row(2, "qb", 20, "g2", 200, 2000, 502, "spot", "", 0, T0,
-				      3600000);
-	struct jf_ledger_rec r3 = row(0, "", 30, "b1", 300, 3000, 503, "on-demand", "H800", 1,
-				      T0, 3600000);
-	struct jf_ledger_rec r4 = row(7, "gone", 40, "g4", 400, 4000, 504, "on-demand", "", 0, T0,
-				      3600000);
+	struct jf_ledger_rec r1 =
+		row(1, "qa", 10, "g1", 100, 1000, 501, "on-demand", "4090", 1, T0, 3600000);
+	struct jf_ledger_rec r2 =
+		row(2, "qb", 20, "g2", 200, 2000, 502, "spot", "", 0, T0, 3600000);
+	struct jf_ledger_rec r3 =
+		row(0, "", 30, "b1", 300, 3000, 503, "on-demand", "H800", 1, T0, 3600000);
+	struct jf_ledger_rec r4 =
+		row(7, "gone", 40, "g4", 400, 4000, 504, "on-demand", "", 0, T0, 3600000);
 	assert_int_equal(jf_ledger_open(f->st, &r1, NULL), JF_OK);
 	assert_int_equal(jf_ledger_open(f->st, &r2, NULL), JF_OK);
 	assert_int_equal(jf_ledger_open(f->st, &r3, NULL), JF_OK);
@@ -2033,7 +2063,7 @@ static void test_ledger_view(void **state)
 	assert_string_equal(t.key[0], "H800");
 	memset(&t, 0, sizeof(t));
 	assert_int_equal(jf_ledger_totals_view(f->st, "billing", NULL, collect_totals, &t), JF_OK);
-	assert_int_equal(t.n, 2);   /* NULL: every row */
+	assert_int_equal(t.n, 2); /* NULL: every row */
 	assert_int_equal(jf_ledger_totals_view(f->st, "nope", &v, collect_totals, &t), JF_EINVAL);
 }
 
@@ -2041,10 +2071,10 @@ static void test_ledger_saturate(void **state)
 {
 	struct fix *f = *state;
 	/* an hour at INT64_MAX per hour is INT64_MAX */
-	struct jf_ledger_rec re = row(1, "qa", 10, "g1", 100, 1000, 701, "on-demand", "4090", 8,
-				      T0, INT64_MAX);
-	struct jf_ledger_rec rf = row(1, "qa", 10, "g1", 100, 1001, 702, "on-demand", "4090", 8,
-				      T0, INT64_MAX);
+	struct jf_ledger_rec re =
+		row(1, "qa", 10, "g1", 100, 1000, 701, "on-demand", "4090", 8, T0, INT64_MAX);
+	struct jf_ledger_rec rf =
+		row(1, "qa", 10, "g1", 100, 1001, 702, "on-demand", "4090", 8, T0, INT64_MAX);
 	assert_int_equal(jf_ledger_open(f->st, &re, NULL), JF_OK);
 	assert_int_equal(jf_ledger_close(f->st, 701, T0 + 3600000), JF_OK);
 	assert_int_equal(jf_ledger_reopen(f->st, 701, 0), JF_OK);
@@ -2055,10 +2085,10 @@ static void test_ledger_saturate(void **state)
 	{
 		sqlite3 *h;
 		sqlite3_stmt *s;
-		assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY, NULL),
-				 SQLITE_OK);
-		assert_int_equal(sqlite3_prepare_v2(h, "SELECT sum(amount) FROM ledger", -1, &s,
-						    NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+		assert_int_equal(
+			sqlite3_prepare_v2(h, "SELECT sum(amount) FROM ledger", -1, &s, NULL),
+			SQLITE_OK);
 		assert_int_equal(sqlite3_step(s), SQLITE_ERROR);
 		sqlite3_finalize(s);
 		sqlite3_close(h);
@@ -2082,8 +2112,8 @@ static void test_ledger_saturate(void **state)
 	sum(f->st, JF_SCOPE_NODE, 1001, T0, 0, 0);
 
 	/* a small row in another queue: its own totals stay exact */
-	struct jf_ledger_rec rg = row(2, "qb", 20, "g2", 200, 2000, 704, "spot", "", 0, T0,
-				      3600000);
+	struct jf_ledger_rec rg =
+		row(2, "qb", 20, "g2", 200, 2000, 704, "spot", "", 0, T0, 3600000);
 	assert_int_equal(jf_ledger_open(f->st, &rg, NULL), JF_OK);
 	assert_int_equal(jf_ledger_close(f->st, 704, T0 + 2000), JF_OK);
 	assert_int_equal(jf_ledger_close_all(f->st, now, NULL), JF_OK);
@@ -2176,7 +2206,7 @@ static void test_txn_commit_rollback(void **state)
 	jf_queue_release(&q);
 	/* commit without begin */
 	assert_int_not_equal(jf_store_commit(f->st), JF_OK);
-	jf_store_rollback(f->st);   /* harmless */
+	jf_store_rollback(f->st); /* harmless */
 
 	/* an inner rollback (a helper that failed) dooms the whole
 	 * transaction: nothing after it is committed on its own either */
@@ -2352,7 +2382,7 @@ static void test_submissions(void **state)
 	assert_int_equal(jf_sub_release(f->st, 0, g), JF_OK);
 	memset(&u, 0, sizeof(u));
 	assert_int_equal(jf_task_list_unsubmitted(f->st, g, 100, collect_unsub, &u), JF_OK);
-	assert_int_equal(u.n, 4);   /* 2, 3, 4, 5 wait; 0 runs, 1 is done */
+	assert_int_equal(u.n, 4); /* 2, 3, 4, 5 wait; 0 runs, 1 is done */
 
 	/* meta */
 	char buf[64];

@@ -25,8 +25,8 @@ static void expect_out(const char *in, const char *want)
 	free(out);
 }
 
-static void expect_fail(const char *in, const struct jf_subst *s, enum jf_err code,
-			int line, const char *want)
+static void expect_fail(const char *in, const struct jf_subst *s, enum jf_err code, int line,
+			const char *want)
 {
 	struct jf_error e = { 0 };
 	char *out = jf_subst_apply(in, strlen(in), s, &e);
@@ -69,11 +69,11 @@ static void length_not_nul(void **state)
 	(void)state;
 	struct jf_error e = { 0 };
 	const char *in = "${QUEUE}xyz${NOPE}";
-	char *out = jf_subst_apply(in, 10, &vars, &e);  /* "${QUEUE}xy" */
+	char *out = jf_subst_apply(in, 10, &vars, &e); /* "${QUEUE}xy" */
 	assert_non_null(out);
 	assert_string_equal(out, "q1xy");
 	free(out);
-	out = jf_subst_apply("${QUEUE}", 5, &vars, &e);  /* "${QUE" */
+	out = jf_subst_apply("${QUEUE}", 5, &vars, &e); /* "${QUE" */
 	assert_null(out);
 	assert_non_null(strstr(e.msg, "unterminated"));
 }
@@ -116,7 +116,8 @@ static void size_cap(void **state)
 	char lines[4000] = "a\nb\n";
 	for (int i = 0; i < 300; i++)
 		strcat(lines, i == 100 ? "\n${JOB_NAME}" : "${JOB_NAME}");
-	expect_fail(lines, &s, JF_EFBIG, 4, "after ${VAR} substitution the spec is more than "
+	expect_fail(lines, &s, JF_EFBIG, 4,
+		    "after ${VAR} substitution the spec is more than "
 		    "262144 bytes");
 	/* just under the cap is fine */
 	in[0] = '\0';
@@ -133,10 +134,8 @@ static void size_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(substitutes),
-		cmocka_unit_test(dollars),
-		cmocka_unit_test(length_not_nul),
-		cmocka_unit_test(errors),
+		cmocka_unit_test(substitutes),    cmocka_unit_test(dollars),
+		cmocka_unit_test(length_not_nul), cmocka_unit_test(errors),
 		cmocka_unit_test(size_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,7 +86,7 @@ static bool wait_size(const char *name, off_t want)
 /* What the touches are for: inotify's IN_MODIFY.  Counts per file name of
  * the events that arrive within ms. */
 struct seen {
-	int n[8];   /* f0, f1, f2, sub, other */
+	int n[8]; /* f0, f1, f2, sub, other */
 };
 
 static void collect(int ifd, struct seen *s, int ms)
@@ -111,7 +111,7 @@ static void collect(int ifd, struct seen *s, int ms)
 			}
 			q += sizeof(*ev) + ev->len;
 		}
-		ms = 300;   /* after the first: until quiet */
+		ms = 300; /* after the first: until quiet */
 	}
 }
 
@@ -134,7 +134,7 @@ static void test_touches_what_is_queued(void **state)
 	jf_toucher_queue(t, 2, "f1");
 	jf_toucher_queue(t, 0, "f2");
 	jf_toucher_queue(t, 3, "no-such-file");
-	jf_toucher_queue(t, 4, NULL);   /* invalidation only */
+	jf_toucher_queue(t, 4, NULL); /* invalidation only */
 	flush(t);
 	struct seen s = { { 0 } };
 	collect(ifd, &s, 5000);
@@ -175,7 +175,7 @@ static void test_helper_holds_nothing_of_ours(void **state)
 	(void)state;
 	/* descriptors of ours that the helper must not have */
 	int mine = open(dir, O_RDONLY | O_DIRECTORY);
-	int leaky = open("/dev/zero", O_RDONLY);   /* not even without O_CLOEXEC */
+	int leaky = open("/dev/zero", O_RDONLY); /* not even without O_CLOEXEC */
 	assert_true(mine >= 0 && leaky >= 0);
 	struct jf_toucher *t = jf_toucher_new(dir);
 	assert_non_null(t);
