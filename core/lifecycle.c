@@ -6,7 +6,8 @@
  *         Waiting --start--> Running --succeed/fail--> Succeeded/Failed
  *         Waiting/Running --pause--> Paused --resume--> Waiting
  *         any live state --stop--> Stopped; any accepted state --restart--> Waiting
- * Task:   Waiting --place--> Initializing --start--> Running
+ * Task:   Waiting --place--> Initializing --start--> Running (placed
+ *         again, in place, from Initializing or Running: OnFailure)
  *         Initializing/Running --succeed/fail--> Succeeded/Failed
  *         Initializing/Running --retry/preempt--> Waiting
  *         live --pause--> Paused --resume--> Waiting; live --stop--> Stopped
@@ -70,6 +71,8 @@ static const signed char group_table[JF_ST__COUNT][JF_EV__COUNT] = {
 		[JF_EV_RESUME] = TO(JF_ST_WAITING),
 		[JF_EV_STOP] = TO(JF_ST_STOPPED),
 		[JF_EV_RESTART] = TO(JF_ST_WAITING),
+		/* its deadline passed, its spec or its backend refuses it */
+		[JF_EV_FAIL] = TO(JF_ST_FAILED),
 	},
 	[JF_ST_SUCCEEDED] = { [JF_EV_RESTART] = TO(JF_ST_WAITING) },
 	[JF_ST_FAILED] = { [JF_EV_RESTART] = TO(JF_ST_WAITING) },
@@ -85,6 +88,7 @@ static const signed char task_table[JF_ST__COUNT][JF_EV__COUNT] = {
 		[JF_EV_RESTART] = TO(JF_ST_WAITING),
 	},
 	[JF_ST_INITIALIZING] = {
+		[JF_EV_PLACE] = TO(JF_ST_INITIALIZING), /* restart in place (OnFailure) */
 		[JF_EV_START] = TO(JF_ST_RUNNING),
 		[JF_EV_SUCCEED] = TO(JF_ST_SUCCEEDED),
 		[JF_EV_FAIL] = TO(JF_ST_FAILED),
@@ -95,6 +99,7 @@ static const signed char task_table[JF_ST__COUNT][JF_EV__COUNT] = {
 		[JF_EV_RESTART] = TO(JF_ST_WAITING),
 	},
 	[JF_ST_RUNNING] = {
+		[JF_EV_PLACE] = TO(JF_ST_INITIALIZING), /* restart in place (OnFailure) */
 		[JF_EV_START] = TO(JF_ST_RUNNING),
 		[JF_EV_SUCCEED] = TO(JF_ST_SUCCEEDED),
 		[JF_EV_FAIL] = TO(JF_ST_FAILED),
@@ -108,6 +113,7 @@ static const signed char task_table[JF_ST__COUNT][JF_EV__COUNT] = {
 		[JF_EV_RESUME] = TO(JF_ST_WAITING),
 		[JF_EV_STOP] = TO(JF_ST_STOPPED),
 		[JF_EV_RESTART] = TO(JF_ST_WAITING),
+		[JF_EV_FAIL] = TO(JF_ST_FAILED), /* its group failed while it was paused */
 	},
 	[JF_ST_SUCCEEDED] = { [JF_EV_RESTART] = TO(JF_ST_WAITING) },
 	[JF_ST_FAILED] = { [JF_EV_RESTART] = TO(JF_ST_WAITING) },
@@ -167,6 +173,7 @@ static const signed char node_table[JF_ST__COUNT][JF_EV__COUNT] = {
 	},
 	[JF_ST_STOPPED] = {
 		[JF_EV_RETRY] = TO(JF_ST_WAITING),
+		[JF_EV_PLACE] = TO(JF_ST_INITIALIZING), /* its task restarted */
 		[JF_EV_RESTART] = TO(JF_ST_WAITING),
 	},
 };

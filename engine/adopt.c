@@ -99,7 +99,7 @@ static void adopt_orphan(struct jf_engine *e, const struct jf_attempt_rec *a, in
 		return;
 	}
 	/* its group has ended: the run goes at once (the shim kills its processes) */
-	jf_backend_signal(e->be, r->handle, JF_RUN_KILL);
+	jf_eng_after(e, jf_eng_act_kill, r->attempt_id, 0, 0);
 	r->kill_at_ms = jf_eng_now(e);
 	r->killed = true;
 }
@@ -193,10 +193,9 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		snprintf(r->handle, sizeof(r->handle), "%s", handle);
 		r->started = true;
 		t->nstarted++;
-		int64_t now = jf_eng_now(e);
-		jf_store_begin(e->st);
+		jf_eng_step_begin(e);
 		jf_attempt_started(e->st, a->id, handle, 0, start_ms);
-		jf_node_set_state(e->st, a->node_id, JF_ST_RUNNING, "", now);
+		jf_eng_move(e, JF_OBJ_NODE(g, task_id, a->node_id), JF_EV_START, "");
 		jf_node_set_run(e->st, a->node_id, a->machine, a->gpu_ids, 0, -1, a->attempt,
 				a->id);
 		jf_eng_bill_start(e, g, task_id, task_idx, a->node_id, node_idx, a->id, a->attempt,
@@ -206,7 +205,7 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		jf_eng_event(e, g, task_id, task_idx, a->node_id, node_idx, "Normal", "Started",
 			     "started %s (%s; its start was recorded after a daemon restart)",
 			     g->spec->containers[0].name, handle);
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		if (!t->start_ms || start_ms > t->start_ms)
 			t->start_ms = start_ms;
 		if (jf_backend_adopt(e->be, handle, a->run_dir, (uint64_t)a->id, &err) == JF_OK)
@@ -249,11 +248,11 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		jf_eng_finish(e, &res);
 		return 0;
 	}
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_eng_event(e, g, task_id, task_idx, a->node_id, node_idx, "Normal", "Adopted",
 		     "%s taken over after a daemon restart (%s)", g->spec->containers[0].name,
 		     a->handle);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	return preempting ? 1 : 0;
 }
 
@@ -300,7 +299,7 @@ static int collect_group(void *ctx, int64_t id)
 /* Attempts recorded but never started: start them now. */
 static void launch_unstarted(struct jf_engine *e, const struct idlist *l)
 {
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	for (size_t i = 0; i < l->n; i++) {
 		struct run *r = jf_idmap_get(&e->runs, l->v[i]);
 		struct trun *t = r ? jf_idmap_get(&e->tasks, r->task_id) : NULL;
@@ -326,9 +325,9 @@ static void launch_unstarted(struct jf_engine *e, const struct idlist *l)
 			jf_eng_finish(e, &res);
 			continue;
 		}
-		jf_eng_launch_node(e, g, t, r->node_idx, uid, gid);
+		jf_eng_launch_later(e, r->attempt_id, uid, gid);
 	}
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 }
 
 void jf_eng_adopt_all(struct jf_engine *e)
@@ -397,7 +396,8 @@ void jf_eng_adopt_orphans(struct jf_engine *e)
 				if (jf_eng_resolve_ended(e, g, l.v[i], ti))
 					continue;
 			}
-			jf_task_set_state(e->st, l.v[i], JF_ST_WAITING, "", jf_eng_now(e));
+			struct jf_obj o = { g ? g->queue_id : 0, groups.v[gi], l.v[i], 0 };
+			jf_eng_move(e, &o, JF_EV_RETRY, "");
 		}
 	}
 

@@ -439,20 +439,61 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 	}
 	jf_alloc_free(al);
 	free(idx);
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	if (rc == JF_OK)
 		jf_sub_set(e->st, sr->id, JF_SUB_OUTBOX, 0, sr->throttle, sr->tries + 1,
 			   e->be_down ? e->be_msg : "");
 	else
 		jf_sub_set(e->st, sr->id, JF_SUB_OUTBOX, 0, sr->throttle, sr->tries, err.msg);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	if (rc != JF_OK) {
-		jf_store_begin(e->st);
+		jf_eng_step_begin(e);
 		jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "FailedSubmission",
 				   "batch %lld not handed to %s: %s", (long long)sr->id,
 				   e->be->ops->name, err.msg);
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 	}
+}
+
+/* Actions (step.c): what goes to the backend once the step that decided it
+ * is committed.  Following a batch and telling it of a running element
+ * (start-up, adopt) only say what to watch, and are called directly. */
+static void send_act(struct jf_engine *e, int64_t sub_id, int64_t b, int64_t c)
+{
+	(void)b;
+	(void)c;
+	struct jf_sub_rec sr;
+	struct grt *g = jf_dlg_group_of_sub(e, sub_id, &sr);
+	if (g && sr.state == JF_SUB_OUTBOX)
+		send_sub(e, g, &sr);
+}
+
+static void throttle_act(struct jf_engine *e, int64_t key, int64_t throttle, int64_t c)
+{
+	(void)c;
+	e->be->ops->throttle(e->be, (uint64_t)key, throttle);
+}
+
+static void hold_act(struct jf_engine *e, int64_t key, int64_t hold, int64_t c)
+{
+	(void)c;
+	e->be->ops->hold(e->be, (uint64_t)key, hold != 0);
+}
+
+static void cancel_act(struct jf_engine *e, int64_t key, int64_t idx, int64_t c)
+{
+	(void)c;
+	e->be->ops->cancel(e->be, (uint64_t)key, idx);
+}
+
+void jf_dlg_hold(struct jf_engine *e, uint64_t key, bool hold)
+{
+	jf_eng_after(e, hold_act, (int64_t)key, hold, 0);
+}
+
+void jf_dlg_cancel(struct jf_engine *e, uint64_t key, int64_t idx)
+{
+	jf_eng_after(e, cancel_act, (int64_t)key, idx, 0);
 }
 
 /* ---- the submission pass ---- */
@@ -586,12 +627,12 @@ static void say_unsendable(struct jf_engine *e, struct grt *g)
 	jf_error_clear(&err);
 	if (!g->req_ok)
 		jf_eng_judge_request(e, g, &err); /* and its reason, to say */
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_group_set_message(e->st, g->id, g->req_ok ? "" : err.msg);
 	if (!g->req_ok)
 		jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Unschedulable",
 				   "cannot be sent to %s: %s", e->be->ops->name, err.msg);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	g->unsendable_said = !g->req_ok;
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 }
@@ -639,12 +680,12 @@ static void pass_group(struct pass *p, int64_t gid)
 		struct jf_sub_rec sr;
 		if (jf_sub_get(e->st, ul.v[i].sub_id, &sr) != JF_OK)
 			continue;
-		jf_store_begin(e->st);
+		jf_eng_step_begin(e);
 		jf_sub_set(e->st, sr.id, sr.state, sr.job_id, ul.b[i].throttle, sr.tries,
 			   sr.message);
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		if (sr.state == JF_SUB_LIVE)
-			e->be->ops->throttle(e->be, (uint64_t)sr.id, ul.b[i].throttle);
+			jf_eng_after(e, throttle_act, sr.id, ul.b[i].throttle, 0);
 	}
 	free(was);
 	int64_t held = 0;
@@ -661,7 +702,7 @@ static void pass_group(struct pass *p, int64_t gid)
 		int64_t throttle = jf_room_new_throttle((int64_t)us.n, room);
 		int64_t take = throttle ? throttle : (int64_t)us.n;
 		int64_t id = 0;
-		jf_store_begin(e->st);
+		jf_eng_step_begin(e);
 		jf_sub_create(e->st, gid, us.idx, us.n, throttle, us.attempt + 1, jf_eng_now(e),
 			      &id);
 		jf_eng_group_event(e, 0, gid, g->kind, "Normal", "Submitting",
@@ -670,7 +711,7 @@ static void pass_group(struct pass *p, int64_t gid)
 				   us.n, us.n == 1 ? "" : "s", (long long)us.idx[0],
 				   (long long)us.idx[us.n - 1], e->be->ops->name, (long long)id,
 				   (long long)take);
-		enum jf_err rc = jf_store_commit(e->st);
+		enum jf_err rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
 		free(us.idx);
 		if (rc != JF_OK || !id)
 			break;
@@ -678,7 +719,7 @@ static void pass_group(struct pass *p, int64_t gid)
 		held += take;
 		struct jf_sub_rec sr;
 		if (jf_sub_get(e->st, id, &sr) == JF_OK)
-			send_sub(e, g, &sr);
+			jf_eng_after(e, send_act, sr.id, 0, 0);
 	}
 	if (qr->room != INT64_MAX)
 		qr->room = qr->room > held * nodes ? qr->room - held * nodes : 0;
@@ -733,15 +774,15 @@ void jf_eng_delegate_kill_group(struct jf_engine *e, int64_t group_id, enum jf_w
 	jf_sub_list(e->st, group_id, (1u << JF_SUB_OUTBOX) | (1u << JF_SUB_LIVE), add_id, &l);
 	for (size_t i = 0; i < l.n; i++) {
 		if (why == JF_WHY_PAUSE)
-			e->be->ops->hold(e->be, (uint64_t)l.v[i], true);
+			jf_dlg_hold(e, (uint64_t)l.v[i], true);
 		else
-			e->be->ops->cancel(e->be, (uint64_t)l.v[i], -1);
+			jf_dlg_cancel(e, (uint64_t)l.v[i], -1);
 	}
 	if (why != JF_WHY_PAUSE) {
 		/* what waits in them will not run from them */
-		jf_store_begin(e->st);
+		jf_eng_step_begin(e);
 		jf_sub_release(e->st, 0, group_id);
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 	}
 	free(l.v);
 }
@@ -752,7 +793,7 @@ static void release_holds(struct jf_engine *e, int64_t group_id)
 	struct sub_ids l = { NULL, 0, 0 };
 	jf_sub_list(e->st, group_id, 1u << JF_SUB_LIVE, add_id, &l);
 	for (size_t i = 0; i < l.n; i++)
-		e->be->ops->hold(e->be, (uint64_t)l.v[i], false);
+		jf_dlg_hold(e, (uint64_t)l.v[i], false);
 	free(l.v);
 }
 
@@ -766,10 +807,10 @@ void jf_eng_delegate_withdraw(struct jf_engine *e, int64_t task_id)
 		return;
 	int64_t idx = t.idx;
 	jf_task_release(&t);
-	e->be->ops->cancel(e->be, (uint64_t)sub, idx);
-	jf_store_begin(e->st);
+	jf_dlg_cancel(e, (uint64_t)sub, idx);
+	jf_eng_step_begin(e);
 	jf_task_set_sub(e->st, task_id, 0);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 }
 
 /* ---- start: take everything up again ---- */
@@ -826,11 +867,11 @@ static void adopt_attempt(struct jf_engine *e, const struct jf_attempt_rec *a)
 	t->live++;
 	if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, g->req.gpus);
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_eng_event(e, g, task_id, idx, a->node_id, node_idx, "Normal", "Adopted",
 		     "%s taken over after a daemon restart (%s job %lld)",
 		     g->spec->containers[0].name, e->be->ops->name, (long long)a->pid);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 }
 
 static int resend_or_follow(void *ctx, int64_t id)
@@ -841,7 +882,7 @@ static int resend_or_follow(void *ctx, int64_t id)
 	if (!g)
 		return 0;
 	if (sr.state == JF_SUB_OUTBOX) {
-		send_sub(e, g, &sr);
+		jf_eng_after(e, send_act, sr.id, 0, 0);
 		return 0;
 	}
 	uid_t uid;

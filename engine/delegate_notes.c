@@ -34,18 +34,18 @@ static void on_accepted(struct jf_engine *e, const struct jf_note *n)
 	gid_t gid;
 	int state;
 	jf_dlg_owner(e, g->id, &uid, &gid, &state);
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	set_sub(e, &sr, JF_SUB_LIVE, n->job_id, "");
 	jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Submitted",
 			   "batch %lld is %s job %lld%s%s", (long long)sr.id, e->be->ops->name,
 			   (long long)n->job_id, n->message[0] ? ": " : "", n->message);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 	/* the group ended or paused while the batch was on its way */
 	if (jf_state_final(state))
-		e->be->ops->cancel(e->be, n->key, -1);
+		jf_dlg_cancel(e, n->key, -1);
 	else if (state == JF_ST_PAUSED)
-		e->be->ops->hold(e->be, n->key, true);
+		jf_dlg_hold(e, n->key, true);
 }
 
 static void on_refused(struct jf_engine *e, const struct jf_note *n)
@@ -56,28 +56,28 @@ static void on_refused(struct jf_engine *e, const struct jf_note *n)
 		return;
 	char msg[512];
 	snprintf(msg, sizeof(msg), "%s refused the work: %s", e->be->ops->name, n->message);
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	set_sub(e, &sr, JF_SUB_REFUSED, 0, n->message);
 	jf_sub_release(e->st, sr.id, 0);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	/* the same batch would be refused again: the group cannot run */
 	struct jf_group_rec rec;
 	if (jf_group_get(e->st, g->id, &rec) == JF_OK) {
 		bool active = !jf_state_final(rec.state);
 		jf_group_release(&rec);
 		if (active) {
-			jf_store_begin(e->st);
-			jf_group_set_state(e->st, g->id, JF_ST_FAILED, msg, jf_eng_now(e));
-			jf_task_set_state_all(e->st, g->id,
-					      (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
-					      JF_ST_FAILED, msg, jf_eng_now(e), NULL);
+			jf_eng_step_begin(e);
+			jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_FAIL, msg);
+			jf_eng_move_tasks(e, JF_OBJ_GROUP(g),
+					  (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED), JF_EV_FAIL,
+					  msg);
 			jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Unschedulable", "%s",
 					   msg);
 			if (g->queue_id)
 				jf_eng_group_event(e, g->queue_id, 0, g->kind, "Warning",
 						   "Unschedulable", "group %s: %s", g->dirname,
 						   msg);
-			jf_store_commit(e->st);
+			jf_eng_step_end(e);
 			jf_eng_kill_group(e, g->id, JF_WHY_STOP);
 		}
 	}
@@ -151,9 +151,9 @@ static void on_pending(struct jf_engine *e, const struct jf_note *n)
 			 strcmp(reason, n->message) ? "; Slurm's reason: " : "",
 			 strcmp(reason, n->message) ? n->message : "");
 	}
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_group_set_message(e->st, g->id, msg);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	g->reason_said = msg[0] != '\0';
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 }
@@ -183,9 +183,9 @@ static void on_reach(struct jf_engine *e, const struct jf_note *n, bool down)
 	e->be_down = down;
 	e->be_down_ms = down ? jf_eng_now(e) : 0;
 	snprintf(e->be_msg, sizeof(e->be_msg), "%s", down ? n->message : "");
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_group_list_active(e->st, active_event, e);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 }
 
 static bool task_of(struct jf_engine *e, struct grt *g, int64_t idx, struct jf_task_rec *tr)
@@ -240,9 +240,10 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 
 	char dir[4096];
 	jf_dlg_batch_dir(e, n->key, dir, sizeof(dir));
-	int64_t now = jf_eng_now(e);
-	jf_store_begin(e->st);
-	jf_task_set_state(e->st, task_id, JF_ST_RUNNING, "", now);
+	jf_eng_step_begin(e);
+	/* the backend placed and started it in one: both moves */
+	jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_PLACE, "");
+	jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_START, "");
 	jf_task_set_counters(e->st, task_id, t->attempt, failures);
 	for (int64_t i = 0; i < t->nodes; i++) {
 		(void)nodes_known;
@@ -264,7 +265,8 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 		snprintf(handle, sizeof(handle), "%.*s:%lld", JF_HANDLE_MAX - 1, n->handle,
 			 (long long)i);
 		jf_attempt_started(e->st, attempt_id, handle, n->job_id, n->start_ms);
-		jf_node_set_state(e->st, node_id, JF_ST_RUNNING, "", now);
+		jf_eng_move(e, JF_OBJ_NODE(g, task_id, node_id), JF_EV_PLACE, "");
+		jf_eng_move(e, JF_OBJ_NODE(g, task_id, node_id), JF_EV_START, "");
 		jf_node_set_run(e->st, node_id, host, gpus, n->job_id, -1, t->attempt, attempt_id);
 		jf_eng_bill_start(e, g, task_id, n->idx, node_id, i, attempt_id, t->attempt,
 				  n->start_ms);
@@ -281,11 +283,11 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 		t->attempt_ids[i] = attempt_id;
 		t->live++;
 	}
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
 	jf_eng_settle_group(e, g);
 	if (t->why != JF_WHY_NONE)
-		e->be->ops->cancel(e->be, n->key, n->idx);
+		jf_dlg_cancel(e, n->key, n->idx);
 	if (t->live == 0) {
 		/* nothing could be recorded: forget it rather than wait forever */
 		jf_idmap_del(&e->tasks, task_id);
@@ -315,18 +317,17 @@ static void on_preempting(struct jf_engine *e, const struct jf_note *n)
 	jf_task_release(&tr);
 	if (!t || t->key != n->key || t->run != n->run)
 		return;
-	int64_t now = jf_eng_now(e);
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	for (int64_t i = 0; i < t->nodes; i++) {
 		struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[i]);
 		if (!r)
 			continue;
-		jf_node_set_state(e->st, r->node_id, JF_ST_RUNNING, JF_PREEMPTING_MSG, now);
+		jf_node_set_message(e->st, r->node_id, JF_PREEMPTING_MSG);
 		jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx, "Warning",
 			     "Preempting", "%s", n->message);
 		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, r->node_id, false);
 	}
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 }
 
 static void on_ended(struct jf_engine *e, const struct jf_note *n)
@@ -416,11 +417,11 @@ static void on_done(struct jf_engine *e, const struct jf_note *n)
 	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
 	if (!g)
 		return;
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	if (sr.state == JF_SUB_OUTBOX || sr.state == JF_SUB_LIVE)
 		set_sub(e, &sr, JF_SUB_DONE, sr.job_id ? sr.job_id : n->job_id, "");
 	jf_sub_release(e->st, sr.id, 0);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	jf_eng_settle_group(e, g);
 }
 

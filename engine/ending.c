@@ -52,19 +52,22 @@ static bool succeeded_idx(void *ctx, int64_t i)
 static void end_group(struct jf_engine *e, struct grt *g, int state, const char *reason,
 		      const char *msg)
 {
-	int64_t now = jf_eng_now(e);
 	jf_eng_group_ended(e, g, true);
-	jf_store_begin(e->st);
-	jf_group_set_state(e->st, g->id, state, msg, now);
-	jf_task_set_state_all(e->st, g->id, (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
-			      JF_ST_STOPPED, "the group ended", now, NULL);
+	jf_eng_step_begin(e);
+	jf_eng_move(e, JF_OBJ_GROUP(g),
+		    state == JF_ST_SUCCEEDED ? JF_EV_SUCCEED
+		    : state == JF_ST_FAILED  ? JF_EV_FAIL
+					     : JF_EV_STOP,
+		    msg);
+	jf_eng_move_tasks(e, JF_OBJ_GROUP(g), (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
+			  JF_EV_STOP, "the group ended");
 	jf_eng_group_event(e, 0, g->id, g->kind, state == JF_ST_SUCCEEDED ? "Normal" : "Warning",
 			   reason, "%s", msg);
 	if (g->queue_id)
 		jf_eng_group_event(e, g->queue_id, 0, g->kind,
 				   state == JF_ST_SUCCEEDED ? "Normal" : "Warning", reason,
 				   "group %s: %s", g->dirname, msg);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	jf_eng_kill_group(e, g->id, JF_WHY_STOP);
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 }
@@ -188,14 +191,10 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 		end_group(e, g, JF_ST_FAILED, "Failed", msg);
 		return;
 	}
-	int64_t now = jf_eng_now(e);
-	if (gc.running > 0 && state == JF_ST_WAITING) {
-		jf_group_set_state(e->st, g->id, JF_ST_RUNNING, "", now);
-		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
-	} else if (gc.running == 0 && state == JF_ST_RUNNING) {
-		jf_group_set_state(e->st, g->id, JF_ST_WAITING, "", now);
-		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
-	}
+	if (gc.running > 0 && state == JF_ST_WAITING)
+		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_START, "");
+	else if (gc.running == 0 && state == JF_ST_RUNNING)
+		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_IDLE, "");
 }
 
 /*
@@ -205,18 +204,17 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
  */
 static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, bool carried)
 {
-	int64_t now = jf_eng_now(e);
 	struct jf_task_rec tr;
 	if (jf_task_get(e->st, t->task_id, &tr) != JF_OK) {
 		if (carried)
-			jf_store_commit(e->st);
+			jf_eng_step_end(e);
 		return;
 	}
 	struct jf_group_rec gr;
 	if (jf_group_get(e->st, g->id, &gr) != JF_OK) {
 		jf_task_release(&tr);
 		if (carried)
-			jf_store_commit(e->st);
+			jf_eng_step_end(e);
 		return;
 	}
 	int64_t failures = tr.failures, gfailures = gr.failures;
@@ -225,24 +223,24 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 	jf_group_release(&gr);
 
 	bool in_place = false;
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	switch (t->why) {
 	case JF_WHY_STOP:
 		if (!jf_state_final(tstate))
-			jf_task_set_state(e->st, t->task_id, JF_ST_STOPPED, "stopped", now);
+			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_STOP, "stopped");
 		break;
 	case JF_WHY_PAUSE:
-		jf_task_set_state(e->st, t->task_id, JF_ST_PAUSED, "paused", now);
+		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_PAUSE, "paused");
 		break;
 	case JF_WHY_RESTART:
-		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
+		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_RESTART, "");
 		break;
 	case JF_WHY_DEADLINE:
-		jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, "DeadlineExceeded", now);
+		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_FAIL, "DeadlineExceeded");
 		break;
 	case JF_WHY_PREEMPT:
 		/* waits again; a preemption never uses up a retry (reference 3) */
-		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, JF_PREEMPTED_MSG, now);
+		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_PREEMPT, JF_PREEMPTED_MSG);
 		jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Preempted",
 			     "attempt %lld preempted by on-demand work; waiting to run again, "
 			     "%lld retries used",
@@ -252,7 +250,7 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 	case JF_WHY_GANG:
 	case JF_WHY_TIMEOUT:
 		if (!t->failed) {
-			jf_task_set_state(e->st, t->task_id, JF_ST_SUCCEEDED, "", now);
+			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_SUCCEED, "");
 			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Normal", "Completed",
 				     "attempt %lld succeeded", (long long)t->attempt);
 			break;
@@ -285,7 +283,7 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 			break;
 		case JF_V_RETRY_NEW:
 		case JF_V_RETRY_FREE:
-			jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
+			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_RETRY, "");
 			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "BackOff",
 				     "attempt %lld %s (exit code %d); %s%s", (long long)t->attempt,
 				     what, t->fail_code,
@@ -298,14 +296,14 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 			char msg[256];
 			snprintf(msg, sizeof(msg), "%s: attempt %lld %s with exit code %d", reason,
 				 (long long)t->attempt, what, t->fail_code);
-			jf_task_set_state(e->st, t->task_id, JF_ST_FAILED, msg, now);
+			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_FAIL, msg);
 			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Failed", "%s",
 				     msg);
 			g->failed_tasks++;
 			if (v == JF_V_FAIL_GROUP) {
-				jf_store_commit(e->st);
+				jf_eng_step_end(e);
 				if (carried)
-					jf_store_commit(e->st);
+					jf_eng_step_end(e);
 				jf_eng_release_slots(e, t);
 				jf_idmap_del(&e->tasks, t->task_id);
 				jf_trun_free(t);
@@ -321,16 +319,16 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 	 * itself (a requeue after preemption); otherwise another batch must */
 	if (e->delegated && !t->requeued)
 		jf_task_set_sub(e->st, t->task_id, 0);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	if (carried)
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, false);
 	if (in_place && !t->held) {
 		/* resolved after a restart (jf_eng_resolve_ended): no slots to
 		 * restart in; the new attempt is placed afresh */
-		jf_store_begin(e->st);
-		jf_task_set_state(e->st, t->task_id, JF_ST_WAITING, "", now);
-		jf_store_commit(e->st);
+		jf_eng_step_begin(e);
+		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_RETRY, "");
+		jf_eng_step_end(e);
 		in_place = false;
 	}
 	if (in_place) {
@@ -452,18 +450,24 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	/* the task's last node: its end and the task's verdict share one
 	 * transaction (resolve_task commits it); nothing is signalled between */
 	bool last = t && g && t->live <= 1;
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	/* a short task that rotated its logs is told of it before it ends */
 	jf_eng_check_rotation(e, r, true);
 	if (g && r->started && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, -g->req.gpus);
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
 	jf_ledger_close(e->st, attempt_id, end_ms);
-	jf_node_set_state(e->st, r->node_id, nstate,
-			  why == JF_WHY_PREEMPT ? JF_PREEMPTED_MSG
-			  : ok                  ? ""
-						: how,
-			  now);
+	struct jf_obj node = { g ? g->queue_id : 0, r->group_id, r->task_id, r->node_id };
+	jf_eng_move(e, &node,
+		    nstate == JF_ST_STOPPED     ? JF_EV_STOP
+		    : nstate == JF_ST_PAUSED    ? JF_EV_PAUSE
+		    : nstate == JF_ST_WAITING   ? JF_EV_RESTART
+		    : nstate == JF_ST_PREEMPTED ? JF_EV_PREEMPT
+		    : nstate == JF_ST_SUCCEEDED ? JF_EV_SUCCEED
+						: JF_EV_FAIL,
+		    why == JF_WHY_PREEMPT ? JF_PREEMPTED_MSG
+		    : ok                  ? ""
+					  : how);
 	struct jf_node_rec nr;
 	if (jf_node_get(e->st, r->node_id, &nr) == JF_OK) {
 		jf_node_set_run(e->st, r->node_id, nr.machine, nr.gpu_ids, nr.pid, res->exit_code,
@@ -491,7 +495,7 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 				     type, reason, "%s %s", cname, how);
 	}
 	if (!last)
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 
 	if (t) {
 		for (int64_t i = 0; i < t->nodes; i++)
@@ -524,6 +528,6 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	if (t && t->live <= 0 && g)
 		resolve_task(e, g, t, last);
 	else if (last)
-		jf_store_commit(e->st); /* cannot happen (last: no node left); never left open */
+		jf_eng_step_end(e); /* cannot happen (last: no node left); never left open */
 	jf_eng_changed(e, JF_CH_BILLING, 0, 0, 0, 0, false);
 }

@@ -87,6 +87,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
+	jf_eng_enter(e);
 	fail_unparsable(e);
 	if (e->delegated) {
 		jf_eng_delegate_start(e);
@@ -94,8 +95,9 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	} else {
 		jf_eng_adopt_all(e);
 	}
-	*out = e;
 	jf_eng_schedule(e);
+	jf_eng_leave(e);
+	*out = e;
 	return JF_OK;
 }
 
@@ -153,10 +155,8 @@ static void grt_free(struct grt *g)
 	free(g);
 }
 
-void jf_engine_free(struct jf_engine *e)
+static void tables_free(struct jf_engine *e)
 {
-	if (!e)
-		return;
 	size_t i = 0;
 	int64_t k;
 	void *v;
@@ -171,15 +171,51 @@ void jf_engine_free(struct jf_engine *e)
 	jf_idmap_release(&e->groups);
 	jf_idmap_release(&e->tasks);
 	jf_idmap_release(&e->runs);
-	jf_backend_free(e->be);
-	jf_store_close(e->st);
-	for (size_t m = 0; e->excl && m < e->nalloc; m++)
+	for (size_t m = 0; e->excl && m < e->nalloc; m++) {
 		free(e->excl[m]);
-	free(e->excl);
+		e->excl[m] = NULL;
+	}
 	for (size_t m = 0; e->fc && m < e->cluster->nmodels; m++)
 		jf_forecast_free(e->fc[m]);
 	free(e->fc);
 	free(e->od_use);
+	e->fc = NULL;
+	e->od_use = NULL;
+	e->nkept = e->kept_head = 0;
+}
+
+void jf_eng_resync(struct jf_engine *e)
+{
+	tables_free(e);
+	jf_idmap_init(&e->groups);
+	jf_idmap_init(&e->tasks);
+	jf_idmap_init(&e->runs);
+	if (e->machines)
+		jf_sched_machines_init(e->cluster, e->machines);
+	if (e->use)
+		memset(e->use, 0, e->nalloc * sizeof(*e->use));
+	e->trim = false;
+	if (forecasts_load(e) != JF_OK)
+		fprintf(stderr, "jobfs: out of memory reloading the spot forecasts\n");
+	jf_eng_step_begin(e);
+	if (e->delegated) {
+		jf_eng_delegate_start(e);
+		jf_eng_adopt_orphans(e);
+	} else {
+		jf_eng_adopt_all(e);
+	}
+	jf_eng_step_end(e);
+}
+
+void jf_engine_free(struct jf_engine *e)
+{
+	if (!e)
+		return;
+	tables_free(e);
+	jf_eng_step_release(e);
+	jf_backend_free(e->be);
+	jf_store_close(e->st);
+	free(e->excl);
 	jf_cluster_free(e->cluster);
 	free(e->machines);
 	free(e->use);
@@ -195,9 +231,9 @@ void jf_engine_stop_billing(struct jf_engine *e)
 	if (e->delegated)
 		return;
 	int64_t closed = 0;
-	jf_store_begin(e->st);
+	jf_eng_enter(e);
 	jf_ledger_close_all(e->st, jf_eng_now(e), &closed);
-	jf_store_commit(e->st);
+	jf_eng_leave(e);
 }
 
 void jf_engine_set_notify(struct jf_engine *e, jf_change_fn fn, void *ctx)
@@ -376,18 +412,17 @@ static void fail_unparsable(struct jf_engine *e)
 			 "its spec, accepted by an earlier version of jobfs, is "
 			 "refused by this one: %s",
 			 perr.msg);
-		int64_t now = jf_eng_now(e);
 		unsigned live = (1u << JF_ST_WAITING) | (1u << JF_ST_INITIALIZING) |
 				(1u << JF_ST_RUNNING) | (1u << JF_ST_PAUSED);
-		jf_store_begin(e->st);
-		jf_group_set_state(e->st, rec.id, JF_ST_FAILED, msg, now);
-		jf_task_set_state_all(e->st, rec.id, live, JF_ST_STOPPED,
-				      "the group ended: its spec is refused", now, NULL);
+		jf_eng_step_begin(e);
+		jf_eng_move(e, JF_OBJ_GROUP(&rec), JF_EV_FAIL, msg);
+		jf_eng_move_tasks(e, JF_OBJ_GROUP(&rec), live, JF_EV_STOP,
+				  "the group ended: its spec is refused");
 		jf_eng_group_event(e, 0, rec.id, rec.kind, "Warning", "Invalid", "%s", msg);
 		if (rec.queue_id)
 			jf_eng_group_event(e, rec.queue_id, 0, rec.kind, "Warning", "Invalid",
 					   "group %s: %s", rec.dirname, msg);
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		fprintf(stderr, "jobfs: group %lld (%s): %s\n", (long long)rec.id, rec.dirname,
 			msg);
 		jf_group_release(&rec);
@@ -478,22 +513,6 @@ const struct jf_spec *jf_engine_spec(struct jf_engine *e, int64_t group_id)
 }
 
 /* ---- events and notifications ---- */
-
-void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue_id,
-		    int64_t group_id, int64_t task_id, int64_t node_id, bool structure)
-{
-	if (!e->notify)
-		return;
-	struct jf_change ch = {
-		.kind = kind,
-		.queue_id = queue_id,
-		.group_id = group_id,
-		.task_id = task_id,
-		.node_id = node_id,
-		.structure = structure,
-	};
-	e->notify(e->notify_ctx, &ch);
-}
 
 void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx, char *buf,
 			size_t n)
@@ -642,7 +661,7 @@ void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
 		if (!g && !(g = jf_eng_group(e, r->group_id)))
 			return;
 		if (!told)
-			jf_store_begin(e->st);
+			jf_eng_step_begin(e);
 		told = true;
 		struct trun *t = jf_idmap_get(&e->tasks, r->task_id);
 		char cap[32], cap2[32], gone[32], times[48];
@@ -671,7 +690,7 @@ void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
 	}
 	if (!told)
 		return;
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	if (!final) /* the end of a node is announced by its caller */
 		jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, r->task_id, r->node_id, false);
 }
@@ -680,39 +699,29 @@ void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
 
 void jf_engine_on_backend(struct jf_engine *e)
 {
+	jf_eng_enter(e);
 	if (e->delegated) {
 		jf_eng_delegate_notes(e);
 		jf_eng_schedule(e);
-		jf_eng_trim(e);
+		jf_eng_leave(e);
 		return;
 	}
+	/* one step for what the backend said and the pass it leads to: the
+	 * signals and starts that follow are done once it is committed */
 	struct jf_run_result res[JF_ENGINE_BATCH];
 	size_t n;
 	while ((n = jf_backend_reap(e->be, res, JF_ENGINE_BATCH)) > 0) {
-		/* starts touch nothing but the store and the tree: the starts
-		 * in a row share one transaction (ends signal and start
-		 * processes, after committing what led to it: each has its own) */
-		bool open = false;
 		for (size_t i = 0; i < n; i++) {
-			if (res[i].started && !open) {
-				jf_store_begin(e->st);
-				open = true;
-			} else if (!res[i].started && open) {
-				jf_store_commit(e->st);
-				open = false;
-			}
 			if (res[i].started)
 				jf_eng_started(e, &res[i]);
 			else
 				jf_eng_finish(e, &res[i]);
 		}
-		if (open)
-			jf_store_commit(e->st);
 		if (jf_eng_should_yield(e))
 			break; /* the loop comes back: the fd is still readable */
 	}
 	jf_eng_schedule(e);
-	jf_eng_trim(e);
+	jf_eng_leave(e);
 }
 
 bool jf_eng_should_yield(struct jf_engine *e)
@@ -742,14 +751,16 @@ void jf_engine_schedule_run(struct jf_engine *e, bool urgent)
 	e->yielding = false;
 	e->in_run = true;
 	e->urgent = urgent;
+	jf_eng_enter(e);
 	jf_eng_schedule(e);
+	jf_eng_leave(e);
 	e->in_run = e->urgent = false;
 	e->yielding = y;
-	jf_eng_trim(e);
 }
 
 int64_t jf_engine_tick(struct jf_engine *e)
 {
+	jf_eng_enter(e);
 	int64_t next = jf_eng_group_timers(e);
 	int64_t now = jf_eng_now(e);
 	if (e->window_check_ms && now >= e->window_check_ms) {
@@ -774,7 +785,7 @@ int64_t jf_engine_tick(struct jf_engine *e)
 		struct run *r = v;
 		if (r->kill_at_ms && !r->killed) {
 			if (now >= r->kill_at_ms) {
-				jf_backend_signal(e->be, r->handle, JF_RUN_KILL);
+				jf_eng_after(e, jf_eng_act_kill, r->attempt_id, 0, 0);
 				r->killed = true;
 			} else if (next < 0 || r->kill_at_ms - now < next) {
 				next = r->kill_at_ms - now;
@@ -792,6 +803,6 @@ int64_t jf_engine_tick(struct jf_engine *e)
 			}
 		}
 	}
-	jf_eng_trim(e);
+	jf_eng_leave(e);
 	return next;
 }

@@ -137,6 +137,9 @@ enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_e
  * slurmrestd unreachable: ..." (valid until the next event). */
 const char *jf_engine_backend_name(struct jf_engine *e);
 const char *jf_engine_backend_trouble(struct jf_engine *e);
+/* Steps whose commit failed since start (engine/step.c): nothing of each
+ * was done. */
+int64_t jf_engine_store_failures(struct jf_engine *e);
 
 /* Resource use of machine m, for /cluster. */
 struct jf_machine_use {

@@ -115,6 +115,24 @@ struct run { /* one node attempt with a process */
 	} rot;
 };
 
+/* The step's queue (step.c): an action, or (fn NULL) a notification. */
+typedef void (*jf_act_fn)(struct jf_engine *e, int64_t a, int64_t b, int64_t c);
+struct jf_act {
+	jf_act_fn fn;
+	int64_t a, b, c;
+	struct jf_change ch;
+};
+
+struct jf_step {
+	int depth;           /* steps open, the outermost commits */
+	bool failed;         /* this step cannot commit (a statement or the queue failed) */
+	bool aborted;        /* the engine chose to roll it back (jf_eng_step_abort) */
+	bool poisoned;       /* a commit failed: every step fails until the tables are resynced */
+	struct jf_act *acts; /* what the outermost step does once committed */
+	size_t nacts, cap;
+	int64_t failures; /* steps whose commit failed, since start */
+};
+
 struct jf_engine {
 	char *state_dir;
 	struct jf_store *st;
@@ -155,7 +173,54 @@ struct jf_engine {
 	bool urgent;                /* ... and no stopping for requests before that */
 	bool (*waiting)(void *ctx); /* yielding: does the loop have a request waiting? */
 	void *waiting_ctx;
+	struct jf_step step;
+	int64_t illegal_moves; /* moves the lifecycle table refused (move.c) */
+	bool illegal_soft;     /* refuse them without aborting (the tests of it) */
 };
+
+/* move.c: the one way an object changes state (see there) */
+enum jf_level { JF_LV_GROUP, JF_LV_TASK, JF_LV_NODE };
+struct jf_obj { /* the object: its node, else its task, else its group */
+	int64_t queue_id, group_id, task_id, node_id;
+};
+/* Where ev takes an object of level lv in state from; -1: nowhere. */
+int jf_eng_next_state(enum jf_level lv, int from, enum jf_event ev);
+/* Move o by ev (message NULL: kept): the new state, or -1 when o is gone
+ * or the table refuses the move (then nothing is written). */
+int jf_eng_move(struct jf_engine *e, const struct jf_obj *o, enum jf_event ev, const char *message);
+/* Does ev apply to o now?  (false for an illegal move is loud, as above:
+ * for the store's composite moves - accept, reject, reset - checked first) */
+bool jf_eng_may_move(struct jf_engine *e, const struct jf_obj *o, enum jf_event ev);
+/* Every task of group's group in one of from_mask's states (1 << state)
+ * moves by ev; how many did, -1 when refused. */
+int64_t jf_eng_move_tasks(struct jf_engine *e, const struct jf_obj *group, unsigned from_mask,
+			  enum jf_event ev, const char *message);
+#define JF_OBJ_GROUP(g)      (&(struct jf_obj){ (g)->queue_id, (g)->id, 0, 0 })
+#define JF_OBJ_TASK(g, t)    (&(struct jf_obj){ (g)->queue_id, (g)->id, (t), 0 })
+#define JF_OBJ_NODE(g, t, n) (&(struct jf_obj){ (g)->queue_id, (g)->id, (t), (n) })
+
+/* step.c: the store first, then the world (see there) */
+void jf_eng_step_begin(struct jf_engine *e);
+/* Commit the outermost step and then do what it queued; false when it
+ * failed (then nothing queued is done and the engine is poisoned until
+ * jf_eng_leave).  An inner end answers whether the step can still commit. */
+bool jf_eng_step_end(struct jf_engine *e);
+/* End the step rolling back all of the outermost step (SQLite has no
+ * partial undo): the engine resyncs at the entry point's end. */
+void jf_eng_step_abort(struct jf_engine *e);
+/* Can the current step still commit? */
+bool jf_eng_step_ok(const struct jf_engine *e);
+/* fn(e, a, b, c) once the step has committed (at once outside a step). */
+void jf_eng_after(struct jf_engine *e, jf_act_fn fn, int64_t a, int64_t b, int64_t c);
+/* An entry point of engine.h: one step around all it does; leave commits
+ * it, takes the tables up again after a failed commit, and trims the
+ * group cache.  leave answers whether the entry's step committed. */
+void jf_eng_enter(struct jf_engine *e);
+bool jf_eng_leave(struct jf_engine *e);
+void jf_eng_step_release(struct jf_engine *e);
+/* engine.c: forget the tables and take them up again from the store, as
+ * at start (adopt.c); outside any step, with no grt or trun pointer held. */
+void jf_eng_resync(struct jf_engine *e);
 
 /* engine.c */
 int64_t jf_eng_now(struct jf_engine *e);
@@ -202,10 +267,15 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
 /* The same in two steps, so that one transaction can hold the attempts of
  * many tasks: prepare records t's attempts (inside the caller's
- * transaction; false: t is gone, freed), launch - once that transaction is
- * committed - starts their supervisors. */
+ * transaction; false: t is gone, freed), launch starts their supervisors
+ * once the step has committed (an action, step.c). */
 bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
 void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
+/* Start the supervisor of a recorded attempt once the step commits. */
+void jf_eng_launch_later(struct jf_engine *e, int64_t attempt_id, uid_t uid, gid_t gid);
+/* Actions (jf_eng_after): SIGTERM, SIGKILL to the run of attempt a. */
+void jf_eng_act_term(struct jf_engine *e, int64_t attempt_id, int64_t b, int64_t c);
+void jf_eng_act_kill(struct jf_engine *e, int64_t attempt_id, int64_t b, int64_t c);
 struct trun *jf_trun_new(int64_t task_id, int64_t group_id, int64_t idx, int64_t nodes);
 void jf_trun_free(struct trun *t);
 /* ending.c: an attempt ended; what follows (see there). */
@@ -273,6 +343,10 @@ bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec, st
 const char *jf_dlg_slurm_reason(const char *slurm, const char **meaning);
 /* The backend's name for model's GPUs ("" for untyped GRES). */
 const char *jf_dlg_gpu_type(const struct jf_engine *e, int model);
+/* A batch held or released, an element (-1: all) cancelled, once the step
+ * has committed. */
+void jf_dlg_hold(struct jf_engine *e, uint64_t key, bool hold);
+void jf_dlg_cancel(struct jf_engine *e, uint64_t key, int64_t idx);
 /* resume: the batches a pause held may run again. */
 void jf_eng_delegate_resumed(struct jf_engine *e, int64_t group_id);
 /* delegate.c, for delegate_notes.c: a batch's directory, the group of a

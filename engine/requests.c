@@ -36,6 +36,16 @@ static enum jf_err may_make(uid_t uid, const char *what, struct jf_error *err)
 			    what, (unsigned)uid, (unsigned)geteuid());
 }
 
+/* A request is one step (step.c): its change, the pass it leads to, then
+ * the signals and starts.  A step that cannot commit changed nothing. */
+static enum jf_err request_end(struct jf_engine *e, enum jf_err rc, struct jf_error *err)
+{
+	if (!jf_eng_leave(e) && rc == JF_OK)
+		rc = jf_error_set(err, JF_EIO, 0, "cannot store the change: %s",
+				  jf_store_last_error(e->st));
+	return rc;
+}
+
 static void notify_group(struct jf_engine *e, int64_t queue_id, int64_t group_id, bool structure)
 {
 	jf_eng_changed(e, JF_CH_GROUP, queue_id, group_id, 0, 0, structure);
@@ -43,8 +53,8 @@ static void notify_group(struct jf_engine *e, int64_t queue_id, int64_t group_id
 		jf_eng_changed(e, JF_CH_QUEUE, queue_id, 0, 0, 0, false);
 }
 
-enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, gid_t gid,
-			      int64_t *id, struct jf_error *err)
+static enum jf_err req_mkqueue(struct jf_engine *e, const char *name, uid_t uid, gid_t gid,
+			       int64_t *id, struct jf_error *err)
 {
 	if (!jf_name_valid(name, err))
 		return JF_EINVAL;
@@ -63,7 +73,14 @@ enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, 
 	return JF_OK;
 }
 
-enum jf_err jf_engine_rmqueue(struct jf_engine *e, int64_t id, struct jf_error *err)
+enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, gid_t gid,
+			      int64_t *id, struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_mkqueue(e, name, uid, gid, id, err), err);
+}
+
+static enum jf_err req_rmqueue(struct jf_engine *e, int64_t id, struct jf_error *err)
 {
 	enum jf_err rc = jf_queue_delete(e->st, id);
 	if (rc == JF_ENOTEMPTY)
@@ -72,6 +89,12 @@ enum jf_err jf_engine_rmqueue(struct jf_engine *e, int64_t id, struct jf_error *
 		return jf_error_set(err, rc, 0, "cannot remove the queue: %s", jf_err_name(rc));
 	jf_eng_changed(e, JF_CH_QUEUE, id, 0, 0, 0, true);
 	return JF_OK;
+}
+
+enum jf_err jf_engine_rmqueue(struct jf_engine *e, int64_t id, struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_rmqueue(e, id, err), err);
 }
 
 struct foreign {
@@ -124,8 +147,8 @@ static enum jf_err private_ok(struct jf_engine *e, int64_t id, struct jf_error *
 	}
 }
 
-enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *text, size_t len,
-				 struct jf_error *err)
+static enum jf_err req_queue_spec(struct jf_engine *e, int64_t id, const char *text, size_t len,
+				  struct jf_error *err)
 {
 	struct jf_queue_spec q;
 	memset(&q, 0, sizeof(q));
@@ -149,7 +172,7 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 		jf_queue_spec_release(&q);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_queue_set_spec(e->st, id, copy, q.capacity, q.group_timeout);
 	char cap[32] = "unlimited";
 	if (q.capacity)
@@ -159,7 +182,7 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 		 (long long)q.group_timeout,
 		 q.private_ ? ", private (only its owner and root see inside)" : "");
 	jf_event_add(e->st, &sc, jf_eng_now(e), "Normal", "Updated", "queue", msg);
-	rc = jf_store_commit(e->st);
+	rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
 	free(copy);
 	jf_queue_spec_release(&q);
 	if (rc)
@@ -169,9 +192,16 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 	return JF_OK;
 }
 
-enum jf_err jf_engine_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_group_kind kind,
-			      const char *dirname, uid_t uid, gid_t gid, int64_t *id,
-			      struct jf_error *err)
+enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *text, size_t len,
+				 struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_queue_spec(e, id, text, len, err), err);
+}
+
+static enum jf_err req_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_group_kind kind,
+			       const char *dirname, uid_t uid, gid_t gid, int64_t *id,
+			       struct jf_error *err)
 {
 	if (!jf_name_valid(dirname, err))
 		return JF_EINVAL;
@@ -187,20 +217,28 @@ enum jf_err jf_engine_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_gro
 	return JF_OK;
 }
 
+enum jf_err jf_engine_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_group_kind kind,
+			      const char *dirname, uid_t uid, gid_t gid, int64_t *id,
+			      struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_mkgroup(e, queue_id, kind, dirname, uid, gid, id, err), err);
+}
+
 static void record_refusal(struct jf_engine *e, const struct jf_group_rec *g, const char *text,
 			   size_t len, const char *msg)
 {
 	char *copy = strndup(text, len);
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_group_reject(e->st, g->id, copy ? copy : "", msg);
 	jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Invalid", "spec refused: %s", msg);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	free(copy);
 	notify_group(e, g->queue_id, g->id, false);
 }
 
-void jf_engine_refuse(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
-		      const struct jf_error *why)
+static void req_refuse(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
+		       const struct jf_error *why)
 {
 	struct jf_group_rec g;
 	if (jf_group_get(e->st, group_id, &g) != JF_OK)
@@ -208,6 +246,14 @@ void jf_engine_refuse(struct jf_engine *e, int64_t group_id, const char *text, s
 	if (g.state == JF_ST_DRAFT || g.state == JF_ST_INVALID)
 		record_refusal(e, &g, text, len, why->msg);
 	jf_group_release(&g);
+}
+
+void jf_engine_refuse(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
+		      const struct jf_error *why)
+{
+	jf_eng_enter(e);
+	req_refuse(e, group_id, text, len, why);
+	jf_eng_leave(e);
 }
 
 static char *join_lines(char **v, size_t n)
@@ -224,8 +270,8 @@ static char *join_lines(char **v, size_t n)
 	return s;
 }
 
-enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
-			     uid_t uid, gid_t gid, struct jf_error *err)
+static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
+			      uid_t uid, gid_t gid, struct jf_error *err)
 {
 	(void)gid;
 	struct jf_group_rec g;
@@ -309,7 +355,7 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 	if (!ignored || !copy) {
 		rc = jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	} else {
-		jf_store_begin(e->st);
+		jf_eng_step_begin(e);
 		rc = jf_group_accept(e->st, group_id, copy, display, ignored, completions,
 				     parallelism, spec->nodes, g.dirname, jf_eng_now(e));
 		char gpu[96] = "CPU only";
@@ -328,9 +374,9 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 					   "group %s accepted: %lld tasks", g.dirname,
 					   (long long)completions);
 		if (rc == JF_OK)
-			rc = jf_store_commit(e->st);
+			rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
 		else
-			jf_store_rollback(e->st);
+			jf_eng_step_abort(e);
 		if (rc)
 			jf_error_set(err, rc, 0, "cannot store the spec: %s", jf_err_name(rc));
 	}
@@ -347,6 +393,13 @@ out:
 	return rc;
 }
 
+enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
+			     uid_t uid, gid_t gid, struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_submit(e, group_id, text, len, uid, gid, err), err);
+}
+
 /* ---- ctl ---- */
 
 static enum jf_err busy(struct jf_error *err, const char *verb, const char *what, int state,
@@ -359,7 +412,6 @@ static enum jf_err busy(struct jf_error *err, const char *verb, const char *what
 static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const char *verb,
 			     struct jf_error *err)
 {
-	int64_t now = jf_eng_now(e);
 	const char *what = g->kind == JF_KIND_BATCH ? "batch" : "group";
 	int s = g->state;
 	if (s == JF_ST_DRAFT || s == JF_ST_INVALID)
@@ -368,12 +420,12 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 	if (strcmp(verb, "stop") == 0) {
 		if (jf_group_next(s, JF_EV_STOP) < 0)
 			return busy(err, verb, what, s, "Waiting, Running or Paused");
-		jf_store_begin(e->st);
-		jf_group_set_state(e->st, g->id, JF_ST_STOPPED, "stopped by ctl", now);
-		jf_task_set_state_all(e->st, g->id, (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
-				      JF_ST_STOPPED, "stopped by ctl", now, NULL);
+		jf_eng_step_begin(e);
+		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_STOP, "stopped by ctl");
+		jf_eng_move_tasks(e, JF_OBJ_GROUP(g), (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
+				  JF_EV_STOP, "stopped by ctl");
 		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Stopped", "stopped by ctl");
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		struct grt *rt = jf_idmap_get(&e->groups, g->id);
 		if (rt)
 			jf_eng_group_ended(e, rt, true);
@@ -381,21 +433,20 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 	} else if (strcmp(verb, "pause") == 0) {
 		if (jf_group_next(s, JF_EV_PAUSE) < 0)
 			return busy(err, verb, what, s, "Waiting or Running");
-		jf_store_begin(e->st);
-		jf_group_set_state(e->st, g->id, JF_ST_PAUSED, "paused by ctl", now);
+		jf_eng_step_begin(e);
+		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_PAUSE, "paused by ctl");
 		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Paused",
 				   "paused: running nodes are stopped, billing stops with them");
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		jf_eng_kill_group(e, g->id, JF_WHY_PAUSE);
 	} else if (strcmp(verb, "resume") == 0) {
 		if (jf_group_next(s, JF_EV_RESUME) < 0)
 			return busy(err, verb, what, s, "Paused");
-		jf_store_begin(e->st);
-		jf_group_set_state(e->st, g->id, JF_ST_WAITING, "", now);
-		jf_task_set_state_all(e->st, g->id, 1u << JF_ST_PAUSED, JF_ST_WAITING, "", now,
-				      NULL);
+		jf_eng_step_begin(e);
+		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_RESUME, "");
+		jf_eng_move_tasks(e, JF_OBJ_GROUP(g), 1u << JF_ST_PAUSED, JF_EV_RESUME, "");
 		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Resumed", "resumed");
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		/* a task still ending for the pause waits again when it has ended,
 		 * like those already paused (else it would stay Paused in a group
 		 * that is not) */
@@ -410,12 +461,12 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 		if (e->delegated)
 			jf_eng_delegate_resumed(e, g->id);
 	} else if (strcmp(verb, "restart") == 0) {
-		jf_store_begin(e->st);
-		jf_group_set_state(e->st, g->id, JF_ST_WAITING, "", now);
+		jf_eng_step_begin(e);
+		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_RESTART, "");
 		jf_group_reset(e->st, g->id, 0);
 		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Restarted",
 				   "restarted: every task runs again from the start");
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		jf_eng_kill_group(e, g->id, JF_WHY_RESTART);
 		struct grt *rt = jf_eng_group(e, g->id);
 		if (rt) {
@@ -447,7 +498,6 @@ static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t
 	if (!rt)
 		return jf_error_set(err, JF_EIO, 0, "the group's spec cannot be read");
 	struct trun *tr = jf_idmap_get(&e->tasks, task_id);
-	int64_t now = jf_eng_now(e);
 	enum jf_event ev;
 	if (strcmp(verb, "stop") == 0)
 		ev = JF_EV_STOP;
@@ -469,20 +519,20 @@ static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t
 	if (ev == JF_EV_RESTART && jf_state_final(g->state))
 		return busy(err, verb, "group", g->state,
 			    "a group that has not ended (restart the group)");
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	switch (ev) {
 	case JF_EV_STOP:
 		if (!tr)
-			jf_task_set_state(e->st, task_id, JF_ST_STOPPED, "stopped by ctl", now);
+			jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_STOP, "stopped by ctl");
 		jf_eng_event(e, rt, task_id, idx, 0, 0, "Normal", "Stopped", "stopped by ctl");
 		break;
 	case JF_EV_PAUSE:
 		if (!tr)
-			jf_task_set_state(e->st, task_id, JF_ST_PAUSED, "paused by ctl", now);
+			jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_PAUSE, "paused by ctl");
 		jf_eng_event(e, rt, task_id, idx, 0, 0, "Normal", "Paused", "paused by ctl");
 		break;
 	case JF_EV_RESUME:
-		jf_task_set_state(e->st, task_id, JF_ST_WAITING, "", now);
+		jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_RESUME, "");
 		jf_eng_event(e, rt, task_id, idx, 0, 0, "Normal", "Resumed", "resumed by ctl");
 		break;
 	default:
@@ -490,7 +540,7 @@ static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t
 		jf_eng_event(e, rt, task_id, idx, 0, 0, "Normal", "Restarted", "restarted by ctl");
 		break;
 	}
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	if (!tr && e->delegated && ev != JF_EV_RESUME)
 		jf_eng_delegate_withdraw(e, task_id);
 	if (tr)
@@ -505,8 +555,8 @@ static enum jf_err ctl_task(struct jf_engine *e, struct jf_group_rec *g, int64_t
 	return JF_OK;
 }
 
-enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id, const char *verb,
-			  struct jf_error *err)
+static enum jf_err req_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id, const char *verb,
+			   struct jf_error *err)
 {
 	struct jf_group_rec g;
 	if (jf_group_get(e->st, group_id, &g) != JF_OK)
@@ -517,7 +567,7 @@ enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id
 		/* shells drop close()'s error: say why where `cat events` shows it */
 		struct grt *rt = task_id ? jf_eng_group(e, g.id) : NULL;
 		struct jf_task_rec t;
-		jf_store_begin(e->st);
+		jf_eng_step_begin(e);
 		if (rt && jf_task_get(e->st, task_id, &t) == JF_OK) {
 			jf_eng_event(e, rt, task_id, t.idx, 0, 0, "Warning", "Refused", "%s",
 				     err->msg);
@@ -526,19 +576,25 @@ enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id
 			jf_eng_group_event(e, 0, g.id, g.kind, "Warning", "Refused", "%s",
 					   err->msg);
 		}
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		if (task_id)
 			jf_eng_changed(e, JF_CH_TASK, g.queue_id, g.id, task_id, 0, false);
 		else
 			notify_group(e, g.queue_id, g.id, false);
 	}
 	jf_group_release(&g);
-	jf_eng_trim(e);
 	return rc;
 }
 
-enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const char *dirname,
-				   struct jf_error *err)
+enum jf_err jf_engine_ctl(struct jf_engine *e, int64_t group_id, int64_t task_id, const char *verb,
+			  struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_ctl(e, group_id, task_id, verb, err), err);
+}
+
+static enum jf_err req_rename_group(struct jf_engine *e, int64_t group_id, const char *dirname,
+				    struct jf_error *err)
 {
 	if (!jf_name_valid(dirname, err))
 		return JF_EINVAL;
@@ -560,8 +616,15 @@ enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const 
 	return rc;
 }
 
-enum jf_err jf_engine_rename_task(struct jf_engine *e, int64_t task_id, const char *name,
-				  struct jf_error *err)
+enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const char *dirname,
+				   struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_rename_group(e, group_id, dirname, err), err);
+}
+
+static enum jf_err req_rename_task(struct jf_engine *e, int64_t task_id, const char *name,
+				   struct jf_error *err)
 {
 	if (!jf_name_valid(name, err))
 		return JF_EINVAL;
@@ -577,15 +640,15 @@ enum jf_err jf_engine_rename_task(struct jf_engine *e, int64_t task_id, const ch
 	jf_eng_task_object(g, idx, -1, dflt, sizeof(dflt));
 	const char *base = strrchr(dflt, '/') ? strrchr(dflt, '/') + 1 : dflt;
 	bool reset = strcmp(base, name) == 0;
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	enum jf_err rc = jf_task_set_display(e->st, task_id, reset ? NULL : name);
 	if (rc == JF_OK)
 		jf_eng_event(e, g, task_id, idx, 0, 0, "Normal", "Renamed", "%s",
 			     reset ? "name reset" : name);
 	if (rc == JF_OK)
-		rc = jf_store_commit(e->st);
+		rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
 	else
-		jf_store_rollback(e->st);
+		jf_eng_step_abort(e);
 	if (rc == JF_EEXIST)
 		return jf_error_set(err, rc, 0, "another task is named %s", name);
 	if (rc)
@@ -594,7 +657,14 @@ enum jf_err jf_engine_rename_task(struct jf_engine *e, int64_t task_id, const ch
 	return JF_OK;
 }
 
-enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err)
+enum jf_err jf_engine_rename_task(struct jf_engine *e, int64_t task_id, const char *name,
+				  struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_rename_task(e, task_id, name, err), err);
+}
+
+static enum jf_err req_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err)
 {
 	struct jf_group_rec g;
 	if (jf_group_get(e->st, group_id, &g) != JF_OK)
@@ -626,10 +696,10 @@ enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_e
 	int64_t q = g.queue_id;
 	if (rc == JF_EBUSY) {
 		/* rmdir prints only "Device or resource busy": the events say why */
-		jf_store_begin(e->st);
+		jf_eng_step_begin(e);
 		jf_eng_group_event(e, 0, group_id, g.kind, "Warning", "Refused", "rmdir: %s",
 				   err->msg);
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		notify_group(e, q, group_id, false);
 	}
 	jf_group_release(&g);
@@ -638,4 +708,10 @@ enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_e
 		notify_group(e, q, group_id, true);
 	}
 	return rc;
+}
+
+enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err)
+{
+	jf_eng_enter(e);
+	return request_end(e, req_rmgroup(e, group_id, err), err);
 }

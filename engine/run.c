@@ -237,10 +237,10 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 	give_to(ckpt, uid, gid);
 	give_to(work, uid, gid);
 
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_attempt_create(e->st, node_id, attempt, run_dir, machine, gpu_ids, slot->cpu_milli,
 			  &attempt_id);
-	jf_node_set_state(e->st, node_id, JF_ST_INITIALIZING, "", jf_eng_now(e));
+	jf_eng_move(e, JF_OBJ_NODE(g, t->task_id, node_id), JF_EV_PLACE, "");
 	jf_node_set_run(e->st, node_id, machine, gpu_ids, 0, -1, attempt, attempt_id);
 	if (slot->gpu_mask)
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Scheduled",
@@ -248,7 +248,7 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 	else
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Scheduled",
 			     "assigned to %s, %lldm CPU", machine, (long long)slot->cpu_milli);
-	if (jf_store_commit(e->st) != JF_OK || !attempt_id)
+	if (!jf_eng_step_end(e) || !attempt_id)
 		return;
 
 	struct run *r =
@@ -391,10 +391,10 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 	r->started = true;
 	t->nstarted++;
 
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	jf_attempt_started(e->st, attempt_id, r->handle, pid, start_ms);
 	/* a node already being stopped or preempted keeps its message */
-	jf_node_set_state(e->st, node_id, JF_ST_RUNNING, r->kill_at_ms ? NULL : "", now);
+	jf_eng_move(e, JF_OBJ_NODE(g, t->task_id, node_id), JF_EV_START, r->kill_at_ms ? NULL : "");
 	jf_node_set_run(e->st, node_id, machine, gpu_ids, pid, -1, attempt, attempt_id);
 	jf_eng_bill_start(e, g, t->task_id, t->idx, node_id, ni, attempt_id, attempt, start_ms);
 	if (s->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
@@ -418,8 +418,8 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Started",
 			     "started %s (%s)", s->containers[0].name, r->handle);
 	if (t->nstarted == t->nodes)
-		jf_task_set_state(e->st, t->task_id, JF_ST_RUNNING, "", now);
-	jf_store_commit(e->st);
+		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_START, "");
+	jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, node_id, false);
 }
 
@@ -478,28 +478,69 @@ bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, ui
 	if (g->spec->cpu_exclusive && g->req.gpus > 0 && !t->cpusets)
 		for (int64_t n = 0; n < t->nodes; n++)
 			jf_eng_take_cores(e, t, n, NULL);
-	int64_t now = jf_eng_now(e);
-	jf_store_begin(e->st);
-	jf_task_set_state(e->st, t->task_id, JF_ST_INITIALIZING, "", now);
+	jf_eng_step_begin(e);
+	jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_PLACE, "");
 	jf_task_set_counters(e->st, t->task_id, t->attempt, failures);
 	for (int64_t i = 0; i < t->nodes; i++)
 		prepare_node(e, g, t, i, uid, gid);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	return true;
 }
 
-void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid)
+/* The action that starts t's supervisors, once its attempts are committed. */
+static void launch_task(struct jf_engine *e, int64_t task_id, int64_t uid, int64_t gid)
 {
-	int64_t task_id = t->task_id, nodes = t->nodes;
-	jf_store_begin(e->st);
+	struct trun *t = jf_idmap_get(&e->tasks, task_id);
+	struct grt *g = t ? jf_eng_group(e, t->group_id) : NULL;
+	if (!g)
+		return;
+	int64_t nodes = t->nodes;
 	for (int64_t i = 0; i < nodes; i++) {
 		/* a start failure may have ended the task (its last node) */
 		if (jf_idmap_get(&e->tasks, task_id) != t)
 			break;
-		jf_eng_launch_node(e, g, t, i, uid, gid);
+		jf_eng_launch_node(e, g, t, i, (uid_t)uid, (gid_t)gid);
 	}
-	jf_store_commit(e->st);
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
+}
+
+void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid)
+{
+	(void)g;
+	jf_eng_after(e, launch_task, t->task_id, uid, gid);
+}
+
+/* The action that starts one node's supervisor (adopt.c: recorded, never started). */
+static void launch_one(struct jf_engine *e, int64_t attempt_id, int64_t uid, int64_t gid)
+{
+	struct run *r = jf_idmap_get(&e->runs, attempt_id);
+	struct trun *t = r ? jf_idmap_get(&e->tasks, r->task_id) : NULL;
+	struct grt *g = t ? jf_eng_group(e, t->group_id) : NULL;
+	if (g && r->node_idx < t->nodes && t->attempt_ids[r->node_idx] == attempt_id)
+		jf_eng_launch_node(e, g, t, r->node_idx, (uid_t)uid, (gid_t)gid);
+}
+
+void jf_eng_launch_later(struct jf_engine *e, int64_t attempt_id, uid_t uid, gid_t gid)
+{
+	jf_eng_after(e, launch_one, attempt_id, uid, gid);
+}
+
+void jf_eng_act_term(struct jf_engine *e, int64_t attempt_id, int64_t b, int64_t c)
+{
+	(void)b;
+	(void)c;
+	struct run *r = jf_idmap_get(&e->runs, attempt_id);
+	if (r && r->handle[0])
+		jf_backend_signal(e->be, r->handle, JF_RUN_TERM);
+}
+
+void jf_eng_act_kill(struct jf_engine *e, int64_t attempt_id, int64_t b, int64_t c)
+{
+	(void)b;
+	(void)c;
+	struct run *r = jf_idmap_get(&e->runs, attempt_id);
+	if (r && r->handle[0])
+		jf_backend_signal(e->be, r->handle, JF_RUN_KILL);
 }
 
 /* Start all nodes of a placed task.  Takes the slots (already subtracted). */
@@ -507,11 +548,10 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 {
 	/* one transaction for the gang's attempts, one for its starts: the
 	 * attempts are durable before any supervisor starts */
-	jf_store_begin(e->st);
-	bool ok = jf_eng_start_prepare(e, g, t, uid, gid);
-	jf_store_commit(e->st);
-	if (ok)
+	jf_eng_step_begin(e);
+	if (jf_eng_start_prepare(e, g, t, uid, gid))
 		jf_eng_start_launch(e, g, t, uid, gid);
+	jf_eng_step_end(e);
 }
 
 /* ---- killing ---- */
@@ -569,7 +609,7 @@ void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
 	t->why = JF_WHY_PREEMPT;
 	struct grt *g = jf_eng_group(e, t->group_id);
 	int64_t now = jf_eng_now(e);
-	jf_store_begin(e->st);
+	jf_eng_step_begin(e);
 	for (int64_t i = 0; i < t->nodes; i++) {
 		struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[i]);
 		if (!r || r->kill_at_ms)
@@ -577,9 +617,8 @@ void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
 		r->kill_at_ms = now + grace_ms;
 		/* kept, so that a daemon restarted during the grace keeps it */
 		jf_attempt_set_kill_at(e->st, r->attempt_id, r->kill_at_ms);
-		if (r->handle[0])
-			jf_backend_signal(e->be, r->handle, JF_RUN_TERM);
-		jf_node_set_state(e->st, r->node_id, JF_ST_RUNNING, JF_PREEMPTING_MSG, now);
+		jf_eng_after(e, jf_eng_act_term, r->attempt_id, 0, 0);
+		jf_node_set_message(e->st, r->node_id, JF_PREEMPTING_MSG);
 		if (g) {
 			jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx, "Warning",
 				     "Preempting",
@@ -591,7 +630,7 @@ void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
 				       false);
 		}
 	}
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 }
 
 void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why)
@@ -607,8 +646,7 @@ void jf_eng_kill_task(struct jf_engine *e, struct trun *t, enum jf_why why)
 		if (why == JF_WHY_TIMEOUT)
 			t->fail_timeout = true;
 		r->kill_at_ms = now + e->kill_grace_ms;
-		if (r->handle[0])
-			jf_backend_signal(e->be, r->handle, JF_RUN_TERM);
+		jf_eng_after(e, jf_eng_act_term, r->attempt_id, 0, 0);
 		if (g) {
 			jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx,
 				     why == JF_WHY_TIMEOUT ? "Warning" : "Normal",

@@ -271,14 +271,13 @@ static void report_skip(struct jf_engine *e, struct grt *g, enum jf_plan_why why
 	if (jf_group_get(e->st, g->id, &rec) != JF_OK)
 		return;
 	bool same = strcmp(rec.message, msg) == 0;
-	int state = rec.state;
 	jf_group_release(&rec);
 	if (same)
 		return;
-	jf_store_begin(e->st);
-	jf_group_set_state(e->st, g->id, state, msg, jf_eng_now(e));
+	jf_eng_step_begin(e);
+	jf_group_set_message(e->st, g->id, msg);
 	jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Unschedulable", "%s", msg);
-	jf_store_commit(e->st);
+	jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 }
 
@@ -293,7 +292,6 @@ static void apply_gates(struct snap *s)
 		if (!g || jf_group_get(e->st, gt->id, &rec) != JF_OK)
 			continue;
 		bool waiting = strcmp(rec.message, JF_WINDOW_MSG) == 0;
-		int state = rec.state;
 		jf_group_release(&rec);
 		if (gt->wait) {
 			int64_t at = jf_eng_now(e) + WINDOW_RECHECK_MS;
@@ -304,9 +302,8 @@ static void apply_gates(struct snap *s)
 			continue;
 		char win[32];
 		jf_duration_format(g->spec->unit_runtime, win, sizeof(win));
-		jf_store_begin(e->st);
-		jf_group_set_state(e->st, g->id, state, gt->wait ? JF_WINDOW_MSG : "",
-				   jf_eng_now(e));
+		jf_eng_step_begin(e);
+		jf_group_set_message(e->st, g->id, gt->wait ? JF_WINDOW_MSG : "");
 		if (gt->wait)
 			jf_eng_group_event(e, g->queue_id, g->id, g->kind, "Normal",
 					   "WaitingForWindow",
@@ -320,7 +317,7 @@ static void apply_gates(struct snap *s)
 					   "risk of a preemption within unit_runtime %s is %.0f%%, "
 					   "at most the threshold of %.0f%%: starting",
 					   win, gt->risk * 100, e->cluster->spot_risk_max * 100);
-		jf_store_commit(e->st);
+		jf_eng_step_end(e);
 		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 	}
 }
@@ -582,20 +579,18 @@ static void pass(struct jf_engine *e)
 			cut = true;
 			break;
 		}
-		jf_store_begin(e->st);
-		for (size_t i = from; i < to; i++)
+		/* the attempts first; their supervisors once that is committed */
+		jf_eng_step_begin(e);
+		for (size_t i = from; i < to; i++) {
 			if (!jf_eng_start_prepare(e, todo[i].g, todo[i].t, s.uids[todo[i].group],
 						  s.gids[todo[i].group]))
-				todo[i].t = NULL;
-		jf_store_commit(e->st);
-		for (size_t i = from; i < to; i++) {
-			if (!todo[i].t)
 				continue;
 			if (moved)
 				moved[todo[i].group] = true;
 			jf_eng_start_launch(e, todo[i].g, todo[i].t, s.uids[todo[i].group],
 					    s.gids[todo[i].group]);
 		}
+		jf_eng_step_end(e);
 	}
 	free(todo);
 	if (cut)

@@ -52,15 +52,36 @@ sqlite3_stmt *jf_q(struct jf_store *st, enum jf_q q)
 	return s;
 }
 
+static void note_error(struct jf_store *st, const char *what)
+{
+	snprintf(st->errmsg, sizeof(st->errmsg), "%s: %s", what, sqlite3_errmsg(st->db));
+}
+
 enum jf_err jf_q_exec(struct jf_store *st, sqlite3_stmt *s)
 {
+	if (st->depth > 0 && st->failed)
+		return JF_EIO; /* all or nothing: the transaction rolls back anyway */
+	if (st->depth == 0 && !sqlite3_stmt_readonly(s))
+		st->autocommits++;
 	int rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		note_error(st, "statement");
 	sqlite3_reset(s);
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return JF_OK;
 	if (st->depth > 0)
 		st->failed = true; /* constraint violations too: all or nothing */
 	return jf_q_err(rc);
+}
+
+const char *jf_store_last_error(const struct jf_store *st)
+{
+	return st->errmsg[0] ? st->errmsg : "no error recorded";
+}
+
+int64_t jf_store_autocommits(const struct jf_store *st)
+{
+	return st->autocommits;
 }
 
 char *jf_q_dup(sqlite3_stmt *s, int col)
@@ -168,7 +189,10 @@ enum jf_err jf_store_begin(struct jf_store *st)
 		return JF_OK;
 	st->failed = false;
 	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-		st->depth = 0;
+		/* no transaction, but the depth stays: what the caller writes
+		 * until its commit is refused, never autocommitted */
+		note_error(st, "begin");
+		st->failed = true;
 		return JF_EIO;
 	}
 	return JF_OK;
@@ -186,6 +210,7 @@ enum jf_err jf_store_commit(struct jf_store *st)
 		return JF_EIO;
 	}
 	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		note_error(st, "commit");
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		jf_memos_forget(st);
 		return JF_EIO;

@@ -140,6 +140,11 @@ void jf_store_close(struct jf_store *st);
 enum jf_err jf_store_begin(struct jf_store *st);
 enum jf_err jf_store_commit(struct jf_store *st);
 void jf_store_rollback(struct jf_store *st);
+/* Why the last statement, begin or commit failed (for messages). */
+const char *jf_store_last_error(const struct jf_store *st);
+/* Writes made outside any transaction since open: the engine makes none
+ * (each of its steps is a transaction); tests check it stays 0. */
+int64_t jf_store_autocommits(const struct jf_store *st);
 int jf_store_schema_version(struct jf_store *st);
 /* PRAGMA integrity_check: JF_OK when "ok". */
 enum jf_err jf_store_check(struct jf_store *st, struct jf_error *err);
@@ -180,6 +185,10 @@ enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_te
 			    int64_t now_ms);
 enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, int state, const char *message,
 			       int64_t now_ms);
+/* An object's state alone (ENOENT: no such row). */
+enum jf_err jf_group_state(struct jf_store *st, int64_t id, int *state);
+enum jf_err jf_task_state(struct jf_store *st, int64_t id, int *state);
+enum jf_err jf_node_state(struct jf_store *st, int64_t id, int *state);
 /* The message alone, the state as it is. */
 enum jf_err jf_group_set_message(struct jf_store *st, int64_t id, const char *message);
 enum jf_err jf_group_add_failure(struct jf_store *st, int64_t id);
@@ -239,6 +248,8 @@ enum jf_err jf_node_get(struct jf_store *st, int64_t id, struct jf_node_rec *n);
 enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx, struct jf_node_rec *n);
 enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, int state, const char *message,
 			      int64_t now_ms);
+/* The message alone, the state as it is. */
+enum jf_err jf_node_set_message(struct jf_store *st, int64_t id, const char *message);
 enum jf_err jf_node_set_run(struct jf_store *st, int64_t id, const char *machine,
 			    const char *gpu_ids, int64_t pid, int exit_code, int64_t attempt,
 			    int64_t attempt_id);

@@ -51,8 +51,10 @@ struct count_memo {
 struct jf_store {
 	sqlite3 *db;
 	sqlite3_stmt *stmts[Q__COUNT];
-	int depth;   /* nesting of jf_store_begin */
-	bool failed; /* a statement failed inside the open transaction */
+	int depth;           /* nesting of jf_store_begin */
+	bool failed;         /* a statement failed inside the open transaction */
+	char errmsg[256];    /* why the last statement, begin or commit failed */
+	int64_t autocommits; /* writes made outside any transaction */
 	struct ledger_memo memo_all;
 	struct ledger_memo memo_queue[JF_LEDGER_MEMOS];
 	unsigned memo_next; /* the queue memo to replace next */

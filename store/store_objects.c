@@ -329,6 +329,34 @@ enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, int state, const
 	return jf_q_exec(st, s);
 }
 
+static enum jf_err state_of(struct jf_store *st, enum jf_q q, int64_t id, int *state)
+{
+	sqlite3_stmt *s = jf_q(st, q);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*state = sqlite3_column_int(s, 0);
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? JF_OK : rc == SQLITE_DONE ? JF_ENOENT : JF_EIO;
+}
+
+enum jf_err jf_group_state(struct jf_store *st, int64_t id, int *state)
+{
+	return state_of(st, Q_GROUP_STATE, id, state);
+}
+
+enum jf_err jf_task_state(struct jf_store *st, int64_t id, int *state)
+{
+	return state_of(st, Q_TASK_PLACE_STATE, id, state);
+}
+
+enum jf_err jf_node_state(struct jf_store *st, int64_t id, int *state)
+{
+	return state_of(st, Q_NODE_STATE, id, state);
+}
+
 enum jf_err jf_group_set_message(struct jf_store *st, int64_t id, const char *message)
 {
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_SET_MESSAGE);
@@ -686,6 +714,16 @@ enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, int state, const 
 	sqlite3_bind_int(s, 2, state);
 	jf_q_text(s, 3, message);
 	sqlite3_bind_int64(s, 4, now_ms);
+	return jf_q_exec(st, s);
+}
+
+enum jf_err jf_node_set_message(struct jf_store *st, int64_t id, const char *message)
+{
+	sqlite3_stmt *s = jf_q(st, Q_NODE_SET_MESSAGE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, message ? message : "");
 	return jf_q_exec(st, s);
 }
 

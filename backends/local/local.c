@@ -647,6 +647,13 @@ static enum jf_err local_adopt(struct jf_backend *be, const char *handle, const 
 				    handle ? handle : "");
 	if (!run_dir)
 		return jf_error_set(err, JF_EINVAL, 0, "adopt: no run directory");
+	/* watched already (the engine took its tables up again after a
+	 * failed commit): one watch, with the engine's cookie */
+	struct run *w = hash_find(lb, pid, starttime);
+	if (w) {
+		w->cookie = cookie;
+		return JF_OK;
+	}
 	struct run *r = run_new(cookie, run_dir, pid, starttime);
 	if (!r)
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");

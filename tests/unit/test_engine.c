@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -35,6 +36,7 @@
 #include "backends/local/local.h"
 #include "core/lifecycle.h"
 #include "engine/engine.h"
+#include "engine/engine_int.h" /* jf_eng_move: the one way states change */
 
 struct fix {
 	char dir[256];
@@ -983,6 +985,163 @@ static void test_window(void **state)
 	free(ev);
 }
 
+/* ---- the step: the store first (engine/step.c) ---- */
+
+/* Run SQL on the fixture's database through a connection of its own: a
+ * trigger made this way is a real failure inside the engine's transaction. */
+static void sql_run(struct fix *f, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg ? msg : "?");
+	sqlite3_close(db);
+}
+
+static int64_t node0_pid(struct fix *f, int64_t g)
+{
+	return sql_count(f,
+			 "SELECT a.pid FROM attempts a JOIN nodes n ON a.node_id = n.id "
+			 "JOIN tasks t ON n.task_id = t.id WHERE t.group_id = ?1 AND t.idx = 0 "
+			 "AND a.end_ms = 0",
+			 g);
+}
+
+/* A ctl stop whose commit fails: EIO, nothing signalled, nothing changed;
+ * once the store works again the same stop does it all. */
+static void test_failed_commit_signals_nothing(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "nostop",
+			   "completions: 1\n"
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	int64_t pid = node0_pid(f, g);
+	assert_true(pid > 0);
+	char trig[256];
+	snprintf(trig, sizeof(trig),
+		 "CREATE TRIGGER jf_test_fail BEFORE UPDATE OF state ON groups "
+		 "WHEN NEW.state = %d BEGIN SELECT RAISE(ABORT, 'injected by the test'); END",
+		 JF_ST_STOPPED);
+	sql_run(f, trig);
+	int64_t events_before = sql_count(f, "SELECT count(*) FROM events", 0);
+	int changes_before = f->changes;
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_EIO);
+	assert_non_null(strstr(err.msg, "injected by the test"));
+	assert_int_equal(jf_engine_store_failures(f->e), 1);
+	/* nothing done: no signal (the process lives on through several
+	 * turns of the loop), no state, no event, no notification */
+	for (int i = 0; i < 10; i++)
+		turn(f, 20);
+	assert_int_equal(kill((pid_t)pid, 0), 0);
+	assert_int_equal(task_state(f, g, 0), JF_ST_RUNNING);
+	assert_int_equal(group_state(f, g), JF_ST_RUNNING);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM events", 0), events_before);
+	assert_int_equal(f->changes, changes_before);
+	assert_int_equal(node0_pid(f, g), pid); /* taken up again, the same run */
+	/* the store works again: the stop stops it */
+	sql_run(f, "DROP TRIGGER jf_test_fail");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_OK);
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_STOPPED);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE end_ms = 0", 0), 0);
+	assert_int_equal(closed_ledger_rows(f, g), 1);
+	assert_int_equal(jf_store_autocommits(jf_engine_store(f->e)), 0);
+}
+
+/* Files named name under dir. */
+static int count_files(const char *dir, const char *name)
+{
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "find '%s' -name '%s' 2>/dev/null | wc -l", dir, name);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	int n = -1;
+	assert_int_equal(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+/* A submission whose starts cannot be recorded: the spec write fails with
+ * EIO and nothing starts; written again once the store works, it runs. */
+static void test_failed_commit_starts_nothing(void **state)
+{
+	struct fix *f = *state;
+	const char *spec = "completions: 2\n"
+			   "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n";
+	struct jf_error err = { 0 };
+	int64_t g = 0;
+	assert_int_equal(jf_engine_mkgroup(f->e, f->queue, JF_KIND_GROUP, "nostart", getuid(),
+					   getgid(), &g, &err),
+			 JF_OK);
+	sql_run(f, "CREATE TRIGGER jf_test_fail BEFORE INSERT ON attempts "
+		   "BEGIN SELECT RAISE(ABORT, 'injected by the test'); END");
+	assert_int_equal(jf_engine_submit(f->e, g, spec, strlen(spec), getuid(), getgid(), &err),
+			 JF_EIO);
+	for (int i = 0; i < 10; i++)
+		turn(f, 20);
+	assert_int_equal(group_state(f, g), JF_ST_DRAFT);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM attempts", 0), 0);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM tasks WHERE group_id = ?1", g), 0);
+	char runs[600];
+	snprintf(runs, sizeof(runs), "%s/runs", f->dir);
+	/* no supervisor ran: none claimed a run directory */
+	assert_int_equal(count_files(runs, "claim"), 0);
+	sql_run(f, "DROP TRIGGER jf_test_fail");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(jf_engine_submit(f->e, g, spec, strlen(spec), getuid(), getgid(), &err),
+			 JF_OK);
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	assert_int_equal(closed_ledger_rows(f, g), 2);
+	assert_int_equal(jf_store_autocommits(jf_engine_store(f->e)), 0);
+}
+
+/* An illegal state move is refused: nothing written, counted, and (in a
+ * build with assertions, as the tests are) the engine aborts. */
+static void test_illegal_move_refused(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "moves",
+			   "completions: 1\n"
+			   "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	struct jf_engine *e = f->e;
+	struct jf_obj o = { f->queue, g, 0, 0 };
+	/* Succeeded --start-->: no such move */
+	e->illegal_soft = true;
+	int64_t before = e->illegal_moves;
+	jf_eng_step_begin(e);
+	assert_int_equal(jf_eng_move(e, &o, JF_EV_START, "no"), -1);
+	assert_int_equal(jf_eng_move_tasks(e, &o, 1u << JF_ST_SUCCEEDED, JF_EV_PAUSE, "no"), -1);
+	assert_true(jf_eng_step_end(e));
+	assert_int_equal(e->illegal_moves, before + 2);
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	assert_int_equal(task_state(f, g, 0), JF_ST_SUCCEEDED);
+	e->illegal_soft = false;
+#ifndef NDEBUG
+	/* loud: a child that makes the move dies of SIGABRT */
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		freopen("/dev/null", "w", stderr);
+		jf_eng_move(e, &o, JF_EV_START, "no");
+		_exit(0);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGABRT);
+#endif
+	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+}
+
 int main(void)
 {
 	if (!shim_path()) {
@@ -1007,6 +1166,9 @@ int main(void)
 		T(test_preempt_spot),
 		T(test_preempt_deadline_kept),
 		T(test_window),
+		T(test_failed_commit_signals_nothing),
+		T(test_failed_commit_starts_nothing),
+		T(test_illegal_move_refused),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,12 +41,15 @@ static const struct move group_moves[] = {
 	M(RUNNING, PAUSE, PAUSED),      M(RUNNING, STOP, STOPPED),
 	M(RUNNING, RESTART, WAITING),   M(RUNNING, IDLE, WAITING),
 	M(PAUSED, RESUME, WAITING),     M(PAUSED, STOP, STOPPED),
-	M(PAUSED, RESTART, WAITING),    M(SUCCEEDED, RESTART, WAITING),
-	M(FAILED, RESTART, WAITING),    M(STOPPED, RESTART, WAITING),
+	M(PAUSED, RESTART, WAITING),    M(PAUSED, FAIL, FAILED),
+	M(SUCCEEDED, RESTART, WAITING), M(FAILED, RESTART, WAITING),
+	M(STOPPED, RESTART, WAITING),
 };
 
 static const struct move task_moves[] = {
 	M(WAITING, PLACE, INITIALIZING),
+	M(INITIALIZING, PLACE, INITIALIZING),
+	M(RUNNING, PLACE, INITIALIZING),
 	M(WAITING, PAUSE, PAUSED),
 	M(WAITING, STOP, STOPPED),
 	M(WAITING, FAIL, FAILED),
@@ -70,6 +73,7 @@ static const struct move task_moves[] = {
 	M(PAUSED, RESUME, WAITING),
 	M(PAUSED, STOP, STOPPED),
 	M(PAUSED, RESTART, WAITING),
+	M(PAUSED, FAIL, FAILED),
 	M(SUCCEEDED, RESTART, WAITING),
 	M(FAILED, RESTART, WAITING),
 	M(STOPPED, RESTART, WAITING),
@@ -113,6 +117,7 @@ static const struct move node_moves[] = {
 	M(FAILED, PLACE, INITIALIZING),
 	M(FAILED, RESTART, WAITING),
 	M(STOPPED, RETRY, WAITING),
+	M(STOPPED, PLACE, INITIALIZING),
 	M(STOPPED, RESTART, WAITING),
 };
 
@@ -179,7 +184,8 @@ static void test_node_table(void **state)
 	assert_int_equal(jf_node_next(JF_ST_DRAFT, JF_EV_START), -1);
 	assert_int_equal(jf_node_next(JF_ST_WAITING, JF_EV_START), -1);
 	assert_int_equal(jf_node_next(JF_ST_PREEMPTED, JF_EV_START), -1);
-	assert_int_equal(jf_node_next(JF_ST_STOPPED, JF_EV_PLACE), -1);
+	/* a stopped node is placed again only when its task restarts (a new attempt) */
+	assert_int_equal(jf_node_next(JF_ST_STOPPED, JF_EV_START), -1);
 }
 
 static void test_names(void **state)
