@@ -130,7 +130,7 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 	struct jf_task_rec tr;
 	if (jf_node_get(e->st, a->node_id, &n) != JF_OK)
 		return 0;
-	bool preempting = n.message && strcmp(n.message, JF_PREEMPTING_MSG) == 0;
+	bool preempting = a->preempting;
 	if (jf_task_get(e->st, n.task_id, &tr) != JF_OK) {
 		jf_node_release(&n);
 		return 0;

@@ -322,6 +322,7 @@ static void on_preempting(struct jf_engine *e, const struct jf_note *n)
 		struct run *r = jf_idmap_get(&e->runs, t->attempt_ids[i]);
 		if (!r)
 			continue;
+		jf_attempt_set_preempting(e->st, r->attempt_id, 0);
 		jf_node_set_message(e->st, r->node_id, JF_PREEMPTING_MSG);
 		jf_eng_event(e, g, t->task_id, t->idx, r->node_id, r->node_idx, "Warning",
 			     "Preempting", "%s", n->message);

@@ -41,8 +41,9 @@ enum jf_why {
 	JF_WHY_PREEMPT,  /* a spot task yields to on-demand work (reference 5.4) */
 };
 
-/* A node being preempted says so in its status; the message is also how a
- * restarted daemon knows to finish the preemption (adopt.c). */
+/* What a node being preempted (and then preempted), and a spot group
+ * waiting for a window, say in their status; the flags that say so to the
+ * engine are typed (attempts.preempting, JF_GF_WINDOW), never these texts. */
 #define JF_PREEMPTING_MSG "preempting: on-demand work needs the GPUs"
 #define JF_PREEMPTED_MSG  "preempted by on-demand work; waiting to run again"
 #define JF_WINDOW_MSG     "waiting for a low-risk window"

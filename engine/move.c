@@ -74,7 +74,7 @@ int jf_eng_move(struct jf_engine *e, const struct jf_obj *o, enum jf_event ev, c
 		return -1;
 	}
 	int64_t now = jf_eng_now(e);
-	enum jf_err rc = lv == JF_LV_GROUP ? jf_group_set_state(e->st, id, to, message, now)
+	enum jf_err rc = lv == JF_LV_GROUP  ? jf_group_set_state(e->st, id, to, message, now)
 			 : lv == JF_LV_TASK ? jf_task_set_state(e->st, id, to, message, now)
 					    : jf_node_set_state(e->st, id, to, message, now);
 	if (rc != JF_OK)

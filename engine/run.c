@@ -616,7 +616,7 @@ void jf_eng_preempt_task(struct jf_engine *e, struct trun *t, int64_t grace_ms)
 			continue;
 		r->kill_at_ms = now + grace_ms;
 		/* kept, so that a daemon restarted during the grace keeps it */
-		jf_attempt_set_kill_at(e->st, r->attempt_id, r->kill_at_ms);
+		jf_attempt_set_preempting(e->st, r->attempt_id, r->kill_at_ms);
 		jf_eng_after(e, jf_eng_act_term, r->attempt_id, 0, 0);
 		jf_node_set_message(e->st, r->node_id, JF_PREEMPTING_MSG);
 		if (g) {

@@ -291,7 +291,8 @@ static void apply_gates(struct snap *s)
 		struct jf_group_rec rec;
 		if (!g || jf_group_get(e->st, gt->id, &rec) != JF_OK)
 			continue;
-		bool waiting = strcmp(rec.message, JF_WINDOW_MSG) == 0;
+		bool waiting = (rec.flags & JF_GF_WINDOW) != 0;
+		unsigned flags = rec.flags;
 		jf_group_release(&rec);
 		if (gt->wait) {
 			int64_t at = jf_eng_now(e) + WINDOW_RECHECK_MS;
@@ -303,7 +304,9 @@ static void apply_gates(struct snap *s)
 		char win[32];
 		jf_duration_format(g->spec->unit_runtime, win, sizeof(win));
 		jf_eng_step_begin(e);
-		jf_group_set_message(e->st, g->id, gt->wait ? JF_WINDOW_MSG : "");
+		jf_group_set_flags(e->st, g->id,
+				   gt->wait ? flags | JF_GF_WINDOW : flags & ~JF_GF_WINDOW,
+				   gt->wait ? JF_WINDOW_MSG : "");
 		if (gt->wait)
 			jf_eng_group_event(e, g->queue_id, g->id, g->kind, "Normal",
 					   "WaitingForWindow",

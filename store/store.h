@@ -31,7 +31,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 7
+#define JF_STORE_SCHEMA 8
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -67,7 +67,11 @@ struct jf_group_rec {
 	int64_t failures; /* failed attempts, all tasks together */
 	int64_t events_bytes;
 	char jobname[JF_NAME_MAX]; /* ${JOB_NAME} as substituted at submission */
+	unsigned flags;            /* JF_GF_* */
 };
+
+/* groups.flags */
+#define JF_GF_WINDOW 1u /* spot: waiting for a low-risk window */
 
 struct jf_task_rec {
 	int64_t id;
@@ -113,6 +117,7 @@ struct jf_attempt_rec {
 	char *reason;
 	char cpuset[256];   /* cores pinned (cpu_exclusive), "0-19", "" if none */
 	int64_t kill_at_ms; /* a preemption's SIGKILL deadline (engine clock), 0 none */
+	bool preempting;    /* it is being preempted (a restarted daemon finishes that) */
 };
 
 struct jf_ledger_rec {
@@ -191,6 +196,9 @@ enum jf_err jf_task_state(struct jf_store *st, int64_t id, int *state);
 enum jf_err jf_node_state(struct jf_store *st, int64_t id, int *state);
 /* The message alone, the state as it is. */
 enum jf_err jf_group_set_message(struct jf_store *st, int64_t id, const char *message);
+/* Flags (JF_GF_*) and message together. */
+enum jf_err jf_group_set_flags(struct jf_store *st, int64_t id, unsigned flags,
+			       const char *message);
 enum jf_err jf_group_add_failure(struct jf_store *st, int64_t id);
 /* For restart: failures to 0, and every task (or only task_id) back to
  * Waiting with no failures counted. */
@@ -266,6 +274,9 @@ enum jf_err jf_attempt_ended(struct jf_store *st, int64_t id, int64_t end_ms, in
 enum jf_err jf_attempt_set_cpuset(struct jf_store *st, int64_t id, const char *cpuset);
 /* A preemption began: its SIGKILL deadline, kept for a restarted daemon. */
 enum jf_err jf_attempt_set_kill_at(struct jf_store *st, int64_t id, int64_t kill_at_ms);
+/* The attempt is being preempted, its SIGKILL due at kill_at_ms (0: the
+ * backend's own grace). */
+enum jf_err jf_attempt_set_preempting(struct jf_store *st, int64_t id, int64_t kill_at_ms);
 enum jf_err jf_attempt_get(struct jf_store *st, int64_t id, struct jf_attempt_rec *a);
 /* The attempt of node_id numbered attempt; ENOENT if none. */
 enum jf_err jf_attempt_find(struct jf_store *st, int64_t node_id, int64_t attempt,

@@ -194,6 +194,7 @@ enum jf_err jf_group_get(struct jf_store *st, int64_t id, struct jf_group_rec *g
 	g->failures = sqlite3_column_int64(s, 20);
 	g->events_bytes = sqlite3_column_int64(s, 21);
 	jf_q_copy(s, 22, g->jobname, sizeof(g->jobname));
+	g->flags = (unsigned)sqlite3_column_int64(s, 23);
 	bool oom = !g->display || !g->message || !g->ignored ||
 		   (sqlite3_column_type(s, 7) != SQLITE_NULL && !g->spec) ||
 		   (sqlite3_column_type(s, 8) != SQLITE_NULL && !g->draft);
@@ -355,6 +356,17 @@ enum jf_err jf_task_state(struct jf_store *st, int64_t id, int *state)
 enum jf_err jf_node_state(struct jf_store *st, int64_t id, int *state)
 {
 	return state_of(st, Q_NODE_STATE, id, state);
+}
+
+enum jf_err jf_group_set_flags(struct jf_store *st, int64_t id, unsigned flags, const char *message)
+{
+	sqlite3_stmt *s = jf_q(st, Q_GROUP_SET_FLAGS);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, flags);
+	jf_q_text(s, 3, message ? message : "");
+	return jf_q_exec(st, s);
 }
 
 enum jf_err jf_group_set_message(struct jf_store *st, int64_t id, const char *message)
@@ -817,6 +829,16 @@ enum jf_err jf_attempt_set_kill_at(struct jf_store *st, int64_t id, int64_t kill
 	return jf_q_exec(st, s);
 }
 
+enum jf_err jf_attempt_set_preempting(struct jf_store *st, int64_t id, int64_t kill_at_ms)
+{
+	sqlite3_stmt *s = jf_q(st, Q_ATTEMPT_SET_PREEMPTING);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, kill_at_ms);
+	return jf_q_exec(st, s);
+}
+
 static enum jf_err attempt_row(sqlite3_stmt *s, struct jf_attempt_rec *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -835,6 +857,7 @@ static enum jf_err attempt_row(sqlite3_stmt *s, struct jf_attempt_rec *a)
 	a->reason = jf_q_dup(s, 12);
 	jf_q_copy(s, 13, a->cpuset, sizeof(a->cpuset));
 	a->kill_at_ms = sqlite3_column_int64(s, 14);
+	a->preempting = sqlite3_column_int(s, 15) != 0;
 	if (!a->run_dir || !a->reason) {
 		jf_attempt_release(a);
 		return JF_ENOMEM;

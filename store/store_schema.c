@@ -162,6 +162,14 @@ static const char *const migrations[] = {
 	"CREATE INDEX tasks_sub ON tasks(sub_id) WHERE sub_id != 0;",
 	/* 6 -> 7: a preemption's deadline, so that a restarted daemon keeps it */
 	"ALTER TABLE attempts ADD COLUMN kill_at_ms INTEGER NOT NULL DEFAULT 0;",
+	/* 7 -> 8: typed flags where a message text stood for one: an attempt
+	 * being preempted, a group waiting for a low-risk window (the texts
+	 * those databases hold say which) */
+	"ALTER TABLE attempts ADD COLUMN preempting INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE attempts SET preempting = 1 WHERE end_ms = 0 AND node_id IN "
+	"  (SELECT id FROM nodes WHERE message = 'preempting: on-demand work needs the GPUs');"
+	"ALTER TABLE groups ADD COLUMN flags INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE groups SET flags = 1 WHERE message = 'waiting for a low-risk window';",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

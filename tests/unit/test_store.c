@@ -246,6 +246,8 @@ static void test_migrate_1_to_5(void **state)
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h,
 				      "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
+				      "ALTER TABLE attempts DROP COLUMN preempting; "
+				      "ALTER TABLE groups DROP COLUMN flags; "
 				      "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; "
 				      "DROP TABLE submissions; "
 				      "DROP INDEX tasks_display; ALTER TABLE attempts DROP COLUMN "
@@ -295,12 +297,14 @@ static void test_migrate_6_to_7(void **state)
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h,
 				      "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
+				      "ALTER TABLE attempts DROP COLUMN preempting; "
+				      "ALTER TABLE groups DROP COLUMN flags; "
 				      "PRAGMA user_version = 6",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(h);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 7);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
 	struct jf_attempt_rec a;
 	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
 	assert_int_equal(a.kill_at_ms, 0);
@@ -311,6 +315,68 @@ static void test_migrate_6_to_7(void **state)
 	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
 	assert_int_equal(a.kill_at_ms, 1796160000123);
 	jf_attempt_release(&a);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+}
+
+/* 7 -> 8: the texts that stood for flags become typed flags. */
+static void test_migrate_7_to_8(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	int64_t g2 = mkgroup(f->st, q, JF_KIND_GROUP, "g2");
+	accept(f->st, g, 2, 2);
+	accept(f->st, g2, 1, 1);
+	int64_t t0 = task_id(f->st, g, 0), t1 = task_id(f->st, g, 1), n0 = 0, n1 = 0;
+	int64_t a0 = 0, a1 = 0;
+	assert_int_equal(jf_node_ensure(f->st, t0, 0, &n0), JF_OK);
+	assert_int_equal(jf_node_ensure(f->st, t1, 0, &n1), JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/0", "m0", "0", 1000, &a0), JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/run/1", "m0", "1", 1000, &a1), JF_OK);
+	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_RUNNING,
+					   "preempting: on-demand work needs the GPUs", 1),
+			 JF_OK);
+	assert_int_equal(jf_node_set_state(f->st, n1, JF_ST_RUNNING, "", 1), JF_OK);
+	assert_int_equal(jf_group_set_message(f->st, g2, "waiting for a low-risk window"), JF_OK);
+	jf_store_close(f->st);
+	f->st = NULL;
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h,
+				      "ALTER TABLE attempts DROP COLUMN preempting; "
+				      "ALTER TABLE groups DROP COLUMN flags; "
+				      "PRAGMA user_version = 7",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(h);
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), 8);
+	struct jf_attempt_rec a;
+	assert_int_equal(jf_attempt_get(f->st, a0, &a), JF_OK);
+	assert_true(a.preempting);
+	jf_attempt_release(&a);
+	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
+	assert_false(a.preempting);
+	jf_attempt_release(&a);
+	struct jf_group_rec gr;
+	assert_int_equal(jf_group_get(f->st, g2, &gr), JF_OK);
+	assert_int_equal(gr.flags, JF_GF_WINDOW);
+	jf_group_release(&gr);
+	assert_int_equal(jf_group_get(f->st, g, &gr), JF_OK);
+	assert_int_equal(gr.flags, 0);
+	jf_group_release(&gr);
+	/* and they are set as typed flags from now on */
+	assert_int_equal(jf_attempt_set_preempting(f->st, a1, 77), JF_OK);
+	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
+	assert_true(a.preempting);
+	assert_int_equal(a.kill_at_ms, 77);
+	jf_attempt_release(&a);
+	assert_int_equal(jf_group_set_flags(f->st, g2, 0, ""), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g2, &gr), JF_OK);
+	assert_int_equal(gr.flags, 0);
+	assert_string_equal(gr.message, "");
+	jf_group_release(&gr);
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 }
@@ -1469,6 +1535,8 @@ static void test_migrate_4_to_5(void **state)
 	snprintf(sql, sizeof(sql),
 		 /* schema 6's outbox is not there yet at 4 */
 		 "ALTER TABLE attempts DROP COLUMN kill_at_ms;"
+		 "ALTER TABLE attempts DROP COLUMN preempting;"
+		 "ALTER TABLE groups DROP COLUMN flags;"
 		 "DROP INDEX tasks_sub; ALTER TABLE tasks DROP COLUMN sub_id; DROP TABLE "
 		 "submissions;"
 		 "DROP TABLE ledger;"
@@ -2426,6 +2494,7 @@ int main(void)
 		T(test_txn_accept_nested),
 		T(test_submissions),
 		T(test_migrate_6_to_7),
+		T(test_migrate_7_to_8),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
