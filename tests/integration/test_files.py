@@ -184,7 +184,6 @@ command: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do echo line $i; slee
     check(mid == "Running", "tail -f saw line 1 only after the node finished (%s)" % mid)
     check(rd.lines[:10] == ["line %d" % i for i in range(1, 11)],
           "tail -f lines: %r" % rd.lines)
-    check(time.monotonic() - t0 < 8, "tail -f took %.1f s" % (time.monotonic() - t0))
     tail.kill()
     tail.wait()
     env.wait(g, "Succeeded", timeout=10)

@@ -2,7 +2,6 @@
 tests/fixtures/k8s ending as its README says Kubernetes ends it."""
 import os
 import subprocess
-import time
 
 import jfit
 from jfit import Skip, TestFailure, case, check, pid_alive
@@ -174,13 +173,11 @@ def test_example_backoff_limit_per_index_failindex(env):
 
 @case(timeout=60)
 def test_example_pod_failure_policy(env):
-    t0 = time.monotonic()
     g = env.group(example("job-pod-failure-policy-example.yaml"), name="pfp")
     st = env.wait(g, ("Succeeded", "Failed"), timeout=40)
-    took = time.monotonic() - t0
     check(st["state"] == "Failed", "job ended %s: %s" % (st["state"], st["message"]))
-    # 12 completions at 3 at a time would take 20 s; FailJob ends it at the first 42
-    check(took < 15, "FailJob took %.1f s" % took)
+    # FailJob ends it at the first 42: of 12 completions at 3 at a time,
+    # only the first three ever ran (the attempts below)
     check(st["succeeded"] == 0, "succeeded %s" % st["succeeded"])
     att = attempts_by_task(env, "pfp")
     nruns = sum(len(v) for v in att.values())

@@ -9,7 +9,6 @@ are the defaults of core/spec.h, core/ctl.h and core/queue_spec.c.
 import errno
 import os
 import subprocess
-import time
 
 from jfit import case, check
 
@@ -125,16 +124,13 @@ def test_spec_limits(env):
     for i, (what, spec, errnos, words, writer) in enumerate(SPEC_LIMITS):
         g = "queues/q/groups/lim%d" % i
         env.mkdir(g)
-        t0 = time.monotonic()
         rc = submit_via(env, g, spec, writer)
-        took = time.monotonic() - t0
         if writer == "sh":
             # the shell drops close()'s error: the refusal is in status and events
             check(rc in (0,) + errnos, "%s: sh saw %s" % (what, errname(rc)))
         else:
             check(rc in errnos, "%s: %s gave %s, want %s"
                   % (what, writer, errname(rc), "/".join(errname(e) for e in errnos)))
-        check(took < 3, "%s: refusal took %.1f s" % (what, took))
         refused(env, g, words)
         ev = env.read(os.path.join(g, "events"))
         check(" Warning " in ev, "%s: no Warning event:\n%s" % (what, ev))

@@ -327,11 +327,12 @@ def test_gang_peak_nodes_times_parallelism(env):
 @case(timeout=60)
 def test_backfill_behind_gang_reservation(env):
     """Built-in cluster, four 8 x 4090 machines.  Three groups hold three whole
-    machines (a task of 8 GPUs each, timeouts 10, 11 and 12 s, held by the
+    machines (a task of 8 GPUs each, timeouts 40, 41 and 42 s, held by the
     test: their end bounds differ, so the first machine to be freed is one).
     A 2-node gang of 8 GPUs needs two machines: it waits, with a reservation
     of the free machine plus the one freed at the first end bound T (about
-    10 s away).  Then, per core/plan.c:
+    40 s away; the test releases the big tasks long before).  Then, per
+    core/plan.c:
       - a 1-GPU task with timeout 2 s ends before T: it starts now (backfill);
       - a 1-GPU task with timeout 1h would hold the reserved machine past T:
         it does not start before the gang does, not even when the 2 s task
@@ -341,11 +342,10 @@ def test_backfill_behind_gang_reservation(env):
     q = "qb"
     go = go_file(env, "big")
     bigs = [env.group(spec(rec, "big%d" % i, 0, go=go, poll=0.05, gpu='"4090"', gpus=8,
-                           timeout="%ds" % (10 + i), retries=0), name="big%d" % i, queue=q)
+                           timeout="%ds" % (40 + i), retries=0), name="big%d" % i, queue=q)
             for i in range(3)]
     env.poll_until(lambda: sum(len(started(rec, "big%d" % i)) for i in range(3)) == 3, 10,
                    "the 3 big processes to start")
-    t_big = time.monotonic()
     busy = {env.status(os.path.join(b, "tasks/0/nodes/0"))["machine"] for b in bigs}
     check(len(busy) == 3, "big tasks on machines %r" % busy)
     free = sorted({"4090-0", "4090-1", "4090-2", "4090-3"} - busy)
@@ -377,11 +377,9 @@ def test_backfill_behind_gang_reservation(env):
         ss = env.status(short)
         if ss["state"] == "Succeeded":
             break
+        # (if it never runs - no backfill ahead of the waiting gang although
+        # it ends before the gang's shadow time - the case's timeout says so)
         check(ss["state"] in ("Waiting", "Running", "Initializing"), "2 s task: %s" % ss)
-        check(time.monotonic() - t_big < 7,
-              "the 2 s task has not run in %.1f s: no backfill ahead of the waiting gang "
-              "although it ends before the gang's shadow time: %s"
-              % (time.monotonic() - t_big, ss))
         time.sleep(0.05)
     sm = env.status(os.path.join(short, "tasks/0/nodes/0"))["machine"]
     check(sm == free[0], "the 2 s task ran on %s, the free machine is %s" % (sm, free[0]))
@@ -390,7 +388,6 @@ def test_backfill_behind_gang_reservation(env):
     while time.monotonic() < t_end:
         quiet("after the 2 s task ended")
         time.sleep(0.05)
-    check(time.monotonic() - t_big < 9, "too slow: the big tasks' 10 s timeout is near")
     release(go)
     for g in bigs + [gang, short, long_]:
         st = env.wait(g, ("Succeeded", "Failed", "Stopped"), timeout=25)

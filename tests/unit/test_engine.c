@@ -476,11 +476,9 @@ static void test_timeout(void **state)
 	/* not yet */
 	jf_engine_tick(f->e);
 	assert_int_equal(task_state(f, g, 0), JF_ST_RUNNING);
-	int64_t t0 = mono_ms();
 	f->offset_ms += 6000;
 	jf_engine_tick(f->e);
 	assert_true(run_until(f, settled, g, 5000, NULL, NULL));
-	assert_true(mono_ms() - t0 < 5000);
 	assert_int_equal(task_state(f, g, 0), JF_ST_FAILED);
 	assert_int_equal(group_state(f, g), JF_ST_FAILED);
 	char *ev = events(f, JF_SCOPE_GROUP, g);
@@ -498,10 +496,8 @@ static void test_stop(void **state)
 			   "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
 	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
 	struct jf_error err = { 0 };
-	int64_t t0 = mono_ms();
 	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_OK);
 	assert_true(run_until(f, settled, g, 5000, NULL, NULL));
-	assert_true(mono_ms() - t0 < 5000);
 	assert_int_equal(group_state(f, g), JF_ST_STOPPED);
 	for (int64_t i = 0; i < 3; i++)
 		assert_int_equal(task_state(f, g, i), JF_ST_STOPPED);
@@ -837,10 +833,16 @@ static void test_preempt_spot(void **state)
 	int64_t od = submit(f, "od",
 			    "gpu: A800\ngpus: 4\ncommand: [\"/bin/sh\", \"-c\", "
 			    "\"exit 0\"]\n");
-	int64_t t0 = mono_ms();
 	assert_true(run_until(f, succeeded, od, 10000, NULL, NULL));
-	/* the victims trapped SIGTERM and exited: well inside the 2 s grace */
-	assert_true(mono_ms() - t0 < 3000);
+	/* the victims trapped SIGTERM and exited themselves (143, their own
+	 * code), none was killed at the end of the grace (137) */
+	assert_int_equal(
+		sql_count(f,
+			  "SELECT count(*) FROM attempts a JOIN nodes n ON a.node_id = n.id "
+			  "JOIN tasks t ON n.task_id = t.id WHERE t.group_id = ?1 "
+			  "AND a.attempt = 1 AND a.exit_code = 143",
+			  spot),
+		4);
 	assert_int_equal(sql_count(f,
 				   "SELECT count(*) FROM nodes n JOIN tasks t ON "
 				   "t.id = n.task_id WHERE t.group_id = ?1 AND n.attempt = 2",
@@ -912,9 +914,7 @@ static void test_preempt_deadline_kept(void **state)
 	f->be = NULL;
 	f->offset_ms += at - now - 1000; /* one second of the grace left */
 	engine_start(f);
-	int64_t t0 = mono_ms();
 	assert_true(run_until(f, succeeded, od, 10000, NULL, NULL));
-	assert_true(mono_ms() - t0 < 5000);
 	/* the deadline was kept, not renewed */
 	assert_int_equal(sql_count(f,
 				   "SELECT count(*) FROM attempts WHERE kill_at_ms != 0 AND "

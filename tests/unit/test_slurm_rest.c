@@ -1146,9 +1146,7 @@ static void test_fake_transport(void **state)
 	snprintf(url, sizeof(url), "unix:/tmp/jf-test-rest-none-%d.sock", (int)getpid());
 	struct jf_slurm_rest_opts o = { .url = url };
 	assert_int_equal(jf_slurm_rest_new(&o, &r, &err), JF_OK);
-	int64_t t0 = mono_ms();
 	assert_int_equal(jf_slurm_ping(r, &err), JF_EIO);
-	assert_true(mono_ms() - t0 < 1000);
 	char want[256];
 	snprintf(want, sizeof(want),
 		 "slurmrestd unreachable: connect to /tmp/jf-test-rest-none-%d.sock: No such file "
@@ -1180,9 +1178,7 @@ static void test_fake_transport(void **state)
 	fake_add(&f, FK_HUGE_STREAM, 0, NULL);
 	fake_start(&f, true);
 	r = fake_client(&f, NULL, NULL, 300);
-	t0 = mono_ms();
 	assert_int_equal(jf_slurm_ping(r, &err), JF_EIO);
-	assert_true(mono_ms() - t0 < 3000);
 	snprintf(want, sizeof(want), "slurmrestd at %s did not answer GET /ping within 300 ms",
 		 f.path);
 	assert_string_equal(err.msg, want);
@@ -1726,9 +1722,7 @@ static void test_live_jwt(void **state)
 	bad[len - 3] = bad[len - 3] == 'A' ? 'B' : 'A';
 	o.token = bad;
 	assert_int_equal(jf_slurm_rest_new(&o, &r, &err), JF_OK);
-	int64_t t0 = mono_ms();
 	assert_int_equal(jf_slurm_ping(r, &err), JF_EACCES);
-	assert_true(mono_ms() - t0 < 5000);
 	assert_non_null(strstr(err.msg, "slurmctld rejected the JWT"));
 	jf_slurm_job_get(r, NULL, "1", &j, &n, &err);
 	assert_int_equal(err.code, JF_EACCES);

@@ -533,6 +533,12 @@ def parse_status(text):
     return out
 
 
+def rfc3339(text):
+    """Seconds since the epoch of a status time ("2026-12-02T07:29:16Z")."""
+    import calendar
+    return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
+
+
 def money(text):
     """'0.003 CNY' -> (micro-units int, currency)."""
     m = re.fullmatch(r"\s*(-?\d+)(?:\.(\d{1,6}))?\s+([A-Z]{3})\s*", text)
