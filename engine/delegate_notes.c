@@ -241,9 +241,13 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 	char dir[4096];
 	jf_dlg_batch_dir(e, n->key, dir, sizeof(dir));
 	jf_eng_step_begin(e);
-	/* the backend placed and started it in one: both moves */
-	jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_PLACE, "");
-	jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_START, "");
+	/* the backend placed and started it in one: both moves; a task
+	 * stopped or paused meanwhile keeps its state (its run is recorded,
+	 * billed and cancelled: it ends as it is) */
+	if (!jf_state_final(tstate) && tstate != JF_ST_PAUSED) {
+		jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_PLACE, "");
+		jf_eng_move(e, JF_OBJ_TASK(g, task_id), JF_EV_START, "");
+	}
 	jf_task_set_counters(e->st, task_id, t->attempt, failures);
 	for (int64_t i = 0; i < t->nodes; i++) {
 		(void)nodes_known;

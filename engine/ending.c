@@ -230,7 +230,8 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_STOP, "stopped");
 		break;
 	case JF_WHY_PAUSE:
-		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_PAUSE, "paused");
+		if (tstate != JF_ST_PAUSED) /* (a scheduling backend's run of a paused task) */
+			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_PAUSE, "paused");
 		break;
 	case JF_WHY_RESTART:
 		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_RESTART, "");
