@@ -612,7 +612,7 @@ static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l,
 	/* pending from here: the ready line comes through reap() */
 	r->ready_fd = rp[0];
 	r->confirmed = false;
-	r->ready_by = jf_be_mono_ms() + LOCAL_READY_TIMEOUT_MS;
+	r->ready_by = jf_be_mono_ms() + lb->ready_timeout_ms;
 	jf_local_starting_add(lb, r);
 	snprintf(out->handle, sizeof(out->handle), "local:%d:%llu", (int)pid, starttime);
 	out->pid = 0;
@@ -783,7 +783,7 @@ static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_
 			if (!w)
 				continue; /* the eventfd */
 			if (w->kind == W_TIMER) {
-				jf_local_ready_timeouts(lb);
+				n += jf_local_ready_timeouts(lb, &out[n], max - n);
 				continue;
 			}
 			struct run *r = w->r;
@@ -804,6 +804,12 @@ static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_
 		}
 	}
 	return n;
+}
+
+void jf_local_set_ready_timeout(struct jf_backend *be, int64_t ms)
+{
+	if (ms > 0)
+		((struct local *)be)->ready_timeout_ms = ms;
 }
 
 static void local_free(struct jf_backend *be)
@@ -860,6 +866,7 @@ struct jf_backend *jf_local_new(const char *shim_path, struct jf_error *err)
 		goto nomem;
 	lb->be.ops = &local_ops;
 	lb->epfd = lb->evfd = lb->tfd = -1;
+	lb->ready_timeout_ms = LOCAL_READY_TIMEOUT_MS;
 	lb->wtimer = (struct watch){ W_TIMER, NULL };
 	lb->shim_path = strdup(shim_path);
 	lb->nbuckets = LOCAL_HASH_MIN;

@@ -11,5 +11,7 @@
 #include "backends/backend.h"
 
 struct jf_backend *jf_local_new(const char *shim_path, struct jf_error *err);
+/* How long a shim has to say it started (default 10 s; for tests). */
+void jf_local_set_ready_timeout(struct jf_backend *be, int64_t ms);
 
 #endif

@@ -67,6 +67,7 @@ struct local {
 	size_t nwatched;
 	struct run *qhead, *qtail; /* ready list */
 	struct run *shead, *stail; /* starting list, oldest first */
+	int64_t ready_timeout_ms;  /* LOCAL_READY_TIMEOUT_MS (tests set less) */
 };
 
 static inline int sys_pidfd_send_signal(int pidfd, int sig)
@@ -93,6 +94,6 @@ int jf_local_ready_read(struct local *lb, struct run *r, struct jf_run_result *o
  * `started` result to report before its end). */
 int jf_local_ready_last(struct local *lb, struct run *r, struct jf_run_result *out);
 /* The timerfd fired: kill the runs whose line is overdue. */
-void jf_local_ready_timeouts(struct local *lb);
+size_t jf_local_ready_timeouts(struct local *lb, struct jf_run_result *out, size_t max);
 
 #endif

@@ -193,19 +193,34 @@ int jf_local_ready_last(struct local *lb, struct run *r, struct jf_run_result *o
 	return got;
 }
 
-/* The timerfd fired: kill the shims that said nothing in time. */
-void jf_local_ready_timeouts(struct local *lb)
+/*
+ * The timerfd fired: kill the shims that said nothing in time.  What a
+ * shim said counts from when it said it, not from when the caller got to
+ * reap(): a line already in its pipe (a caller busy for longer than the
+ * deadline) confirms the start instead, as a `started` result in out.
+ * Returns how many results it put there, at most max.
+ */
+size_t jf_local_ready_timeouts(struct local *lb, struct jf_run_result *out, size_t max)
 {
 	uint64_t ticks;
+	size_t n = 0;
 	(void)!read(lb->tfd, &ticks, sizeof(ticks));
 	int64_t now = jf_be_mono_ms();
-	while (lb->shead && lb->shead->ready_by <= now) {
+	while (lb->shead && lb->shead->ready_by <= now && n < max) {
 		struct run *r = lb->shead;
-		set_failure(r, "jobfs-shim said nothing in %d s", LOCAL_READY_TIMEOUT_MS / 1000);
+		if (jf_local_ready_read(lb, r, &out[n])) {
+			n++;
+			continue;
+		}
+		if (r->ready_fd < 0)
+			continue; /* settled by what it said (an error line, EOF) */
+		set_failure(r, "jobfs-shim said nothing in %.1f s",
+			    (double)lb->ready_timeout_ms / 1000.0);
 		/* its processes die with it (PR_SET_PDEATHSIG); its pidfd tells */
 		if (r->pidfd >= 0)
 			sys_pidfd_send_signal(r->pidfd, SIGKILL);
 		starting_done(lb, r);
 	}
 	timer_arm(lb);
+	return n;
 }

@@ -1283,6 +1283,85 @@ static void test_start_shim_dies(void **state)
 	jf_backend_free(be);
 }
 
+/* A supervisor that says nothing before the deadline is given up: a start
+ * failure saying so, and its processes die with it. */
+static void test_start_ready_timeout(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_backend *be = wrapped_backend(f, "mute-shim", "sleep 30");
+	jf_local_set_ready_timeout(be, 300);
+	char *argv[] = { "true", NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = argv };
+	struct jf_run_started st;
+	struct jf_run_result res;
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	struct jf_launch l = { .run_dir = dir, .cwd = dir, .procs = &p, .nprocs = 1 };
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(jf_backend_start(be, &l, 8, &st, &err), JF_OK);
+	assert_false(wait_started(be, 8, 5000, &st));
+	expect_result(be, 100, &res);
+	assert_int_equal(res.cookie, 8);
+	assert_true(res.start_failed);
+	assert_non_null(strstr(res.message, "said nothing in 0.3 s"));
+	jf_backend_free(be);
+}
+
+/* A caller busy past the deadline (reap() not called) does not make a
+ * shim that reported in time a failure.  A starts, its deadline passes
+ * (the timer is due); B starts after that and reports at once; the caller
+ * reaps only after B's deadline too: the timer's turn comes before B's
+ * line is read, and B must not be killed for a line sitting in its pipe
+ * (why test_many failed under ASan on a loaded machine: 200 starts took
+ * longer than the deadline before the first reap). */
+static void test_start_confirmed_late_reap(void **state)
+{
+	struct fix *f = *state;
+	const int64_t deadline = 2000;
+	jf_local_set_ready_timeout(f->be, deadline);
+	char *envp[] = { PATH, NULL };
+	char dirs[2][PATH_MAX];
+	char *argv[2][4] = { { "/bin/sh", "-c", "exit 4", NULL },
+			     { "/bin/sh", "-c", "exit 5", NULL } };
+	struct jf_error err = { 0 };
+	for (int k = 0; k < 2; k++) {
+		run_dir(f, dirs[k], sizeof(dirs[k]));
+		struct jf_proc p = { .name = "main", .argv = argv[k], .envp = envp };
+		struct jf_launch l = {
+			.run_dir = dirs[k], .cwd = dirs[k], .procs = &p, .nprocs = 1
+		};
+		struct jf_run_started st;
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(jf_backend_start(f->be, &l, (uint64_t)(10 + k), &st, &err), JF_OK);
+		assert_true(st.pending);
+		usleep((useconds_t)(deadline + 200) * 1000); /* past its deadline, unread */
+	}
+	int ended = 0;
+	bool started[2] = { false, false };
+	struct jf_run_result res[8];
+	for (int64_t end = now_ms() + 10000; ended < 2 && now_ms() < end;) {
+		struct pollfd pf = { .fd = jf_backend_fd(f->be), .events = POLLIN };
+		poll(&pf, 1, 100);
+		size_t n = jf_backend_reap(f->be, res, 8);
+		for (size_t i = 0; i < n; i++) {
+			int k = (int)res[i].cookie - 10;
+			assert_true(k == 0 || k == 1);
+			if (res[i].started) {
+				started[k] = true;
+				continue;
+			}
+			if (res[i].start_failed)
+				fail_msg("run %d: a start failure: %s", k, res[i].message);
+			assert_true(started[k]);
+			assert_int_equal(res[i].exit_code, 4 + k);
+			ended++;
+		}
+	}
+	assert_int_equal(ended, 2);
+}
+
 #define MANY 200
 
 static void test_many(void **state)
@@ -1336,7 +1415,9 @@ static void test_many(void **state)
 				started[res[i].cookie] = true;
 				continue;
 			}
-			assert_true(started[res[i].cookie]);
+			if (!started[res[i].cookie])
+				fail_msg("run %d ended without a start: %s", (int)res[i].cookie,
+					 res[i].message);
 			assert_false(seen[res[i].cookie]);
 			seen[res[i].cookie] = true;
 			assert_false(res[i].lost);
@@ -1376,6 +1457,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_shim_dies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_ready_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_confirmed_late_reap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
