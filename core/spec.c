@@ -706,10 +706,18 @@ out:
 	return JF_OK;
 }
 
+static uint64_t parses;
+
+uint64_t jf_spec_parse_count(void)
+{
+	return parses;
+}
+
 enum jf_err jf_spec_parse(const char *text, size_t len, enum jf_spec_place place,
 			  const struct jf_subst *subst, struct jf_spec **out, struct jf_error *err)
 {
 	struct jf_error e = { 0 };
+	parses++;
 	*out = NULL;
 	enum jf_err rc = parse(text, len, place, subst, out, &e);
 	if (rc && err)

@@ -181,6 +181,9 @@ struct jf_queue_spec {
 	bool private_;         /* `private: true` */
 };
 
+/* How many times jf_spec_parse ran in this process (the tests check that
+ * a submission parses its spec once). */
+uint64_t jf_spec_parse_count(void);
 enum jf_err jf_queue_spec_parse(const char *text, size_t len, struct jf_queue_spec *out,
 				struct jf_error *err);
 void jf_queue_spec_release(struct jf_queue_spec *q);

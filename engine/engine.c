@@ -304,12 +304,55 @@ bool jf_eng_judge_request(struct jf_engine *e, struct grt *g, struct jf_error *e
 
 /* ---- the group cache ---- */
 
+/* The cache entry of rec's group, with its parsed spec (taken, also on
+ * failure): NULL on ENOMEM. */
+static struct grt *group_make(struct jf_engine *e, const struct jf_group_rec *rec,
+			      const char *queue, struct jf_spec *spec)
+{
+	struct grt *g = calloc(1, sizeof(*g));
+	if (!g) {
+		jf_spec_free(spec);
+		return NULL;
+	}
+	g->spec = spec;
+	g->id = rec->id;
+	g->queue_id = rec->queue_id;
+	g->kind = rec->kind;
+	snprintf(g->dirname, sizeof(g->dirname), "%s", rec->dirname);
+	snprintf(g->queue, sizeof(g->queue), "%s", queue);
+	g->display = strdup(rec->display);
+	struct jf_error rerr;
+	jf_eng_judge_request(e, g, &rerr);
+	g->ended = jf_state_final(rec->state);
+	if (g->ended)
+		e->trim = true;
+	int64_t counts[JF_ST__COUNT];
+	if (jf_group_count_tasks(e->st, rec->id, counts) == JF_OK)
+		g->failed_tasks = counts[JF_ST_FAILED];
+	if (!g->display || !jf_idmap_put(&e->groups, rec->id, g)) {
+		grt_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void queue_name(struct jf_engine *e, int64_t queue_id, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	struct jf_queue_rec q;
+	if (queue_id && jf_queue_get(e->st, queue_id, &q) == JF_OK) {
+		snprintf(buf, n, "%s", q.name);
+		jf_queue_release(&q);
+	}
+}
+
 /* Parse group_id's accepted spec into the cache.  NULL if there is none, or
- * on ENOMEM, or (*refused set, the reason in *perr) if it does not parse. */
+ * on ENOMEM, or (*refused set, the reason in *perr) if it does not parse.
+ * Only after a restart (or a trim) does this parse a spec: the submission
+ * hands the cache the spec it parsed (jf_eng_group_install). */
 static struct grt *group_load(struct jf_engine *e, int64_t group_id, bool *refused,
 			      struct jf_error *perr)
 {
-	struct grt *g = NULL;
 	struct jf_group_rec rec;
 	*refused = false;
 	jf_error_clear(perr);
@@ -319,44 +362,35 @@ static struct grt *group_load(struct jf_engine *e, int64_t group_id, bool *refus
 		jf_group_release(&rec);
 		return NULL;
 	}
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		goto fail;
-	g->id = rec.id;
-	g->queue_id = rec.queue_id;
-	g->kind = rec.kind;
-	snprintf(g->dirname, sizeof(g->dirname), "%s", rec.dirname);
-	g->display = strdup(rec.display);
-	if (rec.queue_id) {
-		struct jf_queue_rec q;
-		if (jf_queue_get(e->st, rec.queue_id, &q) == JF_OK)
-			snprintf(g->queue, sizeof(g->queue), "%s", q.name);
-		jf_queue_release(&q);
-	}
-	struct jf_subst sub = { rec.jobname, g->queue, rec.dirname };
+	char queue[JF_NAME_MAX];
+	queue_name(e, rec.queue_id, queue, sizeof(queue));
+	struct jf_subst sub = { rec.jobname, queue, rec.dirname };
+	struct jf_spec *spec = NULL;
 	enum jf_err prc = jf_spec_parse(rec.spec, strlen(rec.spec),
 					rec.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP,
-					&sub, &g->spec, perr);
-	if (prc != JF_OK) {
+					&sub, &spec, perr);
+	struct grt *g = NULL;
+	if (prc != JF_OK)
 		*refused = prc != JF_ENOMEM;
-		goto fail;
-	}
-	struct jf_error rerr;
-	jf_eng_judge_request(e, g, &rerr);
-	g->ended = jf_state_final(rec.state);
-	if (g->ended)
-		e->trim = true;
-	int64_t counts[JF_ST__COUNT];
-	if (jf_group_count_tasks(e->st, group_id, counts) == JF_OK)
-		g->failed_tasks = counts[JF_ST_FAILED];
-	if (!g->display || !jf_idmap_put(&e->groups, group_id, g))
-		goto fail;
+	else
+		g = group_make(e, &rec, queue, spec);
 	jf_group_release(&rec);
 	return g;
-fail:
+}
+
+struct grt *jf_eng_group_install(struct jf_engine *e, int64_t group_id, struct jf_spec *spec)
+{
+	jf_eng_group_drop(e, group_id);
+	struct jf_group_rec rec;
+	if (jf_group_get(e->st, group_id, &rec) != JF_OK) {
+		jf_spec_free(spec);
+		return NULL;
+	}
+	char queue[JF_NAME_MAX];
+	queue_name(e, rec.queue_id, queue, sizeof(queue));
+	struct grt *g = group_make(e, &rec, queue, spec);
 	jf_group_release(&rec);
-	grt_free(g);
-	return NULL;
+	return g;
 }
 
 struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id)

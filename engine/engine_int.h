@@ -235,6 +235,9 @@ bool jf_eng_should_yield(struct jf_engine *e);
 void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final);
 struct grt *jf_eng_group(struct jf_engine *e, int64_t group_id);
 void jf_eng_group_drop(struct jf_engine *e, int64_t group_id);
+/* The group's spec was just accepted: the cache takes the spec parsed for
+ * it (the one parse of a submission), replacing what it held. */
+struct grt *jf_eng_group_install(struct jf_engine *e, int64_t group_id, struct jf_spec *spec);
 /* g reached a final state (or left one: false): the cache may let it go. */
 void jf_eng_group_ended(struct jf_engine *e, struct grt *g, bool ended);
 /* Let ended groups with nothing running go from the cache, but the last

@@ -382,11 +382,13 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 	}
 	free(ignored);
 	free(copy);
-	jf_spec_free(spec);
 	if (rc == JF_OK) {
-		jf_eng_group_drop(e, group_id);
+		/* the spec parsed here is the one the engine keeps: no second parse */
+		jf_eng_group_install(e, group_id, spec);
 		notify_group(e, g.queue_id, group_id, true);
 		jf_eng_schedule(e);
+	} else {
+		jf_spec_free(spec);
 	}
 out:
 	jf_group_release(&g);

@@ -710,6 +710,12 @@ static enum jf_err local_recover(struct jf_backend *be, const char *run_dir, cha
 				 int64_t *start_ms, struct jf_error *err)
 {
 	(void)be;
+	return jf_local_claim(run_dir, handle, n, start_ms, err);
+}
+
+enum jf_err jf_local_claim(const char *run_dir, char *handle, size_t n, int64_t *start_ms,
+			   struct jf_error *err)
+{
 	char path[PATH_MAX], *text = NULL;
 	static const char cancelled[] = "cancelled\n";
 	if (!run_dir || run_path(path, sizeof(path), run_dir, "claim") < 0)

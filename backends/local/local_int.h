@@ -81,6 +81,12 @@ static inline int run_path(char *buf, size_t n, const char *dir, const char *nam
 	return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
+/* local.c: settle who owns a run directory's start (see "The claim"):
+ * JF_OK - the shim claimed it first, its handle and start time out;
+ * JF_ENOENT - nothing started, and now nothing will (cancelled); else an
+ * error with nothing settled. */
+enum jf_err jf_local_claim(const char *run_dir, char *handle, size_t n, int64_t *start_ms,
+			   struct jf_error *err);
 /* local.c: how the shim ended, from waitid (empty if it has not). */
 void jf_local_describe_wait(const siginfo_t *si, char *buf, size_t n);
 

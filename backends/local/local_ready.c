@@ -193,6 +193,18 @@ int jf_local_ready_last(struct local *lb, struct run *r, struct jf_run_result *o
 	return got;
 }
 
+/* Does the run directory's claim say "cancelled" (nothing will start)? */
+static bool claim_cancelled(const char *run_dir)
+{
+	char path[PATH_MAX], *text = NULL;
+	if (run_path(path, sizeof(path), run_dir, "claim") < 0 ||
+	    jf_runrec_read(path, JF_RUNREC_FILE_MAX, &text, NULL) < 0)
+		return true; /* no claim file: nothing can start without one */
+	bool c = strncmp(text, "cancelled", 9) == 0;
+	free(text);
+	return c;
+}
+
 /*
  * The timerfd fired: kill the shims that said nothing in time.  What a
  * shim said counts from when it said it, not from when the caller got to
@@ -214,8 +226,28 @@ size_t jf_local_ready_timeouts(struct local *lb, struct jf_run_result *out, size
 		}
 		if (r->ready_fd < 0)
 			continue; /* settled by what it said (an error line, EOF) */
-		set_failure(r, "jobfs-shim said nothing in %.1f s",
-			    (double)lb->ready_timeout_ms / 1000.0);
+		/* nothing said: give the start up only if nothing can have
+		 * started - a shim that claimed the run directory first has
+		 * started (or is starting) its processes, and giving that up
+		 * would run the task twice: its start counts from its claim */
+		char handle[JF_HANDLE_MAX];
+		int64_t claimed_ms = 0;
+		struct jf_error cerr = { 0 };
+		enum jf_err crc =
+			jf_local_claim(r->run_dir, handle, sizeof(handle), &claimed_ms, &cerr);
+		if (crc == JF_ENOENT && !claim_cancelled(r->run_dir)) {
+			/* claimed, its handle not written yet: starting now */
+			crc = JF_OK;
+			claimed_ms = jf_be_wall_ms();
+		}
+		if (crc == JF_OK) {
+			confirm(r, claimed_ms, 0, &out[n++]);
+			starting_done(lb, r);
+			continue;
+		}
+		set_failure(r, "jobfs-shim said nothing in %.1f s%s%s",
+			    (double)lb->ready_timeout_ms / 1000.0, crc == JF_ENOENT ? "" : ": ",
+			    crc == JF_ENOENT ? "" : cerr.msg);
 		/* its processes die with it (PR_SET_PDEATHSIG); its pidfd tells */
 		if (r->pidfd >= 0)
 			sys_pidfd_send_signal(r->pidfd, SIGKILL);

@@ -320,11 +320,14 @@ static int closed_ledger_rows(struct fix *f, int64_t g)
 static void test_group_succeeds(void **state)
 {
 	struct fix *f = *state;
+	uint64_t parses = jf_spec_parse_count();
 	int64_t g = submit(f, "ok3",
 			   "completions: 3\n"
 			   "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
 	assert_true(run_until(f, settled, g, 15000, NULL, NULL));
 	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
+	/* the spec was parsed once, at the submission: the engine kept that parse */
+	assert_int_equal(jf_spec_parse_count() - parses, 1);
 	for (int64_t i = 0; i < 3; i++)
 		assert_int_equal(task_state(f, g, i), JF_ST_SUCCEEDED);
 	assert_int_equal(closed_ledger_rows(f, g), 3);

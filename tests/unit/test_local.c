@@ -1309,6 +1309,40 @@ static void test_start_ready_timeout(void **state)
 	jf_backend_free(be);
 }
 
+/* A supervisor that claimed its run directory but is slow to say so is
+ * not given up at the deadline: its processes may be running, and giving
+ * the start up would run the task twice.  Its start counts from its claim. */
+static void test_start_claimed_slow(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	struct jf_backend *be =
+		wrapped_backend(f, "slow-claim-shim",
+				"printf 'local:%d:0 1700000000123\\n' $$ > \"$1/claim\"; sleep 1; "
+				"echo yes > \"$1/survived\"");
+	jf_local_set_ready_timeout(be, 300);
+	char *argv[] = { "true", NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = argv };
+	struct jf_run_started st;
+	struct jf_run_result res;
+	struct jf_error err = { 0 };
+
+	run_dir(f, dir, sizeof(dir));
+	struct jf_launch l = { .run_dir = dir, .cwd = dir, .procs = &p, .nprocs = 1 };
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(jf_backend_start(be, &l, 12, &st, &err), JF_OK);
+	struct jf_run_started got;
+	assert_true(wait_started(be, 12, 5000, &got));
+	assert_int_equal(got.start_ms, 1700000000123);
+	expect_result(be, 5000, &res);
+	assert_int_equal(res.cookie, 12);
+	assert_false(res.start_failed);
+	char *survived = read_file(dir, "survived");
+	assert_non_null(survived); /* not killed at the deadline */
+	free(survived);
+	jf_backend_free(be);
+}
+
 /* A caller busy past the deadline (reap() not called) does not make a
  * shim that reported in time a failure.  A starts, its deadline passes
  * (the timer is due); B starts after that and reports at once; the caller
@@ -1458,6 +1492,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_start_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_shim_dies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_ready_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_claimed_slow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_confirmed_late_reap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many, setup, teardown),
 	};
