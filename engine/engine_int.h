@@ -71,6 +71,9 @@ struct grt { /* an accepted group's runtime */
 	bool kept;            /* ended, idle, among the JF_DONE_KEEP kept */
 };
 
+/* How long env.c trusts a user's passwd entry (home, name). */
+#define JF_PW_TTL_MS 10000
+
 /* Ended groups with nothing running whose parsed spec stays cached. */
 #define JF_DONE_KEEP 64
 
@@ -176,7 +179,13 @@ struct jf_engine {
 	void *waiting_ctx;
 	struct jf_step step;
 	int64_t illegal_moves; /* moves the lifecycle table refused (move.c) */
-	bool illegal_soft;     /* refuse them without aborting (the tests of it) */
+	struct jf_pw_cache {   /* env.c: the last user looked up */
+		bool valid, found;
+		uid_t uid;
+		int64_t at_ms;
+		char home[512], name[256];
+	} pw;
+	bool illegal_soft; /* refuse them without aborting (the tests of it) */
 };
 
 /* move.c: the one way an object changes state (see there) */

@@ -63,18 +63,27 @@ char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_co
 		    int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
 		    const char *ckpt_dir, uid_t uid)
 {
-	(void)e;
 	struct envb b = { NULL, 0, 0, false };
 	const char *path = getenv("PATH");
 	env_set(&b, "PATH", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	struct passwd pw, *res = NULL;
-	char pwbuf[4096];
-	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res) {
-		env_set(&b, "HOME", pw.pw_dir);
-		env_set(&b, "USER", pw.pw_name);
-		env_set(&b, "LOGNAME", pw.pw_name);
-	} else {
-		env_set(&b, "HOME", "/");
+	/* the user's entry, looked up at most every JF_PW_TTL_MS per user (a
+	 * lookup reads /etc/passwd: once per start was a tenth of a start) */
+	struct jf_pw_cache *pc = &e->pw;
+	int64_t now = jf_eng_now(e);
+	if (!pc->valid || pc->uid != uid || now - pc->at_ms > JF_PW_TTL_MS || now < pc->at_ms) {
+		struct passwd pw, *res = NULL;
+		char pwbuf[4096];
+		pc->valid = true;
+		pc->uid = uid;
+		pc->at_ms = now;
+		pc->found = getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res;
+		snprintf(pc->home, sizeof(pc->home), "%s", pc->found ? pw.pw_dir : "/");
+		snprintf(pc->name, sizeof(pc->name), "%s", pc->found ? pw.pw_name : "");
+	}
+	env_set(&b, "HOME", pc->home);
+	if (pc->found) {
+		env_set(&b, "USER", pc->name);
+		env_set(&b, "LOGNAME", pc->name);
 	}
 	env_set(&b, "LANG", "C.UTF-8");
 

@@ -24,21 +24,23 @@
 #include "core/billing.h"
 
 
+/* mkdir -p: the directory itself first, its parents only when missing
+ * (the state directory's runs/ and ckpt/ are there nearly always). */
 static int mkdir_p(const char *path, mode_t mode)
 {
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+	char *slash = strrchr(tmp, '/');
+	if (!slash || slash == tmp)
 		return -1;
-	return 0;
+	*slash = '\0';
+	if (mkdir_p(tmp, 0755) < 0)
+		return -1;
+	return mkdir(path, mode) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 static void give_to(const char *path, uid_t uid, gid_t gid)

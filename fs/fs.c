@@ -10,7 +10,7 @@
  *
  * Requests come first.  The engine yields (engine.h): a submission or an
  * ended run only asks for a scheduling pass, and the loop runs it when no
- * event waits, or once it has waited SCHED_MAX_DELAY_MS under a steady
+ * request waits, or once it has waited SCHED_MAX_DELAY_MS under a steady
  * stream of them; ended runs are taken a batch at a time between
  * requests.  A request then waits for the requests ahead of it, not for
  * the passes and starts that a burst of submissions causes.
@@ -248,8 +248,10 @@ int jf_fs_run(struct jf_fs *fs)
 			}
 			}
 		}
+		/* the pass waits for requests only: ended runs and ready lines
+		 * that keep coming must not hold back the starts they free */
 		bool overdue = pending && mono_ms() - sched_asked >= SCHED_MAX_DELAY_MS;
-		if (pending && !fs->stop && (n == 0 || overdue)) {
+		if (pending && !fs->stop && (n == 0 || overdue || !request_waiting(fs))) {
 			jf_engine_schedule_run(fs->e, overdue);
 			sched_asked = 0;
 		}

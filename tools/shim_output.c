@@ -14,7 +14,8 @@
  * partial line not yet in logs, less than SHIM_LINE_CAP bytes.  Nothing
  * here blocks on a proc or stops draining a pipe: a write that fails loses
  * its bytes.  `started` and `result` are replaced whole (written to
- * NAME.tmp, fsynced, renamed; the directory fsynced after `result`).
+ * NAME.tmp and renamed; `result` is fsynced first and its directory after,
+ * `started` is not: the fsynced claim is the durable record of a start).
  *
  * Use: prepare() opens the three files (outfile_open), run_loop() hands
  * every readable pipe to stream_read() and closes them with
@@ -36,15 +37,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* name.tmp, fsync, rename onto name; fsync the directory if asked. */
-static int write_atomic(int dirfd, const char *name, const char *data, size_t n, bool sync_dir)
+/* name.tmp, fsync (if durable), rename onto name; fsync the directory too
+ * if durable.  Not durable: replaced whole, but a power cut may lose it. */
+static int write_atomic(int dirfd, const char *name, const char *data, size_t n, bool durable)
 {
+	bool sync_dir = durable;
 	char tmp[64];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
 	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, data, n) < 0 || fsync(fd) < 0)
+	if (write_all(fd, data, n) < 0 || (durable && fsync(fd) < 0))
 		goto fail_fd;
 	if (close(fd) < 0) {
 		fd = -1;
@@ -273,7 +276,10 @@ void report_started(struct shim *s)
 						(int)s->procs[i].pid);
 		off += (size_t)snprintf(line + off, sizeof(line) - off, "\n");
 	}
-	/* The daemon waits on the pipe; the file is for a restarted daemon. */
+	/* The daemon waits on the pipe; the file is for a restarted daemon
+	 * that missed the line.  Not fsynced: after a power cut nothing runs
+	 * any more, and the claim (fsynced) is the durable record of the
+	 * start (its time, its handle); this is a cheaper copy of it. */
 	ready_say(s, line);
 	if (write_atomic(s->dirfd, "started", line, off, false) < 0)
 		fprintf(stderr, "jobfs-shim: started: %s\n", strerror(errno));
