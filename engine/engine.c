@@ -8,9 +8,10 @@
  */
 #include "engine/engine_int.h"
 
+#include "backends/shimproto.h"
+
 #include <fcntl.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -608,7 +609,6 @@ void jf_eng_group_event(struct jf_engine *e, int64_t queue_id, int64_t group_id,
  * last check telling whatever is left.
  */
 
-static const char *const log_names[JF_LOG_FILES] = { "stdout", "stderr", "logs" };
 
 /* An amount of bytes for people: "3Gi", "640Ki" when short and exact,
  * else "3.2Gi"; "100 bytes" under 1Ki. */
@@ -632,29 +632,6 @@ static void size_words(int64_t bytes, char *buf, size_t n)
 	snprintf(buf, n, "%.1f%s", v, units[u]);
 }
 
-/* Parse a rotation record into rs; false if it is not one. */
-static bool rotation_parse(const char *text, size_t len, struct rotation_seen *rs)
-{
-	json_t *root = json_loadb(text, len, 0, NULL);
-	json_t *cap = json_object_get(root, "cap");
-	bool ok = json_is_integer(cap);
-	if (ok)
-		rs->cap = json_integer_value(cap);
-	for (int k = 0; ok && k < JF_LOG_FILES; k++) {
-		json_t *f = json_object_get(root, log_names[k]);
-		json_t *r = json_object_get(f, "rotations"), *d = json_object_get(f, "dropped");
-		if (!f)
-			continue; /* a file the shim never rotated */
-		ok = json_is_integer(r) && json_is_integer(d);
-		if (ok) {
-			rs->rotations[k] = json_integer_value(r);
-			rs->dropped[k] = json_integer_value(d);
-		}
-	}
-	json_decref(root);
-	return ok;
-}
-
 /* Read RUN_DIR/rotation into r->rot if it changed since the last look. */
 static void rotation_read(struct jf_engine *e, struct run *r)
 {
@@ -673,8 +650,14 @@ static void rotation_read(struct jf_engine *e, struct run *r)
 		return;
 	ssize_t n = read(fd, text, sizeof(text)); /* a few hundred bytes */
 	close(fd);
-	if (n <= 0 || !rotation_parse(text, (size_t)n, &r->rot))
+	struct jf_shim_rotation rot;
+	if (n <= 0 || !jf_shim_rotation_parse(text, (size_t)n, &rot))
 		return;
+	r->rot.cap = rot.cap;
+	for (int k = 0; k < JF_LOG_FILES; k++) {
+		r->rot.rotations[k] = rot.rotations[k];
+		r->rot.dropped[k] = rot.dropped[k];
+	}
 	r->rot.mtime_ns = mtime_ns;
 	r->rot.size = (int64_t)sb.st_size;
 	r->rot.ino = (int64_t)sb.st_ino;
@@ -711,14 +694,14 @@ void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
 				     "Warning", "LogRotated",
 				     "%s over the %s cap: rotated (%s so "
 				     "far); the first %s are gone, the last %s-%s are kept",
-				     log_names[k], cap, times, gone, cap, cap2);
+				     jf_shim_log_names[k], cap, times, gone, cap, cap2);
 		else
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
 				     "Warning", "LogRotated",
 				     "%s over the %s cap: rotated (%s so "
 				     "far); nothing is gone yet, from the next rotation on only "
 				     "the last %s-%s are kept",
-				     log_names[k], cap, times, cap, cap2);
+				     jf_shim_log_names[k], cap, times, cap, cap2);
 		rs->told[k] = rs->rotations[k];
 		rs->told_ms[k] = now;
 	}

@@ -25,7 +25,7 @@
 #include "engine/idmap.h"
 
 /* The log files the shim rotates at the log cap: stdout, stderr, logs. */
-#define JF_LOG_FILES         3
+#define JF_LOG_FILES         3     /* = JF_SHIM_LOG_FILES (backends/shimproto.h) */
 #define JF_ROTATION_CHECK_MS 5000  /* how often running nodes' records are read */
 #define JF_ROTATION_EVENT_MS 60000 /* at most one LogRotated per file this often */
 

@@ -213,149 +213,13 @@ __attribute__((format(printf, 3, 4))) int fail(struct shim *s, int code, const c
 
 /* ---- launch.json ---- */
 
-static char **str_array(json_t *a, bool nonempty)
+/* launch.json: shimproto.c decodes what all modes share, shim_slurm.c
+ * the "slurm" object (in slurm mode cwd may be "" or absent). */
+static int launch_parse(struct shim *s, const char *buf, size_t len, char *err, size_t errlen)
 {
-	if (!json_is_array(a) || (nonempty && json_array_size(a) == 0))
-		return NULL;
-	size_t n = json_array_size(a);
-	char **v = calloc(n + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		const char *str = json_string_value(json_array_get(a, i));
-		if (!str) {
-			free(v);
-			return NULL;
-		}
-		v[i] = (char *)str;
-	}
-	return v;
-}
-
-bool get_int(json_t *o, const char *key, json_int_t max, json_int_t *out)
-{
-	json_t *v = json_object_get(o, key);
-	if (!json_is_integer(v))
-		return false;
-	json_int_t x = json_integer_value(v);
-	if (x < 0 || x > max)
-		return false;
-	*out = x;
-	return true;
-}
-
-static void launch_release(struct launch *l)
-{
-	for (size_t i = 0; i < l->nprocs; i++) {
-		free(l->procs[i].argv);
-		free(l->procs[i].envp);
-	}
-	free(l->cpus);
-	json_decref(l->root);
-	memset(l, 0, sizeof(*l));
-}
-
-/* slurm: the "slurm" object is read too, and cwd may be "" or absent. */
-static int launch_parse(struct launch *l, const char *buf, size_t len, bool slurm, char *err,
-			size_t errlen)
-{
-	json_error_t je;
-	json_int_t x;
-
-	l->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-	if (!l->root) {
-		snprintf(err, errlen, "launch.json: line %d: %s", je.line, je.text);
+	if (jf_shim_launch_decode(&s->l, buf, len, s->slurm, err, errlen) < 0)
 		return -1;
-	}
-	json_t *root = l->root;
-	if (!json_is_object(root)) {
-		snprintf(err, errlen, "launch.json: not an object");
-		return -1;
-	}
-	if (!get_int(root, "uid", (json_int_t)UINT32_MAX - 1, &x)) {
-		snprintf(err, errlen, "launch.json: uid: must be a user id");
-		return -1;
-	}
-	l->uid = (uid_t)x;
-	if (!get_int(root, "gid", (json_int_t)UINT32_MAX - 1, &x)) {
-		snprintf(err, errlen, "launch.json: gid: must be a group id");
-		return -1;
-	}
-	l->gid = (gid_t)x;
-	json_t *cwd = json_object_get(root, "cwd");
-	l->cwd = json_string_value(cwd);
-	if (slurm && (!cwd || (l->cwd && !l->cwd[0]))) {
-		l->cwd = NULL; /* RUN_DIR/work */
-	} else if (!l->cwd || !l->cwd[0]) {
-		snprintf(err, errlen, "launch.json: cwd: must be a path");
-		return -1;
-	}
-	if (json_object_get(root, "log_cap")) {
-		if (!get_int(root, "log_cap", INT64_MAX / 2, &x)) {
-			snprintf(err, errlen, "launch.json: log_cap: must be a byte count");
-			return -1;
-		}
-		l->log_cap = x;
-	}
-	json_t *cpus = json_object_get(root, "cpus");
-	if (cpus && !json_is_null(cpus)) {
-		if (!json_is_array(cpus)) {
-			snprintf(err, errlen, "launch.json: cpus: must be an array");
-			return -1;
-		}
-		l->ncpus = json_array_size(cpus);
-		l->cpus = calloc(l->ncpus + 1, sizeof(int));
-		if (!l->cpus) {
-			snprintf(err, errlen, "launch.json: out of memory");
-			return -1;
-		}
-		for (size_t i = 0; i < l->ncpus; i++) {
-			json_t *c = json_array_get(cpus, i);
-			if (!json_is_integer(c) || json_integer_value(c) < 0 ||
-			    json_integer_value(c) > INT_MAX) {
-				snprintf(err, errlen, "launch.json: cpus[%zu]: must be a CPU id",
-					 i);
-				return -1;
-			}
-			l->cpus[i] = (int)json_integer_value(c);
-		}
-	}
-	json_t *procs = json_object_get(root, "procs");
-	size_t n = json_array_size(procs);
-	if (!json_is_array(procs) || n < 1 || n > SHIM_MAX_PROCS) {
-		snprintf(err, errlen, "launch.json: procs: must be 1 to %d processes",
-			 SHIM_MAX_PROCS);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		json_t *p = json_array_get(procs, i);
-		struct launch_proc *lp = &l->procs[i];
-		lp->name = json_string_value(json_object_get(p, "name"));
-		if (!lp->name || !lp->name[0] || strlen(lp->name) > SHIM_NAME_MAX ||
-		    strpbrk(lp->name, "\n\r")) {
-			snprintf(err, errlen,
-				 "launch.json: procs[%zu].name: must be 1 to %d characters", i,
-				 SHIM_NAME_MAX);
-			return -1;
-		}
-		lp->argv = str_array(json_object_get(p, "argv"), true);
-		l->nprocs = i + 1; /* from here launch_release frees this entry */
-		if (!lp->argv || !lp->argv[0][0]) {
-			snprintf(err, errlen,
-				 "launch.json: procs[%zu].argv: must be a non-empty array of "
-				 "strings",
-				 i);
-			return -1;
-		}
-		json_t *envp = json_object_get(p, "envp");
-		lp->envp = envp ? str_array(envp, false) : calloc(1, sizeof(char *));
-		if (!lp->envp) {
-			snprintf(err, errlen,
-				 "launch.json: procs[%zu].envp: must be an array of strings", i);
-			return -1;
-		}
-	}
-	return slurm ? launch_parse_slurm(l, err, errlen) : 0;
+	return s->slurm ? launch_parse_slurm(&s->l, &s->sl, err, errlen) : 0;
 }
 
 /*
@@ -418,7 +282,7 @@ int launch_read(struct shim *s, int dirfd, char *err, size_t errlen)
 			snprintf(err, errlen, "launch.json: %s", strerror(errno));
 		return -1;
 	}
-	int rc = launch_parse(&s->l, buf, len, s->slurm, err, errlen);
+	int rc = launch_parse(s, buf, len, err, errlen);
 	free(buf);
 	return rc;
 }
@@ -629,7 +493,7 @@ static void shim_release(struct shim *s)
 		free(s->vars[i]);
 	for (size_t i = 0; i < SHIM_MAX_PROCS; i++)
 		free(s->cuda[i]);
-	launch_release(&s->l);
+	jf_shim_launch_release(&s->l);
 }
 
 /* jobfs-shim RUN_DIR: the local backend's node (see the top). */

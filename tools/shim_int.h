@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backends/shimproto.h"
+
 #define SHIM_BEAT_MS 1000 /* heartbeat: the claim's mtime */
 
 enum {
@@ -29,9 +31,9 @@ enum {
 };
 
 #define READY_FD       3
-#define SHIM_MAX_PROCS 16
-#define SHIM_NAME_MAX  63
-#define SHIM_FILE_MAX  (1 << 20)
+#define SHIM_MAX_PROCS JF_SHIM_MAX_PROCS
+#define SHIM_NAME_MAX  JF_SHIM_NAME_MAX
+#define SHIM_FILE_MAX  JF_SHIM_FILE_MAX
 #define SHIM_LINE_CAP  (64 * 1024)
 #define SHIM_CHUNK     (64 * 1024)
 #define SHIM_LOGBUF    (128 * 1024)
@@ -52,12 +54,6 @@ enum {
 
 /* ---- launch.json ---- */
 
-struct launch_proc {
-	const char *name;
-	char **argv; /* NULL-terminated; strings owned by launch.root */
-	char **envp;
-};
-
 /* launch.json's "slurm" object (slurm mode only; see the top of shim_slurm.c). */
 struct launch_slurm {
 	int64_t first_index;
@@ -71,19 +67,6 @@ struct launch_slurm {
 	bool has_slots[SHIM_MAX_PROCS]; /* gpu_slots names that proc's GPUs */
 	size_t nslots[SHIM_MAX_PROCS];
 	int slots[SHIM_MAX_PROCS][SLURM_MAX_GPUS];
-};
-
-struct launch {
-	json_t *root;
-	uid_t uid;
-	gid_t gid;
-	const char *cwd; /* slurm mode: NULL = RUN_DIR/work */
-	int64_t log_cap;
-	int *cpus;
-	size_t ncpus;
-	struct launch_proc procs[SHIM_MAX_PROCS];
-	size_t nprocs;
-	struct launch_slurm slurm;
 };
 
 /* What Slurm's environment says about this node (slurm_env_read). */
@@ -123,7 +106,7 @@ struct stream {
 };
 
 struct proc {
-	const struct launch_proc *spec;
+	const struct jf_shim_proc *spec;
 	pid_t pid;    /* 0 if never forked */
 	bool running; /* forked and not yet reaped */
 	bool failed;  /* could not be started */
@@ -135,10 +118,11 @@ struct proc {
 
 struct shim {
 	int dirfd;
-	int sfd;      /* signalfd: SIGCHLD, SIGTERM, SIGUSR1 */
-	int ready_fd; /* -1 once the ready line is written */
-	int alive_fd; /* RUN_DIR/claim: its mtime is touched every second */
-	struct launch l;
+	int sfd;                 /* signalfd: SIGCHLD, SIGTERM, SIGUSR1 */
+	int ready_fd;            /* -1 once the ready line is written */
+	int alive_fd;            /* RUN_DIR/claim: its mtime is touched every second */
+	struct jf_shim_launch l; /* launch.json (backends/shimproto.h) */
+	struct launch_slurm sl;  /* its "slurm" object (slurm mode) */
 	struct proc procs[SHIM_MAX_PROCS];
 	size_t nrunning;
 	struct outfile fout, ferr, flogs;
@@ -186,7 +170,6 @@ const char *signame(int sig, char *buf, size_t n);
 void msg_clean(char *s);
 void ready_say(struct shim *s, const char *line);
 int fail(struct shim *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-bool get_int(json_t *o, const char *key, json_int_t max, json_int_t *out);
 /* The caller frees what read_small() returns. */
 char *read_small(int dirfd, const char *path, size_t *lenp);
 int launch_read(struct shim *s, int dirfd, char *err, size_t errlen);
@@ -212,7 +195,8 @@ int write_result(struct shim *s);
 
 /* ---- shim_slurm.c ---- */
 
-int launch_parse_slurm(struct launch *l, char *err, size_t errlen);
+int launch_parse_slurm(const struct jf_shim_launch *l, struct launch_slurm *ls, char *err,
+		       size_t errlen);
 void slurm_conclude(struct shim *s, int node_exit);
 int cmd_slurm(struct shim *s, const char *batch);
 int cmd_verdict(struct shim *s, const char *batch);

@@ -318,7 +318,7 @@ int write_result(struct shim *s)
 			snprintf(what, sizeof(what), "exit %d", node->exit_code);
 		if (s->timed_out)
 			snprintf(why, sizeof(why),
-				 "timed out after %" PRId64 " ms: ", s->l.slurm.timeout_ms);
+				 "timed out after %" PRId64 " ms: ", s->sl.timeout_ms);
 		else if (s->outside_sig)
 			snprintf(why, sizeof(why), "stopped by %s from outside: ",
 				 signame(s->outside_sig, sbuf, sizeof(sbuf)));

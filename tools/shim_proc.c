@@ -194,7 +194,7 @@ __attribute__((noreturn)) static void child_run(struct shim *s, struct proc *p, 
 	 * process gets exactly 0, 1 and 2.  glibc's execvpe searches the PATH
 	 * of environ, not of envp.
 	 */
-	environ = p->spec->envp;
+	environ = (char **)p->spec->envp;
 	execvpe(p->spec->argv[0], p->spec->argv, p->spec->envp);
 	child_fail(errfd, ST_EXEC, errno);
 }
@@ -219,7 +219,7 @@ static void proc_start_failed(struct shim *s, size_t i, int code, const char *fm
 
 static void child_err_message(struct shim *s, size_t i, const struct child_err *ce)
 {
-	const struct launch_proc *lp = &s->l.procs[i];
+	const struct jf_shim_proc *lp = &s->l.procs[i];
 	const char *stage =
 		ce->stage >= 0 && ce->stage <= ST_EXEC ? stage_names[ce->stage] : "start";
 	int code = ce->stage == ST_EXEC && ce->err == EACCES ? 126 : 127;
@@ -379,7 +379,7 @@ static void outside_stop(struct shim *s, int sig)
 		return;
 	forward(s, sig);
 	if (s->kill_at < 0)
-		s->kill_at = mono_ms() + s->l.slurm.kill_grace_ms;
+		s->kill_at = mono_ms() + s->sl.kill_grace_ms;
 }
 
 /* slurm mode: the timeout and the SIGKILL after the grace, when due. */
@@ -393,7 +393,7 @@ static void timers_fire(struct shim *s, int64_t now)
 			s->timed_out = true;
 			forward(s, SIGTERM);
 			if (s->kill_at < 0)
-				s->kill_at = now + s->l.slurm.kill_grace_ms;
+				s->kill_at = now + s->sl.kill_grace_ms;
 		}
 	}
 	if (s->kill_at >= 0 && now >= s->kill_at) {

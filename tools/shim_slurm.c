@@ -118,15 +118,15 @@ static bool slurm_first_index(json_t *root, int64_t *out)
 {
 	json_int_t x;
 	json_t *sl = json_object_get(root, "slurm");
-	if (!json_is_object(sl) || !get_int(sl, "first_index", SLURM_MAX_COUNT, &x))
+	if (!json_is_object(sl) || !jf_shim_get_int(sl, "first_index", SLURM_MAX_COUNT, &x))
 		return false;
 	*out = x;
 	return true;
 }
 
-int launch_parse_slurm(struct launch *l, char *err, size_t errlen)
+int launch_parse_slurm(const struct jf_shim_launch *l, struct launch_slurm *ls, char *err,
+		       size_t errlen)
 {
-	struct launch_slurm *ls = &l->slurm;
 	json_t *sl = json_object_get(l->root, "slurm");
 	json_int_t x;
 	if (!json_is_object(sl)) {
@@ -147,7 +147,7 @@ int launch_parse_slurm(struct launch *l, char *err, size_t errlen)
 		  offsetof(struct launch_slurm, master_port_base) },
 	};
 	for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
-		if (!get_int(sl, ints[k].key, ints[k].max, &x) || x < ints[k].min) {
+		if (!jf_shim_get_int(sl, ints[k].key, ints[k].max, &x) || x < ints[k].min) {
 			snprintf(err, errlen,
 				 "launch.json: slurm.%s: must be an integer from %" PRId64
 				 " to %" PRId64,
@@ -410,7 +410,7 @@ static int mkdirs_at(int dirfd, const char *path, mode_t mode)
 
 /* Make name (a directory under dirfd, mode when new) the launch user's
  * when we are root; not through a symbolic link. */
-static int dir_own(int dirfd, const char *name, mode_t mode, const struct launch *l)
+static int dir_own(int dirfd, const char *name, mode_t mode, const struct jf_shim_launch *l)
 {
 	if (mkdirat(dirfd, name, mode) < 0 && errno != EEXIST)
 		return -1;
@@ -473,7 +473,7 @@ static int cuda_split(const char *cuda, char *buf, size_t bufn, const char **ids
 /* CUDA_VISIBLE_DEVICES for each proc (see the top). */
 static int slurm_gpus(struct shim *s, char *err, size_t n)
 {
-	const struct launch_slurm *ls = &s->l.slurm;
+	const struct launch_slurm *ls = &s->sl;
 	char buf[SLURM_ENV_MAX];
 	const char *ids[SLURM_MAX_GPUS];
 	size_t nids = 0;
@@ -538,7 +538,7 @@ static bool same_var(const char *entry, const char *var)
 static int slurm_envp(struct shim *s, char *err, size_t n)
 {
 	for (size_t i = 0; i < s->l.nprocs; i++) {
-		struct launch_proc *lp = &s->l.procs[i];
+		struct jf_shim_proc *lp = &s->l.procs[i];
 		size_t old = 0;
 		while (lp->envp[old])
 			old++;
@@ -559,7 +559,7 @@ static int slurm_envp(struct shim *s, char *err, size_t n)
 			v[k++] = s->vars[m];
 		if (s->cuda[i])
 			v[k++] = s->cuda[i];
-		free(lp->envp); /* the strings are launch.root's, or ours */
+		free((void *)lp->envp); /* the strings are launch.root's, or ours */
 		lp->envp = v;
 	}
 	return 0;
@@ -573,7 +573,7 @@ static int slurm_envp(struct shim *s, char *err, size_t n)
 static int slurm_fit(struct shim *s, const char *run_dir, char *err, size_t n)
 {
 	struct slurm_env *e = &s->env;
-	const struct launch_slurm *ls = &s->l.slurm;
+	const struct launch_slurm *ls = &s->sl;
 	char addr[SLURM_HOST_MAX + 1], ckpt[PATH_MAX];
 
 	if (slurm_env_nodes(e, err, n) < 0)
@@ -740,7 +740,7 @@ int cmd_slurm(struct shim *s, const char *batch)
 	/* A bad launch.json is said in the result too, if it names the run. */
 	int lrc = launch_read(s, batch_fd, err, sizeof(err));
 	if (lrc == 0)
-		first = s->l.slurm.first_index;
+		first = s->sl.first_index;
 	else if (!slurm_first_index(s->l.root, &first)) {
 		code = fail(s, SHIM_EXIT_USAGE, "%s", err);
 		goto out;
@@ -789,8 +789,8 @@ int cmd_slurm(struct shim *s, const char *batch)
 		proc_start(s, i);
 	if (s->start_failed)
 		forward(s, SIGKILL);
-	else if (s->l.slurm.timeout_ms > 0)
-		s->timeout_at = mono_ms() + s->l.slurm.timeout_ms;
+	else if (s->sl.timeout_ms > 0)
+		s->timeout_at = mono_ms() + s->sl.timeout_ms;
 	report_started(s);
 
 	if (run_loop(s) < 0) {
@@ -864,7 +864,7 @@ int cmd_verdict(struct shim *s, const char *batch)
 		return fail(s, SHIM_EXIT_USAGE, "verdict: %s: %s", batch, strerror(errno));
 	/* only first_index matters here: what else is bad, the nodes said */
 	if (launch_read(s, batch_fd, err, sizeof(err)) == 0)
-		first = s->l.slurm.first_index;
+		first = s->sl.first_index;
 	else if (!slurm_first_index(s->l.root, &first)) {
 		fprintf(stderr, "jobfs-shim: verdict 1: %s\n", err);
 		close(batch_fd);

@@ -52,7 +52,7 @@
  * into logs.prev is the caller's business).
  */
 #include "backends/local/local.h"
-#include "backends/runrec.h"
+#include "backends/shimproto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -324,11 +324,11 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 				 shim[0] ? shim : "no status");
 		goto done;
 	}
-	if (jf_runrec_result(r->run_dir, out, why, sizeof(why)) == 0)
+	if (jf_shim_result(r->run_dir, out, why, sizeof(why)) == 0)
 		goto done;
 	int missing = errno == ENOENT;
 
-	int64_t start = r->start_ms ? r->start_ms : jf_runrec_started_ms(r->run_dir);
+	int64_t start = r->start_ms ? r->start_ms : jf_shim_started_ms(r->run_dir);
 	memset(out, 0, sizeof(*out));
 	out->cookie = r->cookie;
 	out->lost = true;
@@ -364,61 +364,28 @@ done:
 
 /* ---- start ---- */
 
-static json_t *json_strv(char *const *v, bool *bad)
-{
-	json_t *a = json_array();
-	if (!a) {
-		*bad = true;
-		return NULL;
-	}
-	for (size_t i = 0; v && v[i]; i++) {
-		json_t *s = json_string(v[i]);
-		if (!s || json_array_append_new(a, s) < 0) {
-			*bad = true;
-			break;
-		}
-	}
-	return a;
-}
-
 static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	enum jf_err rc = JF_ENOMEM;
-	bool bad = false;
 	char *text = NULL;
 	int fd;
 
-	json_t *root = json_object();
-	json_t *cpus = json_array();
-	json_t *procs = json_array();
-	if (!root || !cpus || !procs)
-		goto out;
-	for (size_t i = 0; i < l->ncpus; i++)
-		bad |= json_array_append_new(cpus, json_integer(l->cpus[i])) < 0;
-	for (size_t i = 0; i < l->nprocs; i++) {
-		const struct jf_proc *p = &l->procs[i];
-		json_t *o = json_object();
-		json_t *argv = json_strv(p->argv, &bad);
-		json_t *envp = json_strv(p->envp, &bad);
-		/* Each *_new takes its value, on failure too: none is leaked. */
-		if (json_object_set_new(o, "name", json_string(p->name ? p->name : "main")) < 0)
-			bad = true;
-		if (json_object_set_new(o, "argv", argv) < 0)
-			bad = true;
-		if (json_object_set_new(o, "envp", envp) < 0)
-			bad = true;
-		if (json_array_append_new(procs, o) < 0)
-			bad = true;
-	}
-	bad |= json_object_set_new(root, "uid", json_integer(l->uid)) < 0;
-	bad |= json_object_set_new(root, "gid", json_integer(l->gid)) < 0;
-	bad |= json_object_set_new(root, "cwd", json_string(l->cwd ? l->cwd : l->run_dir)) < 0;
-	bad |= json_object_set_new(root, "log_cap", json_integer(l->log_cap_bytes)) < 0;
-	bad |= json_object_set(root, "cpus", cpus) < 0;
-	bad |= json_object_set(root, "procs", procs) < 0;
-	if (bad) {
-		/* json_string() refuses bytes that are not UTF-8. */
+	struct jf_shim_launch sl = {
+		.uid = l->uid,
+		.gid = l->gid,
+		.cwd = l->cwd ? l->cwd : l->run_dir,
+		.log_cap = l->log_cap_bytes,
+		.cpus = l->cpus,
+		.ncpus = l->ncpus,
+		.nprocs = l->nprocs < JF_SHIM_MAX_PROCS ? l->nprocs : JF_SHIM_MAX_PROCS,
+	};
+	for (size_t i = 0; i < sl.nprocs; i++)
+		sl.procs[i] = (struct jf_shim_proc){ l->procs[i].name, l->procs[i].argv,
+						     l->procs[i].envp };
+	json_t *root = jf_shim_launch_encode(&sl);
+	if (!root) {
+		/* json_string() refuses bytes that are not UTF-8 (or memory ran out) */
 		rc = jf_error_set(err, JF_EINVAL, 0,
 				  "launch: a name, argument, variable or path is not valid UTF-8");
 		goto out;
@@ -427,10 +394,10 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 	if (!text)
 		goto out;
 	size_t len = strlen(text);
-	if (len > JF_RUNREC_FILE_MAX) {
+	if (len > JF_SHIM_FILE_MAX) {
 		rc = jf_error_set(err, JF_EFBIG, 0,
 				  "launch: %zu bytes of arguments and environment, over %d", len,
-				  JF_RUNREC_FILE_MAX);
+				  JF_SHIM_FILE_MAX);
 		goto out;
 	}
 	if (run_path(path, sizeof(path), l->run_dir, "launch.json") < 0 ||
@@ -461,8 +428,6 @@ out:
 	if (rc == JF_ENOMEM)
 		jf_error_set(err, JF_ENOMEM, 0, "launch: out of memory");
 	free(text);
-	json_decref(procs);
-	json_decref(cpus);
 	json_decref(root);
 	return rc;
 }
@@ -735,7 +700,7 @@ enum jf_err jf_local_claim(const char *run_dir, char *handle, size_t n, int64_t 
 		return jf_error_set(err, JF_ENOENT, 0, "never started (no run directory)");
 	if (errno != EEXIST)
 		return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
-	if (jf_runrec_read(path, JF_RUNREC_FILE_MAX, &text, NULL) < 0)
+	if (jf_shim_read(path, JF_SHIM_FILE_MAX, &text, NULL) < 0)
 		return jf_error_set(err, JF_EIO, 0, "%s: %s", path, strerror(errno));
 	int pid = 0, used = 0;
 	unsigned long long st = 0;

@@ -4,7 +4,7 @@
  * timerfd (see local.c for what holds).
  */
 #include "backends/local/local_int.h"
-#include "backends/runrec.h"
+#include "backends/shimproto.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -181,7 +181,7 @@ int jf_local_ready_last(struct local *lb, struct run *r, struct jf_run_result *o
 	long long ms = 0;
 	int first_pid = 0;
 	if (run_path(path, sizeof(path), r->run_dir, "started") == 0 &&
-	    jf_runrec_read(path, JF_RUNREC_FILE_MAX, &text, NULL) == 0) {
+	    jf_shim_read(path, JF_SHIM_FILE_MAX, &text, NULL) == 0) {
 		if (sscanf(text, "started %lld %d", &ms, &first_pid) == 2 && ms > 0)
 			got = 1;
 		else if (sscanf(text, "failed %lld", &ms) == 1 && ms > 0)
@@ -198,7 +198,7 @@ static bool claim_cancelled(const char *run_dir)
 {
 	char path[PATH_MAX], *text = NULL;
 	if (run_path(path, sizeof(path), run_dir, "claim") < 0 ||
-	    jf_runrec_read(path, JF_RUNREC_FILE_MAX, &text, NULL) < 0)
+	    jf_shim_read(path, JF_SHIM_FILE_MAX, &text, NULL) < 0)
 		return true; /* no claim file: nothing can start without one */
 	bool c = strncmp(text, "cancelled", 9) == 0;
 	free(text);

@@ -9,6 +9,7 @@
  * ones not (a failed machine is a failure jobfs retries by its rules).
  */
 #include "backends/slurm/script.h"
+#include "backends/shimproto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,58 +157,38 @@ json_t *jf_slurm_job_json(const struct jf_batch *b, const char *script, const ch
 	return root;
 }
 
-static json_t *strv(char *const *v, bool *bad)
-{
-	json_t *a = json_array();
-	if (!a) {
-		*bad = true;
-		return NULL;
-	}
-	for (size_t i = 0; v && v[i]; i++)
-		if (json_array_append_new(a, json_string(v[i])) < 0)
-			*bad = true;
-	return a;
-}
-
 json_t *jf_slurm_launch_json(const struct jf_batch *b, struct jf_error *err)
 {
 	bool bad = false;
-	json_t *root = json_object(), *procs = json_array(), *sl = json_object();
-	if (!root || !procs || !sl) {
+	/* what every run directory's launch.json says (backends/shimproto.h),
+	 * then the "slurm" object only the shim's Slurm mode reads */
+	struct jf_shim_launch l = {
+		.uid = b->uid,
+		.gid = b->gid,
+		.cwd = b->cwd ? b->cwd : "",
+		.log_cap = b->log_cap_bytes,
+		.nprocs = b->nprocs < JF_SHIM_MAX_PROCS ? b->nprocs : JF_SHIM_MAX_PROCS,
+	};
+	for (size_t i = 0; i < l.nprocs; i++)
+		l.procs[i] = (struct jf_shim_proc){ b->procs[i].name, b->procs[i].argv,
+						    b->procs[i].envp };
+	json_t *root = jf_shim_launch_encode(&l), *sl = json_object();
+	if (!root || !sl) {
 		json_decref(root);
-		json_decref(procs);
 		json_decref(sl);
-		jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+		jf_error_set(err, JF_EINVAL, 0,
+			     "launch: a name, argument, variable or path is not valid UTF-8");
 		return NULL;
 	}
 	json_t *slots = b->gpu_slots ? json_array() : NULL;
-	for (size_t i = 0; i < b->nprocs; i++) {
-		const struct jf_proc *p = &b->procs[i];
-		json_t *o = json_object();
-		if (!o) {
-			bad = true;
-			continue;
-		}
-		set(o, "name", json_string(p->name ? p->name : "main"), &bad);
-		set(o, "argv", strv(p->argv, &bad), &bad);
-		set(o, "envp", strv(p->envp, &bad), &bad);
-		if (json_array_append_new(procs, o) < 0)
-			bad = true;
-		if (slots) {
-			json_t *s = json_array();
-			for (const int *q = b->gpu_slots[i]; s && q && *q >= 0; q++)
-				if (json_array_append_new(s, json_integer(*q)) < 0)
-					bad = true;
-			if (!s || json_array_append_new(slots, s) < 0)
+	for (size_t i = 0; slots && i < b->nprocs; i++) {
+		json_t *s = json_array();
+		for (const int *q = b->gpu_slots[i]; s && q && *q >= 0; q++)
+			if (json_array_append_new(s, json_integer(*q)) < 0)
 				bad = true;
-		}
+		if (!s || json_array_append_new(slots, s) < 0)
+			bad = true;
 	}
-	set(root, "uid", json_integer(b->uid), &bad);
-	set(root, "gid", json_integer(b->gid), &bad);
-	set(root, "cwd", json_string(b->cwd ? b->cwd : ""), &bad);
-	set(root, "log_cap", json_integer(b->log_cap_bytes), &bad);
-	set(root, "cpus", json_array(), &bad);
-	set(root, "procs", procs, &bad);
 	set(sl, "first_index", json_integer(b->nidx ? b->idx[0] : 0), &bad);
 	set(sl, "tasks", json_integer(b->tasks), &bad);
 	set(sl, "attempt_base", json_integer(b->attempt_base), &bad);

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "backends/fault.h"
-#include "backends/runrec.h"
+#include "backends/shimproto.h"
 #include "backends/slurm/hostlist.h"
 
 /* ---- the thread's side: notes ---- */
@@ -232,7 +232,7 @@ static void read_results(const struct sub *b, const struct elem *el, int64_t run
 		char dir[4300], why[128] = "";
 		struct jf_run_result *r = &n->results[i];
 		run_dir(b, el->idx, run, i, dir, sizeof(dir));
-		if (jf_runrec_result(dir, r, why, sizeof(why)) == 0) {
+		if (jf_shim_result(dir, r, why, sizeof(why)) == 0) {
 			if (r->end_ms > *latest_end)
 				*latest_end = r->end_ms;
 			continue;
@@ -240,7 +240,7 @@ static void read_results(const struct sub *b, const struct elem *el, int64_t run
 		memset(r, 0, sizeof(*r));
 		r->lost = true;
 		r->exit_code = -1;
-		r->start_ms = jf_runrec_started_ms(dir);
+		r->start_ms = jf_shim_started_ms(dir);
 		snprintf(r->message, sizeof(r->message),
 			 "no record from the node's supervisor (%s)", why);
 	}
@@ -527,7 +527,7 @@ static bool poll_hints(struct slurm *s, struct sub *b)
 		char f[4500], *text = NULL;
 		long long job = 0;
 		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
-		if (jf_runrec_read(f, 256, &text, NULL) == 0) {
+		if (jf_shim_read(f, 256, &text, NULL) == 0) {
 			if (sscanf(text, "%lld", &job) != 1)
 				job = 0;
 			free(text);

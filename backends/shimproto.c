@@ -1,0 +1,385 @@
+/*
+ * shimproto.c - launch.json both ways and the shim's records read back
+ * (see shimproto.h for the formats, tools/shim.c for the writer's side).
+ */
+#include "backends/shimproto.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const jf_shim_log_names[JF_SHIM_LOG_FILES] = { "stdout", "stderr", "logs" };
+
+/* ---- launch.json ---- */
+
+static json_t *strv(char *const *v, bool *bad)
+{
+	json_t *a = json_array();
+	if (!a) {
+		*bad = true;
+		return NULL;
+	}
+	for (size_t i = 0; v && v[i]; i++) {
+		json_t *s = json_string(v[i]); /* NULL: not UTF-8 */
+		if (!s || json_array_append_new(a, s) < 0)
+			*bad = true;
+	}
+	return a;
+}
+
+/* Each *_new takes its value, on failure too: nothing leaks. */
+static void put(json_t *o, const char *key, json_t *v, bool *bad)
+{
+	if (!v || json_object_set_new(o, key, v) < 0)
+		*bad = true;
+}
+
+json_t *jf_shim_launch_encode(const struct jf_shim_launch *l)
+{
+	bool bad = false;
+	json_t *root = json_object();
+	json_t *cpus = json_array();
+	json_t *procs = json_array();
+	if (!root || !cpus || !procs) {
+		json_decref(root);
+		json_decref(cpus);
+		json_decref(procs);
+		return NULL;
+	}
+	for (size_t i = 0; i < l->ncpus; i++)
+		bad |= json_array_append_new(cpus, json_integer(l->cpus[i])) < 0;
+	for (size_t i = 0; i < l->nprocs; i++) {
+		const struct jf_shim_proc *p = &l->procs[i];
+		json_t *o = json_object();
+		if (!o) {
+			bad = true;
+			continue;
+		}
+		put(o, "name", json_string(p->name ? p->name : "main"), &bad);
+		put(o, "argv", strv(p->argv, &bad), &bad);
+		put(o, "envp", strv(p->envp, &bad), &bad);
+		if (json_array_append_new(procs, o) < 0)
+			bad = true;
+	}
+	put(root, "uid", json_integer(l->uid), &bad);
+	put(root, "gid", json_integer(l->gid), &bad);
+	put(root, "cwd", json_string(l->cwd ? l->cwd : ""), &bad);
+	put(root, "log_cap", json_integer(l->log_cap), &bad);
+	put(root, "cpus", cpus, &bad);
+	put(root, "procs", procs, &bad);
+	if (bad) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+bool jf_shim_get_int(json_t *o, const char *key, json_int_t max, json_int_t *out)
+{
+	json_t *v = json_object_get(o, key);
+	if (!json_is_integer(v))
+		return false;
+	json_int_t x = json_integer_value(v);
+	if (x < 0 || x > max)
+		return false;
+	*out = x;
+	return true;
+}
+
+/* The strings of a JSON array, borrowed from it, NULL-terminated. */
+static char **str_array(json_t *a, bool nonempty)
+{
+	if (!json_is_array(a) || (nonempty && json_array_size(a) == 0))
+		return NULL;
+	size_t n = json_array_size(a);
+	char **v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *str = json_string_value(json_array_get(a, i));
+		if (!str) {
+			free(v);
+			return NULL;
+		}
+		v[i] = (char *)str;
+	}
+	return v;
+}
+
+void jf_shim_launch_release(struct jf_shim_launch *l)
+{
+	for (size_t i = 0; i < l->nprocs; i++) {
+		free((void *)l->procs[i].argv);
+		free((void *)l->procs[i].envp);
+	}
+	free((void *)l->cpus);
+	json_decref(l->root);
+	memset(l, 0, sizeof(*l));
+}
+
+int jf_shim_launch_decode(struct jf_shim_launch *l, const char *buf, size_t len, bool cwd_optional,
+			  char *err, size_t errlen)
+{
+	json_error_t je;
+	json_int_t x;
+
+	l->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	if (!l->root) {
+		snprintf(err, errlen, "launch.json: line %d: %s", je.line, je.text);
+		return -1;
+	}
+	json_t *root = l->root;
+	if (!json_is_object(root)) {
+		snprintf(err, errlen, "launch.json: not an object");
+		return -1;
+	}
+	if (!jf_shim_get_int(root, "uid", (json_int_t)UINT32_MAX - 1, &x)) {
+		snprintf(err, errlen, "launch.json: uid: must be a user id");
+		return -1;
+	}
+	l->uid = (uid_t)x;
+	if (!jf_shim_get_int(root, "gid", (json_int_t)UINT32_MAX - 1, &x)) {
+		snprintf(err, errlen, "launch.json: gid: must be a group id");
+		return -1;
+	}
+	l->gid = (gid_t)x;
+	json_t *cwd = json_object_get(root, "cwd");
+	l->cwd = json_string_value(cwd);
+	if (cwd_optional && (!cwd || (l->cwd && !l->cwd[0]))) {
+		l->cwd = NULL; /* RUN_DIR/work */
+	} else if (!l->cwd || !l->cwd[0]) {
+		snprintf(err, errlen, "launch.json: cwd: must be a path");
+		return -1;
+	}
+	if (json_object_get(root, "log_cap")) {
+		if (!jf_shim_get_int(root, "log_cap", INT64_MAX / 2, &x)) {
+			snprintf(err, errlen, "launch.json: log_cap: must be a byte count");
+			return -1;
+		}
+		l->log_cap = x;
+	}
+	json_t *cpus = json_object_get(root, "cpus");
+	if (cpus && !json_is_null(cpus)) {
+		if (!json_is_array(cpus)) {
+			snprintf(err, errlen, "launch.json: cpus: must be an array");
+			return -1;
+		}
+		l->ncpus = json_array_size(cpus);
+		int *ids = calloc(l->ncpus + 1, sizeof(int));
+		l->cpus = ids;
+		if (!ids) {
+			snprintf(err, errlen, "launch.json: out of memory");
+			return -1;
+		}
+		for (size_t i = 0; i < l->ncpus; i++) {
+			json_t *c = json_array_get(cpus, i);
+			if (!json_is_integer(c) || json_integer_value(c) < 0 ||
+			    json_integer_value(c) > INT_MAX) {
+				snprintf(err, errlen, "launch.json: cpus[%zu]: must be a CPU id",
+					 i);
+				return -1;
+			}
+			ids[i] = (int)json_integer_value(c);
+		}
+	}
+	json_t *procs = json_object_get(root, "procs");
+	size_t n = json_array_size(procs);
+	if (!json_is_array(procs) || n < 1 || n > JF_SHIM_MAX_PROCS) {
+		snprintf(err, errlen, "launch.json: procs: must be 1 to %d processes",
+			 JF_SHIM_MAX_PROCS);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *p = json_array_get(procs, i);
+		struct jf_shim_proc *lp = &l->procs[i];
+		lp->name = json_string_value(json_object_get(p, "name"));
+		if (!lp->name || !lp->name[0] || strlen(lp->name) > JF_SHIM_NAME_MAX ||
+		    strpbrk(lp->name, "\n\r")) {
+			snprintf(err, errlen,
+				 "launch.json: procs[%zu].name: must be 1 to %d characters", i,
+				 JF_SHIM_NAME_MAX);
+			return -1;
+		}
+		char **argv = str_array(json_object_get(p, "argv"), true);
+		lp->argv = argv;
+		l->nprocs = i + 1; /* from here release frees this entry */
+		if (!argv || !argv[0][0]) {
+			snprintf(err, errlen,
+				 "launch.json: procs[%zu].argv: must be a non-empty array of "
+				 "strings",
+				 i);
+			return -1;
+		}
+		json_t *envp = json_object_get(p, "envp");
+		lp->envp = envp ? str_array(envp, false) : calloc(1, sizeof(char *));
+		if (!lp->envp) {
+			snprintf(err, errlen,
+				 "launch.json: procs[%zu].envp: must be an array of strings", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- rotation ---- */
+
+bool jf_shim_rotation_parse(const char *text, size_t len, struct jf_shim_rotation *out)
+{
+	memset(out, 0, sizeof(*out));
+	json_t *root = json_loadb(text, len, 0, NULL);
+	json_t *cap = json_object_get(root, "cap");
+	bool ok = json_is_integer(cap);
+	if (ok)
+		out->cap = json_integer_value(cap);
+	for (int k = 0; ok && k < JF_SHIM_LOG_FILES; k++) {
+		json_t *f = json_object_get(root, jf_shim_log_names[k]);
+		json_t *r = json_object_get(f, "rotations"), *d = json_object_get(f, "dropped");
+		if (!f)
+			continue; /* a file the shim never rotated */
+		ok = json_is_integer(r) && json_is_integer(d);
+		if (ok) {
+			out->rotations[k] = json_integer_value(r);
+			out->dropped[k] = json_integer_value(d);
+		}
+	}
+	json_decref(root);
+	return ok;
+}
+
+/* ---- result and started ---- */
+
+int jf_shim_read(const char *path, size_t cap, char **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char *buf = malloc(cap + 1);
+	size_t n = 0;
+	if (!buf) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, cap + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > cap) {
+			free(buf);
+			close(fd);
+			errno = EFBIG;
+			return -1;
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+static int path_in(char *buf, size_t n, const char *dir, const char *name)
+{
+	int w = snprintf(buf, n, "%s/%s", dir, name);
+	if (w < 0 || (size_t)w >= n) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int64_t jf_shim_started_ms(const char *run_dir)
+{
+	char path[PATH_MAX], *text = NULL;
+	long long ms = 0;
+	if (path_in(path, sizeof(path), run_dir, "started") < 0 ||
+	    jf_shim_read(path, JF_SHIM_FILE_MAX, &text, NULL) < 0)
+		return 0;
+	if (sscanf(text, "started %lld", &ms) != 1 && sscanf(text, "failed %lld", &ms) != 1)
+		ms = 0;
+	free(text);
+	return ms;
+}
+
+static bool int_field(json_t *o, const char *key, json_int_t *out)
+{
+	json_t *v = json_object_get(o, key);
+	if (!json_is_integer(v))
+		return false;
+	*out = json_integer_value(v);
+	return true;
+}
+
+int jf_shim_result(const char *run_dir, struct jf_run_result *out, char *why, size_t whylen)
+{
+	char path[PATH_MAX], *text = NULL;
+	size_t len;
+	json_error_t je;
+	json_int_t v;
+	int rc = -1;
+
+	if (path_in(path, sizeof(path), run_dir, "result") < 0) {
+		snprintf(why, whylen, "run directory path too long");
+		return -1;
+	}
+	if (jf_shim_read(path, JF_SHIM_FILE_MAX, &text, &len) < 0) {
+		int e = errno;
+		snprintf(why, whylen, "result: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	json_t *root = json_loadb(text, len, 0, &je);
+	free(text);
+	errno = EINVAL;
+	if (!json_is_object(root)) {
+		snprintf(why, whylen, "result: not a JSON object");
+		goto out;
+	}
+	if (!int_field(root, "exit_code", &v)) {
+		snprintf(why, whylen, "result: no exit_code");
+		goto out;
+	}
+	out->exit_code = (int)v;
+	if (int_field(root, "signal", &v))
+		out->term_signal = (int)v;
+	if (int_field(root, "start_ms", &v))
+		out->start_ms = v;
+	if (int_field(root, "end_ms", &v))
+		out->end_ms = v;
+	const char *msg = json_string_value(json_object_get(root, "message"));
+	snprintf(out->message, sizeof(out->message), "%s", msg ? msg : "");
+	out->start_failed = json_is_true(json_object_get(root, "start_failed"));
+	out->timed_out = json_is_true(json_object_get(root, "timed_out"));
+	out->signalled = json_string_value(json_object_get(root, "signalled")) != NULL;
+	json_t *procs = json_object_get(root, "procs");
+	for (size_t i = 0; i < json_array_size(procs) && i < JF_RUN_MAX_PROCS; i++) {
+		json_t *p = json_array_get(procs, i);
+		struct jf_proc_result *pr = &out->procs[i];
+		const char *name = json_string_value(json_object_get(p, "name"));
+		snprintf(pr->name, sizeof(pr->name), "%s", name ? name : "");
+		if (int_field(p, "exit_code", &v))
+			pr->exit_code = (int)v;
+		if (int_field(p, "signal", &v))
+			pr->term_signal = (int)v;
+		out->nprocs = i + 1;
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}

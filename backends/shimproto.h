@@ -1,0 +1,95 @@
+/*
+ * shimproto.h - what the daemon and jobfs-shim say to each other through a
+ * run directory, in one place: launch.json (what to run, written by the
+ * backends, read by the shim) and the records the shim leaves there, read
+ * back by the backends and the engine.  Linked by backends/ and by
+ * tools/jobfs-shim; the containers of a later backend go through it too.
+ *
+ *   launch.json  {"uid":U,"gid":G,"cwd":PATH,"log_cap":BYTES,"cpus":[N...],
+ *                 "procs":[{"name":S,"argv":[S...],"envp":["K=V"...]}...]}
+ *                 (the slurm backend adds its "slurm" object and may leave
+ *                 cwd "": RUN_DIR/work, see tools/shim_slurm.c)
+ *   claim        "local:PID:STARTTIME START_MS\n", created O_EXCL by the
+ *                shim before it starts anything, fsynced; "cancelled\n"
+ *                when a daemon gave the start up first (backends/local)
+ *   started      "started START_MS PID...\n" or "failed START_MS MSG\n",
+ *                replaced whole, not fsynced (the claim is the durable one)
+ *   result       JSON: exit_code, signal, start_ms, end_ms, message,
+ *                start_failed, procs[{name, exit_code, signal}]; fsynced,
+ *                renamed into place, its directory fsynced
+ *   rotation     {"cap":N,"stdout":{"rotations":R,"dropped":B},"stderr":..,
+ *                 "logs":..}, replaced whole after each log rotation
+ *
+ * Every file is read whole under JF_SHIM_FILE_MAX; a record that does not
+ * parse is unreadable, never half-used.
+ */
+#ifndef JF_SHIMPROTO_H
+#define JF_SHIMPROTO_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backends/backend.h"
+
+#define JF_SHIM_FILE_MAX  (1 << 20)
+#define JF_SHIM_MAX_PROCS 16
+#define JF_SHIM_NAME_MAX  63
+#define JF_SHIM_LOG_FILES 3 /* stdout, stderr, logs */
+
+extern const char *const jf_shim_log_names[JF_SHIM_LOG_FILES];
+
+/* ---- launch.json ---- */
+
+struct jf_shim_proc {
+	const char *name;
+	char *const *argv; /* NULL-terminated */
+	char *const *envp;
+};
+
+struct jf_shim_launch {
+	json_t *root; /* decoded: owns every string below */
+	uid_t uid;
+	gid_t gid;
+	const char *cwd; /* decoded with cwd_optional: NULL = RUN_DIR/work */
+	int64_t log_cap; /* bytes per log file, 0 = no cap */
+	const int *cpus; /* cores to pin to, ncpus of them */
+	size_t ncpus;
+	struct jf_shim_proc procs[JF_SHIM_MAX_PROCS];
+	size_t nprocs;
+};
+
+/* launch.json's object for l (root unused; the strings are copied); NULL
+ * when a string is not valid UTF-8 or memory runs out.  The caller may add
+ * keys before writing it. */
+json_t *jf_shim_launch_encode(const struct jf_shim_launch *l);
+/* Decode buf into l (the caller releases it, also after a failure); -1 with
+ * a message naming the key in err.  cwd_optional: "" or absent is NULL. */
+int jf_shim_launch_decode(struct jf_shim_launch *l, const char *buf, size_t len, bool cwd_optional,
+			  char *err, size_t errlen);
+void jf_shim_launch_release(struct jf_shim_launch *l);
+/* A non-negative integer at key no larger than max. */
+bool jf_shim_get_int(json_t *o, const char *key, json_int_t max, json_int_t *out);
+
+/* ---- the records ---- */
+
+/* Read the whole file path, at most cap bytes, into *out (NUL-terminated,
+ * the caller's to free).  -1 with errno set (EFBIG over the cap). */
+int jf_shim_read(const char *path, size_t cap, char **out, size_t *len);
+/* RUN_DIR/result into out (its cookie untouched): exit codes, times,
+ * message, per-proc codes, timed_out and signalled.  -1 with errno ENOENT
+ * when there is none yet, else -1 and why. */
+int jf_shim_result(const char *run_dir, struct jf_run_result *out, char *why, size_t whylen);
+/* START_MS from RUN_DIR/started, 0 if none. */
+int64_t jf_shim_started_ms(const char *run_dir);
+
+struct jf_shim_rotation {
+	int64_t cap;
+	int64_t rotations[JF_SHIM_LOG_FILES], dropped[JF_SHIM_LOG_FILES];
+};
+/* RUN_DIR/rotation's text; false when it does not parse. */
+bool jf_shim_rotation_parse(const char *text, size_t len, struct jf_shim_rotation *out);
+
+#endif
