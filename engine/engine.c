@@ -10,6 +10,7 @@
 
 #include "backends/shimproto.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -747,32 +748,88 @@ bool jf_eng_should_yield(struct jf_engine *e)
 	       e->waiting(e->waiting_ctx);
 }
 
-void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx), void *ctx)
+/* ---- the daemon's loop (loop.h) ---- */
+
+static bool request_waiting(void *ctx)
 {
-	e->yielding = on;
-	e->waiting = on ? waiting : NULL;
-	e->waiting_ctx = ctx;
-	if (!on && e->sched_pending)
-		jf_engine_schedule_run(e, true);
+	return jf_loop_first_waiting(ctx);
 }
 
-bool jf_engine_schedule_pending(struct jf_engine *e)
+static void on_backend_fd(struct jf_loop *l, void *ctx)
 {
+	(void)l;
+	jf_engine_on_backend(ctx);
+}
+
+static bool pass_pending(void *ctx)
+{
+	struct jf_engine *e = ctx;
 	return e->sched_pending;
 }
 
-void jf_engine_schedule_run(struct jf_engine *e, bool urgent)
+/* The pending pass; overdue (it has waited long enough): without stopping
+ * for waiting requests before JF_PASS_STARTS starts. */
+static void pass_run(void *ctx, bool overdue)
 {
+	struct jf_engine *e = ctx;
 	e->sched_pending = false;
 	bool y = e->yielding;
 	e->yielding = false;
 	e->in_run = true;
-	e->urgent = urgent;
+	e->urgent = overdue;
 	jf_eng_enter(e);
 	jf_eng_schedule(e);
 	jf_eng_leave(e);
 	e->in_run = e->urgent = false;
 	e->yielding = y;
+}
+
+/* Real time: every JF_ENGINE_TICK_MS.  Virtual time: when the engine's
+ * next deadline comes, as the tick itself says (and at every quiet
+ * instant, below, since a step may have brought a deadline closer). */
+static void arm_tick(struct jf_engine *e, int64_t next)
+{
+	int64_t now = jf_loop_now(e->loop);
+	if (!jf_loop_virtual(e->loop))
+		jf_loop_arm(e->loop, e->tick_timer, now + JF_ENGINE_TICK_MS);
+	else
+		jf_loop_arm(e->loop, e->tick_timer, next > 0 ? now + next : -1);
+}
+
+static void on_tick(struct jf_loop *l, void *ctx)
+{
+	(void)l;
+	struct jf_engine *e = ctx;
+	arm_tick(e, jf_engine_tick(e));
+}
+
+static bool tick_quiet(struct jf_loop *l, void *ctx)
+{
+	(void)l;
+	struct jf_engine *e = ctx;
+	int64_t next = jf_engine_tick(e);
+	arm_tick(e, next);
+	return next == 0;
+}
+
+enum jf_err jf_engine_attach(struct jf_engine *e, struct jf_loop *l, bool yielding,
+			     struct jf_error *err)
+{
+	e->loop = l;
+	e->tick_timer = jf_loop_add_timer(l, on_tick, e);
+	int fd = jf_backend_fd(e->be);
+	if (e->tick_timer < 0 ||
+	    (fd >= 0 && jf_loop_add_fd(l, fd, JF_LOOP_NEXT, on_backend_fd, e) < 0) ||
+	    (jf_loop_virtual(l) && jf_loop_add_before_sleep(l, tick_quiet, e) < 0))
+		return jf_error_set(err, JF_EIO, errno, "event loop: %s", strerror(errno));
+	arm_tick(e, 0);
+	if (yielding) {
+		e->yielding = true;
+		e->waiting = request_waiting;
+		e->waiting_ctx = l;
+		jf_loop_set_deferred(l, pass_pending, pass_run, e, JF_ENGINE_PASS_DELAY_MS);
+	}
+	return JF_OK;
 }
 
 int64_t jf_engine_tick(struct jf_engine *e)

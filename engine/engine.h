@@ -21,6 +21,7 @@
 #include "backends/backend.h"
 #include "core/cluster.h"
 #include "core/err.h"
+#include "engine/loop.h"
 #include "store/store.h"
 
 struct jf_engine;
@@ -87,22 +88,26 @@ void jf_engine_on_backend(struct jf_engine *e);
 #define JF_ENGINE_BATCH 4
 
 /*
+ * The daemon's loop (engine/loop.h): the engine adds the backend's fd
+ * (JF_LOOP_NEXT: after requests), a timer for jf_engine_tick (every
+ * JF_ENGINE_TICK_MS in real time; at the engine's next deadline on a
+ * virtual clock) and, yielding, its scheduling pass as the loop's deferred
+ * job.
+ *
  * Yielding: the daemon's loop serves requests first.  A change that needs
- * a scheduling pass (a submission, an ended run, a ctl verb) only asks for
- * one: jf_engine_schedule_pending() is true until the loop runs it with
- * jf_engine_schedule_run(), when no request waits or the pass has waited
- * long enough, so one pass covers a burst of submissions and ends.  Between
- * small steps (JF_ENGINE_BATCH ended runs, a few starts) the engine asks
- * waiting(ctx) whether a request waits, and if so stops there: the rest
- * comes in the next call.  Off (the default, and what tests and jobfs-sim
- * use): every change schedules before its call returns, and on_backend
- * takes every run there is.
+ * a pass (a submission, an ended run, a ctl verb) only asks for one, and
+ * the loop runs it when no request waits or once it has waited
+ * JF_ENGINE_PASS_DELAY_MS, so one pass covers a burst of submissions and
+ * ends.  Between small steps (JF_ENGINE_BATCH ended runs, a few starts)
+ * the engine asks the loop whether a request waits, and if so stops
+ * there: the rest comes in the next turn.  Not yielding (jobfs-sim, and
+ * tests that call the entry points themselves): every change schedules
+ * before its call returns, and on_backend takes every run there is.
  */
-void jf_engine_set_yielding(struct jf_engine *e, bool on, bool (*waiting)(void *ctx), void *ctx);
-bool jf_engine_schedule_pending(struct jf_engine *e);
-/* Run the pending pass; urgent (it has waited long enough): without
- * stopping for waiting requests before JF_PASS_STARTS starts. */
-void jf_engine_schedule_run(struct jf_engine *e, bool urgent);
+#define JF_ENGINE_TICK_MS       250
+#define JF_ENGINE_PASS_DELAY_MS 50
+enum jf_err jf_engine_attach(struct jf_engine *e, struct jf_loop *l, bool yielding,
+			     struct jf_error *err);
 /* Deadlines and kill grace; returns ms until it wants to run again (-1 none). */
 int64_t jf_engine_tick(struct jf_engine *e);
 

@@ -167,10 +167,12 @@ struct jf_engine {
 	int64_t be_down_ms;    /* since when */
 	char be_msg[256];      /* why */
 	char *partition_ondemand, *partition_spot;
-	int64_t array_max;          /* most indexes one batch spans */
-	bool yielding;              /* passes wait for jf_engine_schedule_run (engine.h) */
+	int64_t array_max;    /* most indexes one batch spans */
+	struct jf_loop *loop; /* jf_engine_attach, or NULL */
+	int tick_timer;
+	bool yielding;              /* passes wait for the loop's deferred job (engine.h) */
 	bool sched_pending;         /* yielding: a pass was asked for */
-	bool in_run;                /* inside jf_engine_schedule_run: JF_PASS_STARTS a pass */
+	bool in_run;                /* inside the loop's pass: JF_PASS_STARTS a pass */
 	bool trim;                  /* a group ended: jf_eng_trim has work */
 	int64_t kept[JF_DONE_KEEP]; /* ended groups kept in `groups`, oldest at kept_head */
 	size_t nkept, kept_head;

@@ -518,7 +518,7 @@ static void pass(struct jf_engine *e)
 	/*
 	 * The starts, group by group, each taking the lowest waiting indexes:
 	 * all their attempts in one transaction, then the supervisors.  Run by
-	 * the daemon's loop (jf_engine_schedule_run), a pass starts at most
+	 * the daemon's loop (its deferred job, engine.h), a pass starts at most
 	 * JF_PASS_STARTS tasks: the rest give their slots back and the next
 	 * pass, after the requests that wait, plans them again.
 	 */

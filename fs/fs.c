@@ -1,17 +1,18 @@
 /*
- * fs.c - mounting, the event loop, unmounting.
+ * fs.c - mounting, the tree's sources in the daemon's loop, unmounting.
  *
- * One thread serves everything: FUSE requests, ended runs from the
- * backend, a 250 ms timer (deadlines, kill grace, log growth) and signals
- * (SIGINT, SIGTERM, SIGHUP: unmount and return), and the toucher's
- * coalescing timer (toucher.h).  No thread or process that holds
- * /dev/fuse ever waits on the mount: the inotify touches come from a
- * helper process that has no descriptor of it.
+ * One thread serves everything, in the loop of engine/loop.h: FUSE
+ * requests (a JF_LOOP_FIRST source: they come first), ended runs from the
+ * backend and the engine's tick (the engine adds those, engine.h), a
+ * 250 ms timer for log growth, signals (SIGINT, SIGTERM, SIGHUP: unmount
+ * and return), and the toucher's coalescing timer (toucher.h).  No thread
+ * or process that holds /dev/fuse ever waits on the mount: the inotify
+ * touches come from a helper process that has no descriptor of it.
  *
  * Requests come first.  The engine yields (engine.h): a submission or an
  * ended run only asks for a scheduling pass, and the loop runs it when no
- * request waits, or once it has waited SCHED_MAX_DELAY_MS under a steady
- * stream of them; ended runs are taken a batch at a time between
+ * request waits, or once it has waited JF_ENGINE_PASS_DELAY_MS under a
+ * steady stream of them; ended runs are taken a batch at a time between
  * requests.  A request then waits for the requests ahead of it, not for
  * the passes and starts that a burst of submissions causes.
  */
@@ -28,22 +29,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
-#define TICK_MS            250
-#define SCHED_MAX_DELAY_MS 50
-#define REQUEST_BURST      64 /* requests served before anything else is looked at */
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-enum { SRC_FUSE = 1, SRC_BACKEND, SRC_TIMER, SRC_SIGNAL, SRC_TOUCH };
+#define REQUEST_BURST 64 /* requests served before anything else is looked at */
 
 /*
  * Fault point keep-device (the watchdog's test): a child that keeps this
@@ -67,16 +55,13 @@ static void keep_device(struct jf_fs *fs)
 		pause();
 }
 
-/* The engine's question while it works through ended runs and starts. */
-static bool request_waiting(void *ctx)
-{
-	struct jf_fs *fs = ctx;
-	struct pollfd p = { .fd = fuse_session_fd(fs->se), .events = POLLIN };
-	return poll(&p, 1, 0) == 1;
-}
+static void serve_requests(struct jf_loop *l, void *ctx);
+static void on_signal(struct jf_loop *l, void *ctx);
+static void on_touch(struct jf_loop *l, void *ctx);
+static void on_logs_timer(struct jf_loop *l, void *ctx);
 
-enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, struct jf_fs **out,
-		      struct jf_error *err)
+enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs_options *opt,
+		      struct jf_fs **out, struct jf_error *err)
 {
 	*out = NULL;
 	struct jf_fs *fs = calloc(1, sizeof(*fs));
@@ -85,6 +70,8 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
 	fs->e = e;
+	fs->loop = l;
+	fs->logs_timer = -1;
 	fs->st = jf_engine_store(e);
 	fs->mountpoint = realpath(opt->mountpoint, NULL);
 	fs->attr_timeout = opt->attr_timeout > 0 ? opt->attr_timeout : 1.0;
@@ -93,7 +80,7 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	fs->gid = getegid();
 	fs->perm.uid = fs->uid;
 	fs->perm.root = fs->uid == 0;
-	fs->epfd = fs->tfd = fs->sfd = -1;
+	fs->sfd = -1;
 	jf_idmap_init(&fs->cache);
 	jf_idmap_init(&fs->gcache);
 	jf_idmap_init(&fs->looked);
@@ -129,7 +116,6 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	}
 	fs->mounted = true;
 	jf_engine_set_notify(e, jf_fs_on_change, fs);
-	jf_engine_set_yielding(e, true, request_waiting, fs);
 	if (jf_fault_hit("keep-device"))
 		keep_device(fs);
 
@@ -141,40 +127,25 @@ enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, stru
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	fs->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	fs->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	fs->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (fs->sfd < 0 || fs->tfd < 0 || fs->epfd < 0) {
+	if (fs->sfd < 0) {
 		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
 		goto fail;
 	}
-	struct itimerspec its = {
-		.it_interval = { 0, TICK_MS * 1000000L },
-		.it_value = { 0, TICK_MS * 1000000L },
-	};
-	timerfd_settime(fs->tfd, 0, &its, NULL);
 	/* the loop reads every request that waits, then goes on */
 	int ffl = fcntl(fuse_session_fd(fs->se), F_GETFL);
 	if (ffl < 0 || fcntl(fuse_session_fd(fs->se), F_SETFL, ffl | O_NONBLOCK) < 0) {
 		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
 		goto fail;
 	}
-	struct {
-		int fd;
-		int src;
-	} srcs[] = {
-		{ fuse_session_fd(fs->se), SRC_FUSE },
-		{ jf_engine_backend_fd(e), SRC_BACKEND },
-		{ fs->tfd, SRC_TIMER },
-		{ fs->sfd, SRC_SIGNAL },
-		{ jf_toucher_fd(fs->nt), SRC_TOUCH },
-	};
-	for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)srcs[i].src };
-		if (srcs[i].fd >= 0 && epoll_ctl(fs->epfd, EPOLL_CTL_ADD, srcs[i].fd, &ev) < 0) {
-			jf_error_set(err, JF_EIO, 0, "epoll: %s", strerror(errno));
-			goto fail;
-		}
+	fs->logs_timer = jf_loop_add_timer(l, on_logs_timer, fs);
+	if (jf_loop_add_fd(l, fuse_session_fd(fs->se), JF_LOOP_FIRST, serve_requests, fs) < 0 ||
+	    jf_loop_add_fd(l, fs->sfd, JF_LOOP_NEXT, on_signal, fs) < 0 ||
+	    jf_loop_add_fd(l, jf_toucher_fd(fs->nt), JF_LOOP_NEXT, on_touch, fs) < 0 ||
+	    fs->logs_timer < 0) {
+		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
+		goto fail;
 	}
+	jf_loop_arm(l, fs->logs_timer, jf_loop_now(l) + JF_ENGINE_TICK_MS);
 	*out = fs;
 	return JF_OK;
 fail:
@@ -183,81 +154,47 @@ fail:
 }
 
 /* Every request that waits (the device is non-blocking), REQUEST_BURST at most. */
-static void serve_requests(struct jf_fs *fs, struct fuse_buf *buf)
+static void serve_requests(struct jf_loop *l, void *ctx)
 {
+	struct jf_fs *fs = ctx;
 	for (int k = 0; k < REQUEST_BURST && !fs->stop; k++) {
-		int r = fuse_session_receive_buf(fs->se, buf);
+		int r = fuse_session_receive_buf(fs->se, &fs->rbuf);
 		if (r == -EINTR || r == -EAGAIN)
-			return;
+			break;
 		if (r <= 0) {
 			/* unmounted (ENODEV) or the channel failed */
 			fs->stop = true;
 			fs->mounted = r != 0 && r != -ENODEV;
-			return;
+			break;
 		}
-		fuse_session_process_buf(fs->se, buf);
+		fuse_session_process_buf(fs->se, &fs->rbuf);
+	}
+	if (fs->stop || fuse_session_exited(fs->se))
+		jf_loop_stop(l);
+}
+
+static void on_signal(struct jf_loop *l, void *ctx)
+{
+	struct jf_fs *fs = ctx;
+	struct signalfd_siginfo si;
+	if (read(fs->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		fs->stop = true;
+		jf_loop_stop(l);
 	}
 }
 
-int jf_fs_run(struct jf_fs *fs)
+static void on_touch(struct jf_loop *l, void *ctx)
 {
-	struct fuse_buf buf = { .mem = NULL };
-	int rc = 0;
-	int64_t sched_asked = 0; /* when the pending pass was first seen, 0 none */
-	while (!fs->stop && !fuse_session_exited(fs->se)) {
-		struct epoll_event evs[8];
-		bool pending = jf_engine_schedule_pending(fs->e);
-		if (pending && !sched_asked)
-			sched_asked = mono_ms();
-		/* with a pass to run, only look: run it if nothing waits */
-		int n = epoll_wait(fs->epfd, evs, 8, pending ? 0 : -1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -1;
-			break;
-		}
-		/* requests first, then ended runs and timers, then the pass */
-		for (int i = 0; i < n; i++)
-			if (evs[i].data.u32 == SRC_FUSE)
-				serve_requests(fs, &buf);
-		for (int i = 0; i < n && !fs->stop; i++) {
-			switch (evs[i].data.u32) {
-			case SRC_FUSE:
-				break;
-			case SRC_BACKEND:
-				jf_engine_on_backend(fs->e);
-				break;
-			case SRC_TIMER: {
-				uint64_t ticks;
-				if (read(fs->tfd, &ticks, sizeof(ticks)) < 0) {
-					/* spurious wake-up */
-				}
-				jf_engine_tick(fs->e);
-				jf_fs_poll_logs(fs);
-				break;
-			}
-			case SRC_TOUCH:
-				jf_toucher_flush(fs->nt, fs->se);
-				break;
-			case SRC_SIGNAL: {
-				struct signalfd_siginfo si;
-				if (read(fs->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-					fs->stop = true;
-				break;
-			}
-			}
-		}
-		/* the pass waits for requests only: ended runs and ready lines
-		 * that keep coming must not hold back the starts they free */
-		bool overdue = pending && mono_ms() - sched_asked >= SCHED_MAX_DELAY_MS;
-		if (pending && !fs->stop && (n == 0 || overdue || !request_waiting(fs))) {
-			jf_engine_schedule_run(fs->e, overdue);
-			sched_asked = 0;
-		}
-	}
-	free(buf.mem);
-	return rc;
+	(void)l;
+	struct jf_fs *fs = ctx;
+	jf_toucher_flush(fs->nt, fs->se);
+}
+
+static void on_logs_timer(struct jf_loop *l, void *ctx)
+{
+	struct jf_fs *fs = ctx;
+	jf_fs_poll_logs(fs);
+	jf_loop_arm(l, fs->logs_timer, jf_loop_now(l) + JF_ENGINE_TICK_MS);
 }
 
 void jf_fs_free(struct jf_fs *fs)
@@ -274,6 +211,7 @@ void jf_fs_free(struct jf_fs *fs)
 			fuse_session_process_buf(fs->se, &buf);
 	}
 	free(buf.mem);
+	free(fs->rbuf.mem);
 	for (struct watcher *w = fs->watchers; w; w = w->next) {
 		if (w->pending)
 			fuse_reply_err(w->pending, EINTR);
@@ -323,10 +261,6 @@ void jf_fs_free(struct jf_fs *fs)
 	}
 	jf_idmap_release(&fs->looked);
 	jf_idmap_release(&fs->logsize);
-	if (fs->epfd >= 0)
-		close(fs->epfd);
-	if (fs->tfd >= 0)
-		close(fs->tfd);
 	if (fs->sfd >= 0)
 		close(fs->sfd);
 	if (fs->e)

@@ -1,10 +1,12 @@
 /*
  * fs.h - the FUSE tree over an engine, and the daemon's event loop.
  *
- * jf_fs_new() mounts the tree at mountpoint; jf_fs_run() runs the one
- * epoll loop over the FUSE channel, the engine's backend fd, a timerfd and
- * a signalfd (SIGINT, SIGTERM, SIGHUP end it) until the filesystem is
- * unmounted or a signal arrives; jf_fs_free() unmounts if still mounted.
+ * jf_fs_new() mounts the tree at mountpoint and adds its sources to the
+ * daemon's loop (engine/loop.h): the FUSE channel (served first), a
+ * signalfd (SIGINT, SIGTERM, SIGHUP stop the loop), the toucher and a
+ * timer for log growth.  The loop stops when the filesystem is unmounted
+ * or a signal arrives; jf_fs_free() unmounts if still mounted.  The engine
+ * is attached to the same loop beforehand (jf_engine_attach).
  */
 #ifndef JF_FS_H
 #define JF_FS_H
@@ -23,10 +25,9 @@ struct jf_fs_options {
 	double attr_timeout; /* seconds, default 1.0 */
 };
 
-/* Takes over the engine. */
-enum jf_err jf_fs_new(struct jf_engine *e, const struct jf_fs_options *opt, struct jf_fs **out,
-		      struct jf_error *err);
-int jf_fs_run(struct jf_fs *fs);
+/* Takes over the engine; the loop stays the caller's (free it after the fs). */
+enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs_options *opt,
+		      struct jf_fs **out, struct jf_error *err);
 void jf_fs_free(struct jf_fs *fs);
 
 #endif

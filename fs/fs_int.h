@@ -105,7 +105,10 @@ struct jf_fs {
 	struct watcher *watchers;
 	struct fh *fhs;        /* open handles: freed at exit if no release came */
 	struct jf_toucher *nt; /* invalidations and inotify touches */
-	int epfd, tfd, sfd;
+	struct jf_loop *loop;  /* the daemon's (engine/loop.h), not owned */
+	int logs_timer;
+	int sfd;
+	struct fuse_buf rbuf; /* serve_requests' buffer */
 	bool stop;
 };
 

@@ -609,8 +609,21 @@ int main(int argc, char **argv)
 		.debug = o.debug,
 		.attr_timeout = 1.0,
 	};
+	struct jf_loop *loop = jf_loop_new(NULL);
+	if (!loop) {
+		fail("event loop: %s", strerror(errno));
+		jf_engine_free(e);
+		return EXIT_SETUP;
+	}
+	if (jf_engine_attach(e, loop, true, &err) != JF_OK) {
+		fail("%s", err.msg);
+		jf_engine_free(e);
+		jf_loop_free(loop);
+		return EXIT_SETUP;
+	}
 	struct jf_fs *fs = NULL;
-	if (jf_fs_new(e, &fo, &fs, &err) != JF_OK) {
+	if (jf_fs_new(e, loop, &fo, &fs, &err) != JF_OK) {
+		jf_loop_free(loop);
 		fail("%s", err.msg);
 		return EXIT_SETUP;
 	}
@@ -638,8 +651,9 @@ int main(int argc, char **argv)
 		close(report_fd);
 		report_fd = -1;
 	}
-	int rc = jf_fs_run(fs);
+	int rc = jf_loop_run(loop) == JF_LOOP_ERROR ? -1 : 0;
 	jf_fs_free(fs);
+	jf_loop_free(loop);
 	jf_mountrec_remove(state);
 	free(state);
 	free(jobcomp);

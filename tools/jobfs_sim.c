@@ -134,7 +134,6 @@
 #define CLUSTER_FILE_MAX (1024 * 1024)
 #define MAX_SUBMISSIONS  1000000
 #define MAX_HORIZON_S    (10LL * 366 * 86400) /* ten years of simulated time */
-#define SETTLE_MAX       1000000              /* engine calls at one instant */
 #define IDLE_MAX_MS      (8LL * 86400 * 1000) /* a week of forecast hours, and a day */
 #define LABEL_MAX        (2 * JF_NAME_MAX + 8)
 #define EVBUF            8192 /* > the store's 2 KiB event line */
@@ -638,6 +637,15 @@ struct replay {
 	int64_t gpu_ms; /* integral of GPUs in use over time */
 	int64_t peak_nodes, peak_batch_nodes;
 	int64_t instants;
+	/* the replay in the engine's loop (engine/loop.h) */
+	struct jf_loop *loop;
+	int sub_timer, end_timer, group_timer, until_timer;
+	const char *wpath;
+	int64_t until_ms; /* -1: none */
+	int64_t idle_since;
+	bool until_hit;
+	int code; /* an exit code that stopped the replay */
+	int how;  /* enum ending, once stopped */
 };
 
 static void rel_time(int64_t ms, char *buf, size_t n)
@@ -708,40 +716,52 @@ static int deliver(struct replay *r, const struct wsub *s, const char *wpath)
 	return 0;
 }
 
-/*
- * Deliver everything due at the current instant until the engine is quiet:
- * ended runs first (they free room), then timers, then submissions.  On
- * return *tick_next is the engine's next timer in ms from now (-1 none).
- */
-static int settle(struct replay *r, const char *wpath, int64_t *tick_next)
+/* The next submission's time (-1: none left). */
+static int64_t next_sub_at(const struct replay *r)
 {
-	int64_t now = r->clk.now_ms;
-	for (long calls = 0;; calls++) {
-		if (calls > SETTLE_MAX) {
-			char when[32];
-			rel_time(now - r->t0, when, sizeof(when));
-			fprintf(stderr,
-				"jobfs-sim: the engine does not settle at %s (runs that "
-				"end at once and retry for ever?)\n",
-				when);
-			return EXIT_SETUP;
-		}
-		if (jf_sim_due(r->be)) {
-			jf_engine_on_backend(r->e);
-			continue;
-		}
-		int64_t t = jf_engine_tick(r->e);
-		if (jf_sim_due(r->be) || t == 0)
-			continue;
-		if (r->next_sub < r->w->nsubs && r->t0 + r->w->subs[r->next_sub].at_ms <= now) {
-			int rc = deliver(r, &r->w->subs[r->next_sub++], wpath);
-			if (rc)
-				return rc;
-			continue;
-		}
-		*tick_next = t;
-		return 0;
+	return r->next_sub < r->w->nsubs ? r->t0 + r->w->subs[r->next_sub].at_ms : -1;
+}
+
+/* A submission's time: deliver it (one a turn; the loop takes ended runs
+ * and the engine's deadlines in between, at the same instant). */
+static void on_submission(struct jf_loop *l, void *ctx)
+{
+	struct replay *r = ctx;
+	int rc = deliver(r, &r->w->subs[r->next_sub++], r->wpath);
+	if (rc) {
+		r->code = rc;
+		jf_loop_stop(l);
+		return;
 	}
+	jf_loop_arm(l, r->sub_timer, next_sub_at(r));
+}
+
+/* A run's end, a group timer: the clock is there, the loop does the rest
+ * (the backend's fd, the engine's tick at the quiet instant). */
+static void on_instant(struct jf_loop *l, void *ctx)
+{
+	(void)l;
+	(void)ctx;
+}
+
+static void on_until(struct jf_loop *l, void *ctx)
+{
+	(void)l;
+	struct replay *r = ctx;
+	r->until_hit = true;
+}
+
+static int64_t replay_now(void *ctx)
+{
+	return ((struct replay *)ctx)->clk.now_ms;
+}
+
+/* The loop moves the clock: GPUs in use over the time between. */
+static void advance(void *ctx, int64_t to_ms)
+{
+	struct replay *r = ctx;
+	r->gpu_ms += r->gpus_now * (to_ms - r->clk.now_ms);
+	jf_sim_advance(r->be, to_ms);
 }
 
 /* The earliest group timer after now (activeDeadlineSeconds, the queue's
@@ -820,66 +840,101 @@ enum ending {
 	END_UNTIL,   /* stopped at --until */
 };
 
-/* Play the workload to its end; returns 0 or an exit code. */
+/*
+ * The instant has settled (the engine's tick, added before, found nothing
+ * due): take the figures, then arm what comes next, or stop.
+ */
+static bool on_quiet(struct jf_loop *l, void *ctx)
+{
+	struct replay *r = ctx;
+	if (interrupted) {
+		fprintf(stderr, "jobfs-sim: interrupted\n");
+		r->code = EXIT_INTERRUPTED;
+		jf_loop_stop(l);
+		return false;
+	}
+	sample(r);
+	if (r->until_hit) {
+		r->how = END_UNTIL;
+		jf_loop_stop(l);
+		return false;
+	}
+	int64_t now = r->clk.now_ms;
+	int64_t sub = next_sub_at(r), end = jf_sim_next_end(r->be), grp = next_group_timer(r);
+	jf_loop_arm(l, r->sub_timer, sub);
+	jf_loop_arm(l, r->end_timer, end);
+	jf_loop_arm(l, r->group_timer, grp);
+	int64_t next = jf_loop_next_at(l); /* with the engine's own deadline */
+	if (next < 0) {
+		r->how = END_DONE;
+		for (size_t i = 0; i < r->ngroups; i++)
+			if (!r->groups[i].final)
+				r->how = END_STALLED;
+		jf_loop_stop(l);
+		return false;
+	}
+	/* Only the engine's timer is left: spot groups look for a low-risk
+	 * window every minute.  With nothing running or to come, no
+	 * on-demand demand changes, so the forecast changes only with the
+	 * hour of the week: a window not found in IDLE_MAX_MS never comes. */
+	if (sub >= 0 || end >= 0 || grp >= 0) {
+		r->idle_since = -1;
+	} else if (r->idle_since < 0) {
+		r->idle_since = now;
+	} else if (now - r->idle_since > IDLE_MAX_MS) {
+		r->how = END_STALLED;
+		jf_loop_stop(l);
+		return false;
+	}
+	if (r->until_ms >= 0 && next > r->until_ms) {
+		if (r->until_ms <= now) {
+			r->how = END_UNTIL;
+			jf_loop_stop(l);
+			return false;
+		}
+		jf_loop_arm(l, r->until_timer, r->until_ms); /* the earliest now */
+	}
+	return false;
+}
+
+/* Play the workload to its end in the engine's loop on the virtual clock;
+ * returns 0 or an exit code. */
 static int replay_run(struct replay *r, int64_t until_s, const char *wpath, enum ending *how)
 {
-	int64_t until_ms = until_s >= 0 ? r->t0 + until_s * 1000 : -1;
-	int64_t idle_since = -1;
-	*how = END_DONE;
-	for (;;) {
-		if (interrupted) {
-			fprintf(stderr, "jobfs-sim: interrupted\n");
-			return EXIT_INTERRUPTED;
-		}
-		int64_t tick_next = -1;
-		int rc = settle(r, wpath, &tick_next);
-		if (rc)
-			return rc;
-		sample(r);
-		int64_t now = r->clk.now_ms, next = -1;
-		int64_t cand[4] = {
-			r->next_sub < r->w->nsubs ? r->t0 + r->w->subs[r->next_sub].at_ms : -1,
-			jf_sim_next_end(r->be),
-			tick_next >= 0 ? now + tick_next : -1,
-			next_group_timer(r),
-		};
-		for (int k = 0; k < 4; k++)
-			if (cand[k] >= 0 && (next < 0 || cand[k] < next))
-				next = cand[k];
-		if (next < 0) {
-			for (size_t i = 0; i < r->ngroups; i++)
-				if (!r->groups[i].final)
-					*how = END_STALLED;
-			return 0;
-		}
-		/* Only the engine's timer is left: spot groups look for a low-risk
-		 * window every minute.  With nothing running or to come, no
-		 * on-demand demand changes, so the forecast changes only with the
-		 * hour of the week: a window not found in IDLE_MAX_MS never comes. */
-		if (cand[0] >= 0 || cand[1] >= 0 || cand[3] >= 0) {
-			idle_since = -1;
-		} else if (idle_since < 0) {
-			idle_since = now;
-		} else if (now - idle_since > IDLE_MAX_MS) {
-			*how = END_STALLED;
-			return 0;
-		}
-		if (next <= now)
-			next = now + 1; /* cannot happen once settled; never loop in place */
-		if (until_ms >= 0 && next > until_ms) {
-			*how = END_UNTIL;
-			if (until_ms > now) {
-				r->gpu_ms += r->gpus_now * (until_ms - now);
-				jf_sim_advance(r->be, until_ms);
-				if ((rc = settle(r, wpath, &tick_next)))
-					return rc;
-				sample(r);
-			}
-			return 0;
-		}
-		r->gpu_ms += r->gpus_now * (next - now);
-		jf_sim_advance(r->be, next);
+	struct jf_error err = { 0 };
+	r->wpath = wpath;
+	r->until_ms = until_s >= 0 ? r->t0 + until_s * 1000 : -1;
+	r->idle_since = -1;
+	r->how = END_DONE;
+	struct jf_loop_clock clock = { replay_now, advance, r };
+	r->loop = jf_loop_new(&clock);
+	if (!r->loop || jf_engine_attach(r->e, r->loop, false, &err) != JF_OK ||
+	    (r->sub_timer = jf_loop_add_timer(r->loop, on_submission, r)) < 0 ||
+	    (r->end_timer = jf_loop_add_timer(r->loop, on_instant, r)) < 0 ||
+	    (r->group_timer = jf_loop_add_timer(r->loop, on_instant, r)) < 0 ||
+	    (r->until_timer = jf_loop_add_timer(r->loop, on_until, r)) < 0 ||
+	    jf_loop_add_before_sleep(r->loop, on_quiet, r) < 0) {
+		fprintf(stderr, "jobfs-sim: event loop: %s\n",
+			err.msg[0] ? err.msg : strerror(errno));
+		return EXIT_SETUP;
 	}
+	jf_loop_arm(r->loop, r->sub_timer, next_sub_at(r));
+	int rc = jf_loop_run(r->loop);
+	if (rc == JF_LOOP_STUCK) {
+		char when[32];
+		rel_time(r->clk.now_ms - r->t0, when, sizeof(when));
+		fprintf(stderr,
+			"jobfs-sim: the engine does not settle at %s (runs that "
+			"end at once and retry for ever?)\n",
+			when);
+		return EXIT_SETUP;
+	}
+	if (rc == JF_LOOP_ERROR) {
+		fprintf(stderr, "jobfs-sim: event loop: %s\n", strerror(errno));
+		return EXIT_SETUP;
+	}
+	*how = (enum ending)r->how;
+	return r->code;
 }
 
 /* ---- events, merged across groups ---- */
@@ -1628,6 +1683,7 @@ int main(int argc, char **argv)
 	code = how == END_STALLED ? EXIT_STALLED : 0;
 out:
 	jf_engine_free(r.e);
+	jf_loop_free(r.loop);
 	jf_store_close(st);
 	jf_backend_free(be);
 	jf_cluster_free(cluster);

@@ -21,9 +21,11 @@
  * product's claim in the direction the model makes it hold (see
  * test_spot_forecast).
  *
- * The driver here is the loop tools/jobfs-sim runs, written out small:
- * settle the instant (reap ended runs, tick), look at the figures, then
- * jump the clock to the next run end, engine timer or group timer.
+ * The driver here is the engine's loop (engine/loop.h) on the virtual
+ * clock, as tools/jobfs-sim runs it: the loop settles the instant (ended
+ * runs, the engine's tick), a before-sleep hook looks at the figures and
+ * arms the next run end and group timer, and the loop jumps the clock to
+ * the earliest of those and the engine's own deadline.
  *
  * The tool: the sample workloads of tests/sim run, exit 0, print what the
  * scenarios promise, and print the same twice; bad and stalled workloads
@@ -314,7 +316,39 @@ struct fix {
 	bool final[MAX_GROUPS];     /* seen final: no timer can concern it */
 	size_t ngroups;
 	int64_t settles; /* instants played */
+	/* the engine's loop on the virtual clock, as jobfs-sim runs it */
+	struct jf_loop *loop;
+	int end_timer, group_timer, until_timer;
+	int64_t until; /* play(): stop at this instant once settled, -1 never */
+	bool until_hit;
+	void (*each)(struct fix *f, void *ctx);
+	void *each_ctx;
 };
+
+static int64_t fix_now(void *ctx)
+{
+	return ((struct fix *)ctx)->clk.now_ms;
+}
+
+static void fix_advance(void *ctx, int64_t to)
+{
+	struct fix *f = ctx;
+	jf_sim_advance(f->be, to);
+}
+
+static void on_instant(struct jf_loop *l, void *ctx)
+{
+	(void)l;
+	(void)ctx;
+}
+
+static void on_until(struct jf_loop *l, void *ctx)
+{
+	(void)l;
+	((struct fix *)ctx)->until_hit = true;
+}
+
+static bool on_quiet(struct jf_loop *l, void *ctx);
 
 static const char *tmp_base(void)
 {
@@ -354,6 +388,16 @@ static struct fix *fix_new(struct jf_cluster *c)
 		fail_msg("jf_engine_new: %s", err.msg);
 	f->be = be;
 	f->st = st;
+	struct jf_loop_clock clock = { fix_now, fix_advance, f };
+	f->loop = jf_loop_new(&clock);
+	assert_non_null(f->loop);
+	if (jf_engine_attach(f->e, f->loop, false, &err) != JF_OK)
+		fail_msg("jf_engine_attach: %s", err.msg);
+	f->end_timer = jf_loop_add_timer(f->loop, on_instant, f);
+	f->group_timer = jf_loop_add_timer(f->loop, on_instant, f);
+	f->until_timer = jf_loop_add_timer(f->loop, on_until, f);
+	assert_true(f->until_timer >= 0);
+	assert_int_equal(jf_loop_add_before_sleep(f->loop, on_quiet, f), 0);
 	return f;
 }
 
@@ -370,6 +414,7 @@ static int teardown(void **state)
 	struct fix *f = *state;
 	if (f) {
 		jf_engine_free(f->e);
+		jf_loop_free(f->loop);
 		nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 		free(f);
 	}
@@ -400,25 +445,6 @@ static int64_t submit(struct fix *f, int64_t q, const char *name, const char *sp
 	assert_true(f->ngroups < MAX_GROUPS);
 	f->groups[f->ngroups++] = g;
 	return g;
-}
-
-/* Deliver everything due now until the engine is quiet; the engine's next
- * timer in ms from now, or -1. */
-static int64_t settle(struct fix *f)
-{
-	for (int calls = 0;; calls++) {
-		if (calls > 100000)
-			fail_msg("the engine does not settle");
-		if (jf_sim_due(f->be)) {
-			jf_engine_on_backend(f->e);
-			continue;
-		}
-		int64_t t = jf_engine_tick(f->e);
-		if (jf_sim_due(f->be) || t == 0)
-			continue;
-		f->settles++;
-		return t;
-	}
 }
 
 /* The next group timer (activeDeadlineSeconds, group_timeout) after now:
@@ -454,31 +480,48 @@ static int64_t group_timer(struct fix *f)
 
 typedef void (*each_fn)(struct fix *f, void *ctx);
 
+/* An instant has settled (the engine's tick, before this hook, found
+ * nothing due): look at it, then arm the next run end and group timer. */
+static bool on_quiet(struct jf_loop *l, void *ctx)
+{
+	struct fix *f = ctx;
+	f->settles++;
+	if (f->each)
+		f->each(f, f->each_ctx);
+	int64_t now = f->clk.now_ms;
+	if (f->until_hit || f->until == now) {
+		jf_loop_stop(l);
+		return false;
+	}
+	jf_loop_arm(l, f->end_timer, jf_sim_next_end(f->be));
+	jf_loop_arm(l, f->group_timer, group_timer(f));
+	int64_t next = jf_loop_next_at(l);
+	if (f->until >= 0 && (next < 0 || next > f->until))
+		jf_loop_arm(l, f->until_timer, f->until);
+	return false;
+}
+
 /* Play until the clock reaches until (then settle that instant), or, with
  * until < 0, until nothing is left to happen.  each runs at every instant,
  * once it has settled. */
 static void play(struct fix *f, int64_t until, each_fn each, void *ctx)
 {
-	for (;;) {
-		int64_t tick = settle(f);
-		if (each)
-			each(f, ctx);
-		int64_t now = f->clk.now_ms, next = -1;
-		int64_t cand[3] = { jf_sim_next_end(f->be), tick >= 0 ? now + tick : -1,
-				    group_timer(f) };
-		for (int k = 0; k < 3; k++)
-			if (cand[k] >= 0 && (next < 0 || cand[k] < next))
-				next = cand[k];
-		if (until >= 0 && (next < 0 || next > until)) {
-			if (until <= now)
-				return;
-			next = until;
-		}
-		if (next < 0)
-			return;
-		assert_true(next > now);
-		jf_sim_advance(f->be, next);
-	}
+	assert_true(until < 0 || until >= f->clk.now_ms);
+	f->until = until;
+	f->until_hit = false;
+	f->each = each;
+	f->each_ctx = ctx;
+	jf_loop_arm(f->loop, f->until_timer, -1);
+	int rc = jf_loop_run(f->loop);
+	if (rc == JF_LOOP_STUCK)
+		fail_msg("the engine does not settle");
+	assert_true(rc == JF_LOOP_STOPPED || (rc == JF_LOOP_IDLE && until < 0));
+}
+
+/* Everything due now, until the engine is quiet. */
+static void settle(struct fix *f)
+{
+	play(f, f->clk.now_ms, NULL, NULL);
 }
 
 static struct jf_group_rec group(struct fix *f, int64_t g)
