@@ -1,7 +1,7 @@
 /*
- * backend.c - what backend.h declares that is not a backend's own.
+ * backend.c - what scheduler.h declares that is not a backend's own: a note's release.
  */
-#include "backends/backend.h"
+#include "backends/scheduler.h"
 
 #include <stdlib.h>
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/grow.h"
 
 /* ---- adoption after a restart ---- */
 
@@ -75,8 +76,8 @@ static void adopt_orphan(struct jf_engine *e, const struct jf_attempt_rec *a, in
 	res.cookie = (uint64_t)a->id;
 	res.end_ms = jf_eng_now(e);
 	if (!r->handle[0]) {
-		if (jf_backend_recover(e->be, a->run_dir, handle, sizeof(handle), &start_ms,
-				       &err) != JF_OK) {
+		if (jf_runner_recover(e->run, a->run_dir, handle, sizeof(handle), &start_ms,
+				      &err) != JF_OK) {
 			res.start_failed = true;
 			res.exit_code = 127;
 			snprintf(res.message, sizeof(res.message),
@@ -90,7 +91,7 @@ static void adopt_orphan(struct jf_engine *e, const struct jf_attempt_rec *a, in
 		jf_ledger_reopen(e->st, a->id, 0);
 	}
 	r->started = true;
-	if (jf_backend_adopt(e->be, r->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
+	if (jf_runner_adopt(e->run, r->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
 		res.lost = true;
 		res.exit_code = -1;
 		snprintf(res.message, sizeof(res.message), "could not adopt the run: %.200s",
@@ -186,8 +187,8 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 	jf_error_clear(&err);
 	char handle[JF_HANDLE_MAX] = "";
 	int64_t start_ms = 0;
-	if (!a->handle[0] && jf_backend_recover(e->be, a->run_dir, handle, sizeof(handle),
-						&start_ms, &err) == JF_OK) {
+	if (!a->handle[0] && jf_runner_recover(e->run, a->run_dir, handle, sizeof(handle),
+					       &start_ms, &err) == JF_OK) {
 		/* the daemon died inside start(), after the run got going: record
 		 * the start it never did, and adopt the run (not a second one) */
 		snprintf(r->handle, sizeof(r->handle), "%s", handle);
@@ -208,7 +209,7 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 		jf_eng_step_end(e);
 		if (!t->start_ms || start_ms > t->start_ms)
 			t->start_ms = start_ms;
-		if (jf_backend_adopt(e->be, handle, a->run_dir, (uint64_t)a->id, &err) == JF_OK)
+		if (jf_runner_adopt(e->run, handle, a->run_dir, (uint64_t)a->id, &err) == JF_OK)
 			return preempting ? 1 : 0;
 		struct jf_run_result res;
 		memset(&res, 0, sizeof(res));
@@ -236,7 +237,7 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 	jf_ledger_reopen(e->st, a->id, 0);
 	if (!t->start_ms || a->start_ms > t->start_ms)
 		t->start_ms = a->start_ms;
-	if (jf_backend_adopt(e->be, a->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
+	if (jf_runner_adopt(e->run, a->handle, a->run_dir, (uint64_t)a->id, &err) != JF_OK) {
 		struct jf_run_result res;
 		memset(&res, 0, sizeof(res));
 		res.cookie = (uint64_t)a->id;
@@ -264,15 +265,9 @@ struct idlist {
 
 static void idlist_add(struct idlist *l, int64_t id)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 64;
-		int64_t *p = realloc(l->v, ncap * sizeof(*p));
-		if (!p) {
-			l->oom = true;
-			return;
-		}
-		l->v = p;
-		l->cap = ncap;
+	if (!jf_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v))) {
+		l->oom = true;
+		return;
 	}
 	l->v[l->n++] = id;
 }

@@ -46,6 +46,7 @@
 
 #include "core/alloc.h"
 #include "core/billing.h"
+#include "core/grow.h"
 #include "core/room.h"
 
 #define DEFAULT_CPU_MILLI 1000
@@ -157,7 +158,7 @@ static void rejudge_groups(struct jf_engine *e)
 void jf_eng_delegate_machines(struct jf_engine *e)
 {
 	size_t n = 0;
-	const struct jf_be_machine *bm = e->be->ops->machines(e->be, &n);
+	const struct jf_be_machine *bm = jf_scheduler_machines(e->sch, &n);
 	struct jf_cluster *c = e->cluster;
 	struct jf_machine *m = calloc(n ? n : 1, sizeof(*m));
 	if (!m)
@@ -257,7 +258,8 @@ bool jf_dlg_request_ok(const struct jf_engine *e, const struct jf_spec *spec, st
 	slurm_models(e, have, sizeof(have));
 	jf_error_set(err, JF_EINVAL, 0,
 		     "key 'gpu': %s has no node with %d \"%s\" GPU%s; the GPUs its nodes have: %s",
-		     e->be->ops->name, spec->gpus, spec->gpu, spec->gpus == 1 ? "" : "s", have);
+		     jf_scheduler_name(e->sch), spec->gpus, spec->gpu, spec->gpus == 1 ? "" : "s",
+		     have);
 	return false;
 }
 
@@ -275,7 +277,7 @@ const char *jf_dlg_gpu_type(const struct jf_engine *e, int model)
 static const struct jf_be_machine *be_machine(struct jf_engine *e, const char *name)
 {
 	size_t n = 0;
-	const struct jf_be_machine *bm = e->be->ops->machines(e->be, &n);
+	const struct jf_be_machine *bm = jf_scheduler_machines(e->sch, &n);
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(bm[i].name, name))
 			return &bm[i];
@@ -431,7 +433,7 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 	};
 	struct jf_error err;
 	jf_error_clear(&err);
-	enum jf_err rc = ok ? e->be->ops->submit(e->be, &b, &err)
+	enum jf_err rc = ok ? jf_scheduler_submit(e->sch, &b, &err)
 			    : jf_error_set(&err, JF_ENOMEM, 0, "out of memory");
 	for (size_t i = 0; i < np; i++) {
 		jf_env_free(envs[i]);
@@ -450,7 +452,7 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 		jf_eng_step_begin(e);
 		jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "FailedSubmission",
 				   "batch %lld not handed to %s: %s", (long long)sr->id,
-				   e->be->ops->name, err.msg);
+				   jf_scheduler_name(e->sch), err.msg);
 		jf_eng_step_end(e);
 	}
 }
@@ -471,19 +473,19 @@ static void send_act(struct jf_engine *e, int64_t sub_id, int64_t b, int64_t c)
 static void throttle_act(struct jf_engine *e, int64_t key, int64_t throttle, int64_t c)
 {
 	(void)c;
-	e->be->ops->throttle(e->be, (uint64_t)key, throttle);
+	jf_scheduler_throttle(e->sch, (uint64_t)key, throttle);
 }
 
 static void hold_act(struct jf_engine *e, int64_t key, int64_t hold, int64_t c)
 {
 	(void)c;
-	e->be->ops->hold(e->be, (uint64_t)key, hold != 0);
+	jf_scheduler_hold(e->sch, (uint64_t)key, hold != 0);
 }
 
 static void cancel_act(struct jf_engine *e, int64_t key, int64_t idx, int64_t c)
 {
 	(void)c;
-	e->be->ops->cancel(e->be, (uint64_t)key, idx);
+	jf_scheduler_cancel(e->sch, (uint64_t)key, idx);
 }
 
 void jf_dlg_hold(struct jf_engine *e, uint64_t key, bool hold)
@@ -507,7 +509,7 @@ struct use_list {
 	struct jf_engine *e;
 	struct sub_use *v;
 	struct jf_room_batch *b; /* b[i] for v[i]: throttle and unfinished */
-	size_t n, cap;
+	size_t n, cap, capb;
 };
 
 static int add_use(void *ctx, int64_t sub_id, int64_t n)
@@ -517,18 +519,9 @@ static int add_use(void *ctx, int64_t sub_id, int64_t n)
 	if (jf_sub_get(l->e->st, sub_id, &sr) != JF_OK ||
 	    (sr.state != JF_SUB_OUTBOX && sr.state != JF_SUB_LIVE))
 		return 0;
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 8;
-		struct sub_use *p = realloc(l->v, nc * sizeof(*p));
-		if (!p)
-			return 1;
-		l->v = p;
-		struct jf_room_batch *q = realloc(l->b, nc * sizeof(*q));
-		if (!q)
-			return 1;
-		l->b = q;
-		l->cap = nc;
-	}
+	if (!jf_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)) ||
+	    !jf_grow(&l->b, &l->capb, l->n + 1, sizeof(*l->b)))
+		return 1;
 	l->v[l->n] = (struct sub_use){ sub_id, sr.state };
 	l->b[l->n] = (struct jf_room_batch){ sr.throttle, n };
 	l->n++;
@@ -556,14 +549,8 @@ static int add_unsub(void *ctx, int64_t id, int64_t idx, int64_t attempt)
 		u->more = true;
 		return 1;
 	}
-	if (u->n == u->cap) {
-		size_t nc = u->cap ? u->cap * 2 : 64;
-		int64_t *p = realloc(u->idx, nc * sizeof(*p));
-		if (!p)
-			return 1;
-		u->idx = p;
-		u->cap = nc;
-	}
+	if (!jf_grow(&u->idx, &u->cap, u->n + 1, sizeof(*u->idx)))
+		return 1;
 	u->idx[u->n++] = idx;
 	return 0;
 }
@@ -586,14 +573,8 @@ static struct queue_room *room_of(struct pass *p, int64_t queue_id)
 	for (size_t i = 0; i < p->nq; i++)
 		if (p->q[i].queue_id == queue_id)
 			return &p->q[i];
-	if (p->nq == p->capq) {
-		size_t nc = p->capq ? p->capq * 2 : 8;
-		struct queue_room *n = realloc(p->q, nc * sizeof(*n));
-		if (!n)
-			return NULL;
-		p->q = n;
-		p->capq = nc;
-	}
+	if (!jf_grow(&p->q, &p->capq, p->nq + 1, sizeof(*p->q)))
+		return NULL;
 	int64_t cap = 0;
 	struct jf_queue_rec q;
 	if (queue_id && jf_queue_get(p->e->st, queue_id, &q) == JF_OK) {
@@ -607,14 +588,8 @@ static struct queue_room *room_of(struct pass *p, int64_t queue_id)
 static int collect_group(void *ctx, int64_t id)
 {
 	struct pass *p = ctx;
-	if (p->nids == p->capids) {
-		size_t nc = p->capids ? p->capids * 2 : 64;
-		int64_t *n = realloc(p->ids, nc * sizeof(*n));
-		if (!n)
-			return 1;
-		p->ids = n;
-		p->capids = nc;
-	}
+	if (!jf_grow(&p->ids, &p->capids, p->nids + 1, sizeof(*p->ids)))
+		return 1;
 	p->ids[p->nids++] = id;
 	return 0;
 }
@@ -631,7 +606,7 @@ static void say_unsendable(struct jf_engine *e, struct grt *g)
 	jf_group_set_message(e->st, g->id, g->req_ok ? "" : err.msg);
 	if (!g->req_ok)
 		jf_eng_group_event(e, 0, g->id, g->kind, "Warning", "Unschedulable",
-				   "cannot be sent to %s: %s", e->be->ops->name, err.msg);
+				   "cannot be sent to %s: %s", jf_scheduler_name(e->sch), err.msg);
 	jf_eng_step_end(e);
 	g->unsendable_said = !g->req_ok;
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
@@ -658,7 +633,7 @@ static void pass_group(struct pass *p, int64_t gid)
 	if (!qr)
 		return;
 	int64_t nodes = g->spec->nodes > 0 ? g->spec->nodes : 1;
-	struct use_list ul = { e, NULL, NULL, 0, 0 };
+	struct use_list ul = { .e = e };
 	jf_sub_unfinished(e->st, gid, add_use, &ul);
 	/* the room: what parallelism and the queue's capacity leave (core/room.h) */
 	int64_t room = jf_room_left(ul.b, ul.n, parallelism > 0 ? parallelism : INT64_MAX);
@@ -709,8 +684,8 @@ static void pass_group(struct pass *p, int64_t gid)
 				   "%zu task%s (index %lld..%lld) to %s as batch %lld, at most "
 				   "%lld at once",
 				   us.n, us.n == 1 ? "" : "s", (long long)us.idx[0],
-				   (long long)us.idx[us.n - 1], e->be->ops->name, (long long)id,
-				   (long long)take);
+				   (long long)us.idx[us.n - 1], jf_scheduler_name(e->sch),
+				   (long long)id, (long long)take);
 		enum jf_err rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
 		free(us.idx);
 		if (rc != JF_OK || !id)
@@ -756,14 +731,8 @@ struct sub_ids {
 static int add_id(void *ctx, int64_t id)
 {
 	struct sub_ids *l = ctx;
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 8;
-		int64_t *p = realloc(l->v, nc * sizeof(*p));
-		if (!p)
-			return 1;
-		l->v = p;
-		l->cap = nc;
-	}
+	if (!jf_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
+		return 1;
 	l->v[l->n++] = id;
 	return 0;
 }
@@ -857,7 +826,7 @@ static void adopt_attempt(struct jf_engine *e, const struct jf_attempt_rec *a)
 		for (int64_t i = 0; i < t->nodes; i++)
 			t->slots[i].machine = SIZE_MAX;
 		t->hosts = calloc((size_t)t->nodes, sizeof(*t->hosts));
-		e->be->ops->running(e->be, key, idx, run, a->pid);
+		jf_scheduler_running(e->sch, key, idx, run, a->pid);
 	}
 	if (t->hosts && !t->hosts[node_idx])
 		t->hosts[node_idx] = strdup(a->machine);
@@ -870,7 +839,7 @@ static void adopt_attempt(struct jf_engine *e, const struct jf_attempt_rec *a)
 	jf_eng_step_begin(e);
 	jf_eng_event(e, g, task_id, idx, a->node_id, node_idx, "Normal", "Adopted",
 		     "%s taken over after a daemon restart (%s job %lld)",
-		     g->spec->containers[0].name, e->be->ops->name, (long long)a->pid);
+		     g->spec->containers[0].name, jf_scheduler_name(e->sch), (long long)a->pid);
 	jf_eng_step_end(e);
 }
 
@@ -892,7 +861,7 @@ static int resend_or_follow(void *ctx, int64_t id)
 	char dir[4096], user[64];
 	jf_dlg_batch_dir(e, (uint64_t)id, dir, sizeof(dir));
 	user_name(uid, user, sizeof(user));
-	e->be->ops->follow(e->be, (uint64_t)id, sr.job_id, dir, sr.first_idx, user);
+	jf_scheduler_follow(e->sch, (uint64_t)id, sr.job_id, dir, sr.first_idx, user);
 	return 0;
 }
 

@@ -37,8 +37,9 @@ static void on_accepted(struct jf_engine *e, const struct jf_note *n)
 	jf_eng_step_begin(e);
 	set_sub(e, &sr, JF_SUB_LIVE, n->job_id, "");
 	jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Submitted",
-			   "batch %lld is %s job %lld%s%s", (long long)sr.id, e->be->ops->name,
-			   (long long)n->job_id, n->message[0] ? ": " : "", n->message);
+			   "batch %lld is %s job %lld%s%s", (long long)sr.id,
+			   jf_scheduler_name(e->sch), (long long)n->job_id,
+			   n->message[0] ? ": " : "", n->message);
 	jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 	/* the group ended or paused while the batch was on its way */
@@ -55,7 +56,8 @@ static void on_refused(struct jf_engine *e, const struct jf_note *n)
 	if (!g)
 		return;
 	char msg[512];
-	snprintf(msg, sizeof(msg), "%s refused the work: %s", e->be->ops->name, n->message);
+	snprintf(msg, sizeof(msg), "%s refused the work: %s", jf_scheduler_name(e->sch),
+		 n->message);
 	jf_eng_step_begin(e);
 	set_sub(e, &sr, JF_SUB_REFUSED, 0, n->message);
 	jf_sub_release(e->st, sr.id, 0);
@@ -146,8 +148,9 @@ static void on_pending(struct jf_engine *e, const struct jf_note *n)
 	if (n->message[0]) {
 		const char *meaning;
 		const char *reason = jf_dlg_slurm_reason(n->message, &meaning);
-		snprintf(msg, sizeof(msg), "waiting in %s (job %lld): %s%s%s%s%s", e->be->ops->name,
-			 (long long)n->job_id, reason, meaning[0] ? ", " : "", meaning,
+		snprintf(msg, sizeof(msg), "waiting in %s (job %lld): %s%s%s%s%s",
+			 jf_scheduler_name(e->sch), (long long)n->job_id, reason,
+			 meaning[0] ? ", " : "", meaning,
 			 strcmp(reason, n->message) ? "; Slurm's reason: " : "",
 			 strcmp(reason, n->message) ? n->message : "");
 	}
@@ -168,10 +171,10 @@ static int active_event(void *ctx, int64_t gid)
 		jf_eng_group_event(e, 0, gid, g->kind, "Warning", "BackendUnreachable",
 				   "%s cannot be reached: %s; batches wait in the outbox, running "
 				   "tasks are shown as last seen",
-				   e->be->ops->name, e->be_msg);
+				   jf_scheduler_name(e->sch), e->be_msg);
 	else
 		jf_eng_group_event(e, 0, gid, g->kind, "Normal", "BackendReachable",
-				   "%s can be reached again", e->be->ops->name);
+				   "%s can be reached again", jf_scheduler_name(e->sch));
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, gid, 0, 0, false);
 	return 0;
 }
@@ -278,10 +281,10 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 			jf_eng_demand(e, g->req.model, g->req.gpus);
 		jf_eng_event(e, g, task_id, n->idx, node_id, i, "Normal", "Scheduled",
 			     "assigned to %s by %s (job %lld, run %lld)", host[0] ? host : "?",
-			     e->be->ops->name, (long long)n->job_id, (long long)n->run);
+			     jf_scheduler_name(e->sch), (long long)n->job_id, (long long)n->run);
 		jf_eng_event(e, g, task_id, n->idx, node_id, i, "Normal", "Started",
 			     "started %s on %s (%s job %lld)", g->spec->containers[0].name,
-			     host[0] ? host : "?", e->be->ops->name, (long long)n->job_id);
+			     host[0] ? host : "?", jf_scheduler_name(e->sch), (long long)n->job_id);
 		if (!jf_eng_run_add(e, attempt_id, node_id, task_id, g->id, i, t->attempt, handle))
 			continue;
 		t->attempt_ids[i] = attempt_id;
@@ -434,7 +437,7 @@ void jf_eng_delegate_notes(struct jf_engine *e)
 {
 	struct jf_note notes[NOTES_AT_ONCE];
 	size_t n;
-	while ((n = e->be->ops->notes(e->be, notes, NOTES_AT_ONCE)) > 0) {
+	while ((n = jf_scheduler_notes(e->sch, notes, NOTES_AT_ONCE)) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			const struct jf_note *no = &notes[i];
 			switch (no->kind) {

@@ -51,18 +51,22 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 			  struct jf_error *err)
 {
 	*out = NULL;
+	if (!cfg->runner == !cfg->scheduler)
+		return jf_error_set(err, JF_EINVAL, 0,
+				    "an engine needs exactly one backend: a runner or a scheduler");
 	struct jf_engine *e = calloc(1, sizeof(*e));
 	if (!e)
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	e->state_dir = strdup(cfg->state_dir);
 	e->st = cfg->store;
 	e->cluster = cfg->cluster;
-	e->be = cfg->backend;
+	e->run = cfg->runner;
+	e->sch = cfg->runner ? NULL : cfg->scheduler;
 	e->clock = cfg->clock;
 	if (!e->clock.now_ms)
 		e->clock.now_ms = real_now;
 	e->kill_grace_ms = cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : 10000;
-	e->delegated = jf_backend_schedules(e->be);
+	e->delegated = e->sch != NULL;
 	e->partition_ondemand = strdup(cfg->partition_ondemand ? cfg->partition_ondemand : "");
 	e->partition_spot = strdup(cfg->partition_spot ? cfg->partition_spot : "");
 	e->array_max = cfg->array_max > 0 ? cfg->array_max : 1000;
@@ -215,7 +219,8 @@ void jf_engine_free(struct jf_engine *e)
 		return;
 	tables_free(e);
 	jf_eng_step_release(e);
-	jf_backend_free(e->be);
+	jf_runner_free(e->run);
+	jf_scheduler_free(e->sch);
 	jf_store_close(e->st);
 	free(e->excl);
 	jf_cluster_free(e->cluster);
@@ -258,7 +263,7 @@ const char *jf_engine_state_dir(struct jf_engine *e)
 }
 int jf_engine_backend_fd(struct jf_engine *e)
 {
-	return jf_backend_fd(e->be);
+	return e->sch ? jf_scheduler_fd(e->sch) : jf_runner_fd(e->run);
 }
 
 void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u)
@@ -281,7 +286,7 @@ void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use 
 
 const char *jf_engine_backend_name(struct jf_engine *e)
 {
-	return e->be->ops->name;
+	return e->sch ? jf_scheduler_name(e->sch) : jf_runner_name(e->run);
 }
 
 const char *jf_engine_backend_trouble(struct jf_engine *e)
@@ -291,8 +296,8 @@ const char *jf_engine_backend_trouble(struct jf_engine *e)
 		return NULL;
 	char when[40];
 	jf_time_rfc3339(e->be_down_ms, when, sizeof(when));
-	snprintf(buf, sizeof(buf), "%s cannot be reached since %s: %s", e->be->ops->name, when,
-		 e->be_msg);
+	snprintf(buf, sizeof(buf), "%s cannot be reached since %s: %s", jf_engine_backend_name(e),
+		 when, e->be_msg);
 	return buf;
 }
 
@@ -655,7 +660,7 @@ static void rotation_read(struct jf_engine *e, struct run *r)
 	if (n <= 0 || !jf_shim_rotation_parse(text, (size_t)n, &rot))
 		return;
 	r->rot.cap = rot.cap;
-	for (int k = 0; k < JF_LOG_FILES; k++) {
+	for (int k = 0; k < JF_SHIM_LOG_FILES; k++) {
 		r->rot.rotations[k] = rot.rotations[k];
 		r->rot.dropped[k] = rot.dropped[k];
 	}
@@ -670,7 +675,7 @@ void jf_eng_check_rotation(struct jf_engine *e, struct run *r, bool final)
 	struct grt *g = NULL;
 	int64_t now = jf_eng_now(e);
 	bool told = false;
-	for (int k = 0; k < JF_LOG_FILES; k++) {
+	for (int k = 0; k < JF_SHIM_LOG_FILES; k++) {
 		struct rotation_seen *rs = &r->rot;
 		if (rs->rotations[k] <= rs->told[k])
 			continue;
@@ -728,7 +733,7 @@ void jf_engine_on_backend(struct jf_engine *e)
 	 * signals and starts that follow are done once it is committed */
 	struct jf_run_result res[JF_ENGINE_BATCH];
 	size_t n;
-	while ((n = jf_backend_reap(e->be, res, JF_ENGINE_BATCH)) > 0) {
+	while ((n = jf_runner_reap(e->run, res, JF_ENGINE_BATCH)) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			if (res[i].started)
 				jf_eng_started(e, &res[i]);
@@ -817,7 +822,7 @@ enum jf_err jf_engine_attach(struct jf_engine *e, struct jf_loop *l, bool yieldi
 {
 	e->loop = l;
 	e->tick_timer = jf_loop_add_timer(l, on_tick, e);
-	int fd = jf_backend_fd(e->be);
+	int fd = jf_engine_backend_fd(e);
 	if (e->tick_timer < 0 ||
 	    (fd >= 0 && jf_loop_add_fd(l, fd, JF_LOOP_NEXT, on_backend_fd, e) < 0) ||
 	    (jf_loop_virtual(l) && jf_loop_add_before_sleep(l, tick_quiet, e) < 0))

@@ -18,7 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "backends/backend.h"
+#include "backends/runner.h"
+#include "backends/scheduler.h"
 #include "core/cluster.h"
 #include "core/err.h"
 #include "engine/loop.h"
@@ -47,7 +48,8 @@ struct jf_engine_config {
 	const char *state_dir;          /* runs/ and ckpt/ live here */
 	struct jf_store *store;         /* taken over */
 	struct jf_cluster *cluster;     /* taken over */
-	struct jf_backend *backend;     /* taken over */
+	struct jf_runner *runner;       /* where nodes run, or: */
+	struct jf_scheduler *scheduler; /* who runs them (exactly one; taken over) */
 	struct jf_clock clock;          /* .now_ms NULL = the real clock */
 	int64_t kill_grace_ms;          /* TERM -> KILL for stop/timeout, default 10 s */
 	const char *partition_ondemand; /* a scheduling backend's partitions (slurm): */

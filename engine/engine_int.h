@@ -21,11 +21,11 @@
 #include "core/lifecycle.h"
 #include "core/sched.h"
 #include "core/spec.h"
+#include "backends/shimproto.h"
 #include "engine/engine.h"
 #include "engine/idmap.h"
 
 /* The log files the shim rotates at the log cap: stdout, stderr, logs. */
-#define JF_LOG_FILES         3     /* = JF_SHIM_LOG_FILES (backends/shimproto.h) */
 #define JF_ROTATION_CHECK_MS 5000  /* how often running nodes' records are read */
 #define JF_ROTATION_EVENT_MS 60000 /* at most one LogRotated per file this often */
 
@@ -113,9 +113,9 @@ struct run { /* one node attempt with a process */
 	struct rotation_seen {               /* RUN_DIR/rotation, as last read (engine.c) */
 		int64_t mtime_ns, size, ino; /* the file's stat then; 0 = never read */
 		int64_t cap;
-		int64_t rotations[JF_LOG_FILES], dropped[JF_LOG_FILES];
-		int64_t told[JF_LOG_FILES];    /* rotations a LogRotated event covered */
-		int64_t told_ms[JF_LOG_FILES]; /* when that event was written */
+		int64_t rotations[JF_SHIM_LOG_FILES], dropped[JF_SHIM_LOG_FILES];
+		int64_t told[JF_SHIM_LOG_FILES];    /* rotations a LogRotated event covered */
+		int64_t told_ms[JF_SHIM_LOG_FILES]; /* when that event was written */
 	} rot;
 };
 
@@ -141,7 +141,8 @@ struct jf_engine {
 	char *state_dir;
 	struct jf_store *st;
 	struct jf_cluster *cluster;
-	struct jf_backend *be;
+	struct jf_runner *run;    /* a runner (local, sim), or */
+	struct jf_scheduler *sch; /* a scheduler (slurm): delegated */
 	struct jf_clock clock;
 	int64_t kill_grace_ms;
 	jf_change_fn notify;
@@ -285,7 +286,7 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
  * transaction; false: t is gone, freed), launch starts their supervisors
  * once the step has committed (an action, step.c). */
 bool jf_eng_start_prepare(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
-void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid);
+void jf_eng_start_launch(struct jf_engine *e, struct trun *t, uid_t uid, gid_t gid);
 /* Start the supervisor of a recorded attempt once the step commits. */
 void jf_eng_launch_later(struct jf_engine *e, int64_t attempt_id, uid_t uid, gid_t gid);
 /* Actions (jf_eng_after): SIGTERM, SIGKILL to the run of attempt a. */

@@ -227,7 +227,10 @@ int jf_loop_run(struct jf_loop *l)
 		int timeout = 0;
 		if (!l->virt && !pending) {
 			int64_t at = jf_loop_next_at(l), now = mono_ms();
-			timeout = at < 0 ? -1 : at <= now ? 0 : (int)(at - now > 60000 ? 60000 : at - now);
+			if (at < 0)
+				timeout = -1;
+			else if (at > now)
+				timeout = (int)(at - now > 60000 ? 60000 : at - now);
 		}
 		struct epoll_event evs[LOOP_EVENTS];
 		int n = epoll_wait(l->epfd, evs, LOOP_EVENTS, timeout);

@@ -157,7 +157,8 @@ static enum jf_err req_queue_spec(struct jf_engine *e, int64_t id, const char *t
 		rc = jf_error_set(err, JF_ENOTSUP, 0,
 				  "key '%s': partitions belong to the slurm backend and this "
 				  "daemon runs --backend %s",
-				  q.partition ? "partition" : "spot_partition", e->be->ops->name);
+				  q.partition ? "partition" : "spot_partition",
+				  jf_engine_backend_name(e));
 	else if (rc == JF_OK && q.private_)
 		rc = private_ok(e, id, err);
 	struct jf_event_scope sc = { .queue_id = id };
@@ -320,12 +321,12 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 		rc = jf_error_set(err, JF_ENOTSUP, 0,
 				  "key 'cpu_exclusive': not honoured on the %s backend (pinning "
 				  "cores is the cluster's task plugin's job there)",
-				  e->be->ops->name);
+				  jf_engine_backend_name(e));
 	if (rc == JF_OK && e->delegated && spec->unit_runtime > 0)
 		rc = jf_error_set(err, JF_ENOTSUP, 0,
 				  "key 'unit_runtime': not honoured on the %s backend yet (it "
 				  "decides when spot work starts; jobfs's forecast does not)",
-				  e->be->ops->name);
+				  jf_engine_backend_name(e));
 	if (rc == JF_OK && spec->cpu_exclusive && req.gpus == 0)
 		rc = jf_error_set(
 			err, JF_EINVAL, 0,

@@ -343,7 +343,7 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			.cpus = ncpus ? cpus : NULL,
 			.ncpus = ncpus,
 		};
-		rc = jf_backend_start(e->be, &l, (uint64_t)attempt_id, &started, &err);
+		rc = jf_runner_start(e->run, &l, (uint64_t)attempt_id, &started, &err);
 	}
 	for (size_t i = 0; i < np; i++) {
 		jf_env_free(envs[i]);
@@ -408,7 +408,7 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
 				     "created %s; image %s not pulled: the %s backend runs the "
 				     "command on this host",
-				     c->name, c->image, e->be->ops->name);
+				     c->name, c->image, jf_engine_backend_name(e));
 		else
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
 				     "created %s", c->name);
@@ -506,9 +506,8 @@ static void launch_task(struct jf_engine *e, int64_t task_id, int64_t uid, int64
 	jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, true);
 }
 
-void jf_eng_start_launch(struct jf_engine *e, struct grt *g, struct trun *t, uid_t uid, gid_t gid)
+void jf_eng_start_launch(struct jf_engine *e, struct trun *t, uid_t uid, gid_t gid)
 {
-	(void)g;
 	jf_eng_after(e, launch_task, t->task_id, uid, gid);
 }
 
@@ -527,13 +526,23 @@ void jf_eng_launch_later(struct jf_engine *e, int64_t attempt_id, uid_t uid, gid
 	jf_eng_after(e, launch_one, attempt_id, uid, gid);
 }
 
+/* A run's handle came from the runner's start, or from the scheduler's
+ * STARTED note (one element of a batch). */
+static void jf_eng_signal(struct jf_engine *e, const char *handle, enum jf_run_signal sig)
+{
+	if (e->sch)
+		jf_scheduler_signal(e->sch, handle, sig);
+	else
+		jf_runner_signal(e->run, handle, sig);
+}
+
 void jf_eng_act_term(struct jf_engine *e, int64_t attempt_id, int64_t b, int64_t c)
 {
 	(void)b;
 	(void)c;
 	struct run *r = jf_idmap_get(&e->runs, attempt_id);
 	if (r && r->handle[0])
-		jf_backend_signal(e->be, r->handle, JF_RUN_TERM);
+		jf_eng_signal(e, r->handle, JF_RUN_TERM);
 }
 
 void jf_eng_act_kill(struct jf_engine *e, int64_t attempt_id, int64_t b, int64_t c)
@@ -542,7 +551,7 @@ void jf_eng_act_kill(struct jf_engine *e, int64_t attempt_id, int64_t b, int64_t
 	(void)c;
 	struct run *r = jf_idmap_get(&e->runs, attempt_id);
 	if (r && r->handle[0])
-		jf_backend_signal(e->be, r->handle, JF_RUN_KILL);
+		jf_eng_signal(e, r->handle, JF_RUN_KILL);
 }
 
 /* Start all nodes of a placed task.  Takes the slots (already subtracted). */
@@ -552,7 +561,7 @@ void jf_eng_start_task(struct jf_engine *e, struct grt *g, struct trun *t, uid_t
 	 * attempts are durable before any supervisor starts */
 	jf_eng_step_begin(e);
 	if (jf_eng_start_prepare(e, g, t, uid, gid))
-		jf_eng_start_launch(e, g, t, uid, gid);
+		jf_eng_start_launch(e, t, uid, gid);
 	jf_eng_step_end(e);
 }
 

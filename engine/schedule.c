@@ -24,6 +24,8 @@
  */
 #include "engine/engine_int.h"
 
+#include "core/grow.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,21 +61,6 @@ struct snap {
 
 #define WINDOW_RECHECK_MS 60000
 
-static bool grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	size_t n = *cap ? *cap * 2 : 32;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = n;
-	return true;
-}
-
 static int queue_index(struct snap *s, int64_t queue_id)
 {
 	if (!queue_id)
@@ -82,8 +69,8 @@ static int queue_index(struct snap *s, int64_t queue_id)
 		if (s->queue_ids[i] == queue_id)
 			return (int)i;
 	size_t capq = s->capq;
-	if (!grow((void **)&s->queues, &capq, s->nq + 1, sizeof(*s->queues)) ||
-	    !grow((void **)&s->queue_ids, &s->capq, s->nq + 1, sizeof(*s->queue_ids))) {
+	if (!jf_grow(&s->queues, &capq, s->nq + 1, sizeof(*s->queues)) ||
+	    !jf_grow(&s->queue_ids, &s->capq, s->nq + 1, sizeof(*s->queue_ids))) {
 		s->oom = true;
 		return -1;
 	}
@@ -128,7 +115,7 @@ static bool window_wait(struct snap *s, struct grt *g, int64_t tasks)
 	double risk = jf_forecast_risk(e->fc[model], jf_eng_now(e), g->spec->unit_runtime,
 				       (int)need, s->free_gpus[model]);
 	bool wait = risk > e->cluster->spot_risk_max;
-	if (!grow((void **)&s->gates, &s->capgates, s->ngates + 1, sizeof(*s->gates))) {
+	if (!jf_grow(&s->gates, &s->capgates, s->ngates + 1, sizeof(*s->gates))) {
 		s->oom = true;
 		return wait;
 	}
@@ -167,9 +154,9 @@ static int add_group(void *ctx, int64_t gid)
 		s->free_gpus[model] -= take < s->free_gpus[model] ? take : s->free_gpus[model];
 	}
 	size_t capg = s->capg, capu = s->capg;
-	if (!grow((void **)&s->groups, &capg, s->ng + 1, sizeof(*s->groups)) ||
-	    !grow((void **)&s->uids, &capu, s->ng + 1, sizeof(*s->uids)) ||
-	    !grow((void **)&s->gids, &s->capg, s->ng + 1, sizeof(*s->gids))) {
+	if (!jf_grow(&s->groups, &capg, s->ng + 1, sizeof(*s->groups)) ||
+	    !jf_grow(&s->uids, &capu, s->ng + 1, sizeof(*s->uids)) ||
+	    !jf_grow(&s->gids, &s->capg, s->ng + 1, sizeof(*s->gids))) {
 		s->oom = true;
 		return 1;
 	}
@@ -224,7 +211,7 @@ static void add_running(struct snap *s)
 			s->queues[qi].held += t->nodes;
 		if (nslots != (size_t)t->nodes)
 			continue;
-		if (!grow((void **)&s->run, &s->caprun, s->nrun + 1, sizeof(*s->run))) {
+		if (!jf_grow(&s->run, &s->caprun, s->nrun + 1, sizeof(*s->run))) {
 			s->oom = true;
 			return;
 		}
@@ -247,8 +234,8 @@ static int collect(void *ctx, int64_t id, int64_t idx)
 {
 	struct waiting *w = ctx;
 	size_t cap = w->cap;
-	if (!grow((void **)&w->ids, &cap, w->n + 1, sizeof(*w->ids)) ||
-	    !grow((void **)&w->idx, &w->cap, w->n + 1, sizeof(*w->idx))) {
+	if (!jf_grow(&w->ids, &cap, w->n + 1, sizeof(*w->ids)) ||
+	    !jf_grow(&w->idx, &w->cap, w->n + 1, sizeof(*w->idx))) {
 		w->oom = true;
 		return 1;
 	}
@@ -369,9 +356,9 @@ static bool collect_cands(struct jf_engine *e, struct cands *cs)
 		if (!known)
 			continue;
 		size_t c1 = cap, c2 = cap;
-		if (!grow((void **)&cs->c, &c1, cs->n + 1, sizeof(*cs->c)) ||
-		    !grow((void **)&cs->t, &c2, cs->n + 1, sizeof(*cs->t)) ||
-		    !grow((void **)&cs->victims, &cap, cs->n + 1, sizeof(*cs->victims)))
+		if (!jf_grow(&cs->c, &c1, cs->n + 1, sizeof(*cs->c)) ||
+		    !jf_grow(&cs->t, &c2, cs->n + 1, sizeof(*cs->t)) ||
+		    !jf_grow(&cs->victims, &cap, cs->n + 1, sizeof(*cs->victims)))
 			return false;
 		cs->c[cs->n] = (struct jf_preempt_cand){
 			.id = t->task_id,
@@ -590,7 +577,7 @@ static void pass(struct jf_engine *e)
 				continue;
 			if (moved)
 				moved[todo[i].group] = true;
-			jf_eng_start_launch(e, todo[i].g, todo[i].t, s.uids[todo[i].group],
+			jf_eng_start_launch(e, todo[i].t, s.uids[todo[i].group],
 					    s.gids[todo[i].group]);
 		}
 		jf_eng_step_end(e);

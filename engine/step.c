@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "engine/engine_int.h"
 #include "store/store.h"
 
@@ -35,18 +36,16 @@ void jf_eng_step_begin(struct jf_engine *e)
 		e->step.failed = true;
 }
 
-static bool queue_grow(struct jf_engine *e)
+/* Queue one action; out of memory, the step cannot keep its promise and
+ * fails as a whole: nothing of it is done. */
+static void push_act(struct jf_engine *e, struct jf_act a)
 {
 	struct jf_step *s = &e->step;
-	if (s->nacts < s->cap)
-		return true;
-	size_t nc = s->cap ? s->cap * 2 : 32;
-	struct jf_act *p = realloc(s->acts, nc * sizeof(*p));
-	if (!p)
-		return false;
-	s->acts = p;
-	s->cap = nc;
-	return true;
+	if (!jf_grow(&s->acts, &s->cap, s->nacts + 1, sizeof(*s->acts))) {
+		s->failed = true;
+		return;
+	}
+	s->acts[s->nacts++] = a;
 }
 
 void jf_eng_after(struct jf_engine *e, jf_act_fn fn, int64_t a, int64_t b, int64_t c)
@@ -55,11 +54,7 @@ void jf_eng_after(struct jf_engine *e, jf_act_fn fn, int64_t a, int64_t b, int64
 		fn(e, a, b, c);
 		return;
 	}
-	if (!queue_grow(e)) {
-		e->step.failed = true; /* cannot keep the promise: nothing is done */
-		return;
-	}
-	e->step.acts[e->step.nacts++] = (struct jf_act){ .fn = fn, .a = a, .b = b, .c = c };
+	push_act(e, (struct jf_act){ .fn = fn, .a = a, .b = b, .c = c });
 }
 
 void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue_id,
@@ -87,11 +82,7 @@ void jf_eng_changed(struct jf_engine *e, enum jf_change_kind kind, int64_t queue
 		    a->ch.node_id == ch.node_id && a->ch.structure == ch.structure)
 			return;
 	}
-	if (!queue_grow(e)) {
-		e->step.failed = true;
-		return;
-	}
-	e->step.acts[e->step.nacts++] = (struct jf_act){ .fn = NULL, .ch = ch };
+	push_act(e, (struct jf_act){ .fn = NULL, .ch = ch });
 }
 
 static void say_failure(struct jf_engine *e, const char *what)

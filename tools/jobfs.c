@@ -557,7 +557,8 @@ int main(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	char *shim = shim_path();
-	struct jf_backend *be = NULL;
+	struct jf_runner *runner = NULL;
+	struct jf_scheduler *scheduler = NULL;
 	bool slurm = o.backend && strcmp(o.backend, "slurm") == 0;
 	if (slurm) {
 		char uuid[64];
@@ -575,14 +576,14 @@ int main(int argc, char **argv)
 			.jobcomp = o.slurm_jobcomp,
 		};
 		if (jf_slurm_rest_global_init() == JF_OK)
-			be = jf_slurm_new(&sc, &err);
+			scheduler = jf_slurm_new(&sc, &err);
 		else
 			jf_error_set(&err, JF_EIO, 0, "cannot initialise libcurl");
 	} else if (shim) {
-		be = jf_local_new(shim, &err);
+		runner = jf_local_new(shim, &err);
 	}
 	free(shim);
-	if (!be) {
+	if (!runner && !scheduler) {
 		fail("%s backend: %s", slurm ? "slurm" : "local",
 		     err.msg[0] ? err.msg : "cannot find jobfs-shim");
 		jf_store_close(st);
@@ -592,7 +593,8 @@ int main(int argc, char **argv)
 		.state_dir = state,
 		.store = st,
 		.cluster = cluster,
-		.backend = be,
+		.runner = runner,
+		.scheduler = scheduler,
 		.log_cap_bytes = o.log_cap,
 		.partition_ondemand = o.slurm_ondemand,
 		.partition_spot = o.slurm_spot ? o.slurm_spot : (slurm ? "spot" : NULL),

@@ -76,7 +76,7 @@
 
 #include "backends/local/local_int.h"
 
-static const struct jf_backend_ops local_ops;
+static const struct jf_runner_ops local_ops;
 
 /* ---- small helpers ---- */
 
@@ -482,7 +482,7 @@ out:
 	return rc;
 }
 
-static enum jf_err local_start(struct jf_backend *be, const struct jf_launch *l, uint64_t cookie,
+static enum jf_err local_start(struct jf_runner *be, const struct jf_launch *l, uint64_t cookie,
 			       struct jf_run_started *out, struct jf_error *err)
 {
 	struct local *lb = (struct local *)be;
@@ -600,7 +600,7 @@ fail_pipe:
 
 /* ---- the rest of the ops ---- */
 
-static enum jf_err local_adopt(struct jf_backend *be, const char *handle, const char *run_dir,
+static enum jf_err local_adopt(struct jf_runner *be, const char *handle, const char *run_dir,
 			       uint64_t cookie, struct jf_error *err)
 {
 	struct local *lb = (struct local *)be;
@@ -635,7 +635,7 @@ static enum jf_err local_adopt(struct jf_backend *be, const char *handle, const 
 	return JF_OK;
 }
 
-static enum jf_err local_signal(struct jf_backend *be, const char *handle, enum jf_run_signal sig)
+static enum jf_err local_signal(struct jf_runner *be, const char *handle, enum jf_run_signal sig)
 {
 	struct local *lb = (struct local *)be;
 	pid_t pid;
@@ -671,7 +671,7 @@ static enum jf_err local_signal(struct jf_backend *be, const char *handle, enum 
 	return errno == EPERM ? JF_EACCES : JF_EIO;
 }
 
-static enum jf_err local_recover(struct jf_backend *be, const char *run_dir, char *handle, size_t n,
+static enum jf_err local_recover(struct jf_runner *be, const char *run_dir, char *handle, size_t n,
 				 int64_t *start_ms, struct jf_error *err)
 {
 	(void)be;
@@ -716,7 +716,7 @@ enum jf_err jf_local_claim(const char *run_dir, char *handle, size_t n, int64_t 
 	return rc;
 }
 
-static int local_fd(struct jf_backend *be)
+static int local_fd(struct jf_runner *be)
 {
 	return ((struct local *)be)->epfd;
 }
@@ -727,7 +727,7 @@ static int local_fd(struct jf_backend *be)
  * `started` result now and goes on the ready list, whose entries are
  * finished first in the next round (its end follows its start).
  */
-static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_t max)
+static size_t local_reap(struct jf_runner *be, struct jf_run_result *out, size_t max)
 {
 	struct local *lb = (struct local *)be;
 	size_t n = 0;
@@ -777,13 +777,13 @@ static size_t local_reap(struct jf_backend *be, struct jf_run_result *out, size_
 	return n;
 }
 
-void jf_local_set_ready_timeout(struct jf_backend *be, int64_t ms)
+void jf_local_set_ready_timeout(struct jf_runner *be, int64_t ms)
 {
 	if (ms > 0)
 		((struct local *)be)->ready_timeout_ms = ms;
 }
 
-static void local_free(struct jf_backend *be)
+static void local_free(struct jf_runner *be)
 {
 	struct local *lb = (struct local *)be;
 	for (size_t i = 0; i < lb->nbuckets; i++) {
@@ -808,7 +808,7 @@ static void local_free(struct jf_backend *be)
 	free(lb);
 }
 
-static const struct jf_backend_ops local_ops = {
+static const struct jf_runner_ops local_ops = {
 	.name = "local",
 	.start = local_start,
 	.adopt = local_adopt,
@@ -819,7 +819,7 @@ static const struct jf_backend_ops local_ops = {
 	.free = local_free,
 };
 
-struct jf_backend *jf_local_new(const char *shim_path, struct jf_error *err)
+struct jf_runner *jf_local_new(const char *shim_path, struct jf_error *err)
 {
 	struct local *lb;
 

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backends/backend.h"
+#include "backends/runner.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -56,7 +56,7 @@ struct run {
 };
 
 struct local {
-	struct jf_backend be; /* first: the engine holds &be */
+	struct jf_runner be; /* first: the engine holds &be */
 	char *shim_path;
 	int epfd;
 	int evfd;

@@ -52,7 +52,7 @@ struct srun {
 };
 
 struct sim {
-	struct jf_backend be;     /* first: the engine holds &be */
+	struct jf_runner be;      /* first: the engine holds &be */
 	struct jf_sim_clock *clk; /* borrowed */
 	int evfd;
 	bool armed; /* evfd is readable */
@@ -65,9 +65,9 @@ struct sim {
 	struct jf_sim_stats stats;
 };
 
-static const struct jf_backend_ops sim_ops;
+static const struct jf_runner_ops sim_ops;
 
-static struct sim *as_sim(struct jf_backend *be)
+static struct sim *as_sim(struct jf_runner *be)
 {
 	return be && be->ops == &sim_ops ? (struct sim *)be : NULL;
 }
@@ -310,7 +310,7 @@ static void plan_draw(struct sim *s, const struct plan *p, int64_t *run_ms, int 
 
 /* ---- the ops ---- */
 
-static enum jf_err sim_start(struct jf_backend *be, const struct jf_launch *l, uint64_t cookie,
+static enum jf_err sim_start(struct jf_runner *be, const struct jf_launch *l, uint64_t cookie,
 			     struct jf_run_started *out, struct jf_error *err)
 {
 	struct sim *s = (struct sim *)be;
@@ -360,7 +360,7 @@ static enum jf_err sim_start(struct jf_backend *be, const struct jf_launch *l, u
 	return JF_OK;
 }
 
-static enum jf_err sim_adopt(struct jf_backend *be, const char *handle, const char *run_dir,
+static enum jf_err sim_adopt(struct jf_runner *be, const char *handle, const char *run_dir,
 			     uint64_t cookie, struct jf_error *err)
 {
 	(void)be;
@@ -391,7 +391,7 @@ static bool parse_handle(const char *handle, uint64_t *seq)
 	return true;
 }
 
-static enum jf_err sim_signal(struct jf_backend *be, const char *handle, enum jf_run_signal sig)
+static enum jf_err sim_signal(struct jf_runner *be, const char *handle, enum jf_run_signal sig)
 {
 	struct sim *s = (struct sim *)be;
 	uint64_t seq;
@@ -409,7 +409,7 @@ static enum jf_err sim_signal(struct jf_backend *be, const char *handle, enum jf
 	return JF_OK;
 }
 
-static int sim_fd(struct jf_backend *be)
+static int sim_fd(struct jf_runner *be)
 {
 	return ((struct sim *)be)->evfd;
 }
@@ -436,7 +436,7 @@ static void fill_result(const struct srun *r, struct jf_run_result *out)
 	}
 }
 
-static size_t sim_reap(struct jf_backend *be, struct jf_run_result *out, size_t max)
+static size_t sim_reap(struct jf_runner *be, struct jf_run_result *out, size_t max)
 {
 	struct sim *s = (struct sim *)be;
 	size_t n = 0;
@@ -453,7 +453,7 @@ static size_t sim_reap(struct jf_backend *be, struct jf_run_result *out, size_t 
 	return n;
 }
 
-static void sim_free(struct jf_backend *be)
+static void sim_free(struct jf_runner *be)
 {
 	struct sim *s = (struct sim *)be;
 	for (size_t i = 0; i < s->n; i++)
@@ -465,7 +465,7 @@ static void sim_free(struct jf_backend *be)
 	free(s);
 }
 
-static const struct jf_backend_ops sim_ops = {
+static const struct jf_runner_ops sim_ops = {
 	.name = "sim",
 	.start = sim_start,
 	.adopt = sim_adopt,
@@ -475,7 +475,7 @@ static const struct jf_backend_ops sim_ops = {
 	.free = sim_free,
 };
 
-struct jf_backend *jf_sim_new(struct jf_sim_clock *clk, struct jf_error *err)
+struct jf_runner *jf_sim_new(struct jf_sim_clock *clk, struct jf_error *err)
 {
 	if (!clk) {
 		jf_error_set(err, JF_EINVAL, 0, "sim backend: no clock");
@@ -511,14 +511,14 @@ nomem:
 
 /* ---- helpers for the driver ---- */
 
-void jf_sim_seed(struct jf_backend *be, uint64_t seed)
+void jf_sim_seed(struct jf_runner *be, uint64_t seed)
 {
 	struct sim *s = as_sim(be);
 	if (s)
 		s->rng = seed;
 }
 
-void jf_sim_advance(struct jf_backend *be, int64_t to_ms)
+void jf_sim_advance(struct jf_runner *be, int64_t to_ms)
 {
 	struct sim *s = as_sim(be);
 	if (!s)
@@ -528,7 +528,7 @@ void jf_sim_advance(struct jf_backend *be, int64_t to_ms)
 	sync_fd(s);
 }
 
-bool jf_sim_due(struct jf_backend *be)
+bool jf_sim_due(struct jf_runner *be)
 {
 	struct sim *s = as_sim(be);
 	if (!s)
@@ -537,19 +537,19 @@ bool jf_sim_due(struct jf_backend *be)
 	return s->n > 0 && s->heap[0]->end_ms <= s->clk->now_ms;
 }
 
-int64_t jf_sim_next_end(struct jf_backend *be)
+int64_t jf_sim_next_end(struct jf_runner *be)
 {
 	struct sim *s = as_sim(be);
 	return s && s->n > 0 ? s->heap[0]->end_ms : -1;
 }
 
-size_t jf_sim_running(struct jf_backend *be)
+size_t jf_sim_running(struct jf_runner *be)
 {
 	struct sim *s = as_sim(be);
 	return s ? s->n : 0;
 }
 
-void jf_sim_stats(struct jf_backend *be, struct jf_sim_stats *out)
+void jf_sim_stats(struct jf_runner *be, struct jf_sim_stats *out)
 {
 	struct sim *s = as_sim(be);
 	if (s)

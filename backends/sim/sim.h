@@ -40,7 +40,7 @@
  * call jf_sim_due() after changing now_ms by hand, and the fd follows.
  * reap() returns ended runs in order of end time, then start order.
  *
- * jf_sim_new() returns a backend freed with jf_backend_free() (the engine
+ * jf_sim_new() returns a backend freed with jf_runner_free() (the engine
  * frees the one it was given); the clock is borrowed and must outlive it.
  * The helpers below take any backend and do nothing (return -1 / 0 /
  * false) when it is not a sim backend.
@@ -52,7 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/backend.h"
+#include "backends/runner.h"
 
 /* 2026-01-01T00:00:00Z */
 #define JF_SIM_EPOCH_MS INT64_C(1767225600000)
@@ -64,25 +64,25 @@ struct jf_sim_clock {
 /* For jf_clock.now_ms: ctx is the struct jf_sim_clock. */
 int64_t jf_sim_now(void *ctx);
 
-struct jf_backend *jf_sim_new(struct jf_sim_clock *clk, struct jf_error *err);
+struct jf_runner *jf_sim_new(struct jf_sim_clock *clk, struct jf_error *err);
 
 /* Seed of the generator behind RUN_SECONDS ranges and FAIL_PERCENT
  * (default 1).  Same seed, same draws. */
-void jf_sim_seed(struct jf_backend *be, uint64_t seed);
+void jf_sim_seed(struct jf_runner *be, uint64_t seed);
 
 /* Move the clock to to_ms (never backwards) and make the fd readable if a
  * run is due. */
-void jf_sim_advance(struct jf_backend *be, int64_t to_ms);
+void jf_sim_advance(struct jf_runner *be, int64_t to_ms);
 
 /* True when reap() has a run to return (end <= now); syncs the fd. */
-bool jf_sim_due(struct jf_backend *be);
+bool jf_sim_due(struct jf_runner *be);
 
 /* The earliest end among runs not reaped yet, or -1 if there are none
  * (it may be <= now when a run is due). */
-int64_t jf_sim_next_end(struct jf_backend *be);
+int64_t jf_sim_next_end(struct jf_runner *be);
 
 /* Runs started and not yet reaped. */
-size_t jf_sim_running(struct jf_backend *be);
+size_t jf_sim_running(struct jf_runner *be);
 
 struct jf_sim_stats {
 	uint64_t started;   /* runs started */
@@ -90,6 +90,6 @@ struct jf_sim_stats {
 	uint64_t failed;    /* of those, ended by themselves with a non-zero code */
 	uint64_t signalled; /* runs ended early by signal() */
 };
-void jf_sim_stats(struct jf_backend *be, struct jf_sim_stats *out);
+void jf_sim_stats(struct jf_runner *be, struct jf_sim_stats *out);
 
 #endif

@@ -27,7 +27,7 @@
 #include <jansson.h>
 #include <sys/types.h>
 
-#include "backends/backend.h"
+#include "backends/scheduler.h"
 
 /* The batch script (caller frees); NULL when a path cannot be quoted or
  * on ENOMEM (err says which). */

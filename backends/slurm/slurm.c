@@ -44,7 +44,7 @@
 
 #define START_NODES_MS 1500
 
-static const struct jf_backend_ops slurm_ops;
+static const struct jf_scheduler_ops slurm_ops;
 
 /* ---- the loop's side ---- */
 
@@ -87,7 +87,7 @@ static void give_to(const char *path, uid_t uid, gid_t gid)
 	}
 }
 
-static enum jf_err slurm_submit(struct jf_backend *be, const struct jf_batch *b,
+static enum jf_err slurm_submit(struct jf_scheduler *be, const struct jf_batch *b,
 				struct jf_error *err)
 {
 	struct slurm *s = (struct slurm *)be;
@@ -153,7 +153,7 @@ out:
 	return rc;
 }
 
-static void slurm_follow(struct jf_backend *be, uint64_t key, int64_t job_id, const char *dir,
+static void slurm_follow(struct jf_scheduler *be, uint64_t key, int64_t job_id, const char *dir,
 			 int64_t first_idx, const char *user)
 {
 	struct slurm *s = (struct slurm *)be;
@@ -167,7 +167,7 @@ static void slurm_follow(struct jf_backend *be, uint64_t key, int64_t job_id, co
 	push_req(s, r);
 }
 
-static void slurm_running(struct jf_backend *be, uint64_t key, int64_t idx, int64_t run,
+static void slurm_running(struct jf_scheduler *be, uint64_t key, int64_t idx, int64_t run,
 			  int64_t elem_job)
 {
 	struct req *r = req_new(RQ_RUNNING, key);
@@ -179,7 +179,7 @@ static void slurm_running(struct jf_backend *be, uint64_t key, int64_t idx, int6
 	push_req((struct slurm *)be, r);
 }
 
-static void simple_req(struct jf_backend *be, enum req_kind kind, uint64_t key, int64_t a)
+static void simple_req(struct jf_scheduler *be, enum req_kind kind, uint64_t key, int64_t a)
 {
 	struct req *r = req_new(kind, key);
 	if (!r)
@@ -188,24 +188,24 @@ static void simple_req(struct jf_backend *be, enum req_kind kind, uint64_t key, 
 	push_req((struct slurm *)be, r);
 }
 
-static void slurm_throttle(struct jf_backend *be, uint64_t key, int64_t throttle)
+static void slurm_throttle(struct jf_scheduler *be, uint64_t key, int64_t throttle)
 {
 	simple_req(be, RQ_THROTTLE, key, throttle);
 }
 
-static void slurm_hold(struct jf_backend *be, uint64_t key, bool hold)
+static void slurm_hold(struct jf_scheduler *be, uint64_t key, bool hold)
 {
 	simple_req(be, RQ_HOLD, key, hold ? 1 : 0);
 }
 
-static void slurm_cancel(struct jf_backend *be, uint64_t key, int64_t idx)
+static void slurm_cancel(struct jf_scheduler *be, uint64_t key, int64_t idx)
 {
 	simple_req(be, RQ_CANCEL, key, idx);
 }
 
 /* A node attempt's handle, "slurm:KEY:IDX:RUN:NODE": signalling it cancels
  * the element (Slurm sends TERM, then KILL after its KillWait). */
-static enum jf_err slurm_signal(struct jf_backend *be, const char *handle, enum jf_run_signal sig)
+static enum jf_err slurm_signal(struct jf_scheduler *be, const char *handle, enum jf_run_signal sig)
 {
 	unsigned long long key;
 	long long idx;
@@ -216,40 +216,9 @@ static enum jf_err slurm_signal(struct jf_backend *be, const char *handle, enum 
 	return JF_OK;
 }
 
-static enum jf_err slurm_start(struct jf_backend *be, const struct jf_launch *l, uint64_t cookie,
-			       struct jf_run_started *out, struct jf_error *err)
-{
-	(void)be;
-	(void)l;
-	(void)cookie;
-	(void)out;
-	return jf_error_set(err, JF_ENOTSUP, 0,
-			    "slurm: nodes are started by Slurm, not one by one");
-}
-
-static enum jf_err slurm_adopt(struct jf_backend *be, const char *handle, const char *run_dir,
-			       uint64_t cookie, struct jf_error *err)
-{
-	/* the engine follows the element through its batch (running()) */
-	(void)be;
-	(void)handle;
-	(void)run_dir;
-	(void)cookie;
-	(void)err;
-	return JF_OK;
-}
-
-static int slurm_fd(struct jf_backend *be)
+static int slurm_fd(struct jf_scheduler *be)
 {
 	return ((struct slurm *)be)->evfd;
-}
-
-static size_t slurm_reap(struct jf_backend *be, struct jf_run_result *out, size_t max)
-{
-	(void)be;
-	(void)out;
-	(void)max;
-	return 0;
 }
 
 /* Under mu: the machines the thread saw last become the loop's. */
@@ -264,7 +233,7 @@ void jf_sl_take_machines(struct slurm *s)
 	s->have_next_machines = false;
 }
 
-static size_t slurm_notes(struct jf_backend *be, struct jf_note *out, size_t max)
+static size_t slurm_notes(struct jf_scheduler *be, struct jf_note *out, size_t max)
 {
 	struct slurm *s = (struct slurm *)be;
 	uint64_t count;
@@ -282,14 +251,14 @@ static size_t slurm_notes(struct jf_backend *be, struct jf_note *out, size_t max
 	return n;
 }
 
-static const struct jf_be_machine *slurm_machines(struct jf_backend *be, size_t *n)
+static const struct jf_be_machine *slurm_machines(struct jf_scheduler *be, size_t *n)
 {
 	struct slurm *s = (struct slurm *)be;
 	*n = s->nmachines;
 	return s->machines;
 }
 
-static void slurm_free(struct jf_backend *be)
+static void slurm_free(struct jf_scheduler *be)
 {
 	struct slurm *s = (struct slurm *)be;
 	if (s->thread_up) {
@@ -328,22 +297,19 @@ static void slurm_free(struct jf_backend *be)
 	free(s);
 }
 
-static const struct jf_backend_ops slurm_ops = {
+static const struct jf_scheduler_ops slurm_ops = {
 	.name = "slurm",
-	.start = slurm_start,
-	.adopt = slurm_adopt,
-	.signal = slurm_signal,
-	.fd = slurm_fd,
-	.reap = slurm_reap,
-	.free = slurm_free,
 	.submit = slurm_submit,
 	.follow = slurm_follow,
 	.running = slurm_running,
 	.throttle = slurm_throttle,
 	.hold = slurm_hold,
 	.cancel = slurm_cancel,
+	.signal = slurm_signal,
+	.fd = slurm_fd,
 	.notes = slurm_notes,
 	.machines = slurm_machines,
+	.free = slurm_free,
 };
 
 static char *dup_or_empty(const char *s)
@@ -351,7 +317,7 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-struct jf_backend *jf_slurm_new(const struct jf_slurm_config *c, struct jf_error *err)
+struct jf_scheduler *jf_slurm_new(const struct jf_slurm_config *c, struct jf_error *err)
 {
 	if (!c->url || !c->url[0]) {
 		jf_error_set(err, JF_EINVAL, 0, "slurm backend: no --slurm URL");

@@ -38,7 +38,7 @@
 
 #include <stdint.h>
 
-#include "backends/backend.h"
+#include "backends/scheduler.h"
 
 struct jf_slurm_config {
 	const char *url;     /* "unix:/path/slurmrestd.socket" or "http://host:port" */
@@ -54,7 +54,7 @@ struct jf_slurm_config {
 
 /* Starts the backend's thread; reads the node list once (at most a few
  * seconds) so that the machines are known before the tree is.  NULL on
- * failure with err set.  Free with jf_backend_free(). */
-struct jf_backend *jf_slurm_new(const struct jf_slurm_config *c, struct jf_error *err);
+ * failure with err set.  Free with jf_scheduler_free(). */
+struct jf_scheduler *jf_slurm_new(const struct jf_slurm_config *c, struct jf_error *err);
 
 #endif

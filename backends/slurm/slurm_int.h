@@ -80,7 +80,7 @@ struct sub {
 };
 
 struct slurm {
-	struct jf_backend be; /* first: the engine holds &be */
+	struct jf_scheduler be; /* first: the engine holds &be */
 	struct jf_slurm_config cfg;
 	char *url, *token, *shim, *uuid;
 	pthread_t thread;

@@ -31,6 +31,8 @@
 #include <sys/wait.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 #include <sqlite3.h>
 
 #include "backends/local/local.h"
@@ -42,48 +44,24 @@ struct fix {
 	char dir[256];
 	char db[512];
 	struct jf_engine *e;
-	struct jf_backend *be; /* owned by e; kept to kill leftovers */
-	int64_t offset_ms;     /* the injected clock: real time + this */
-	int changes;           /* notifications seen */
+	struct jf_runner *be; /* owned by e; kept to kill leftovers */
+	int64_t offset_ms;    /* the injected clock: real time + this */
+	int changes;          /* notifications seen */
 	int64_t queue;
 	int64_t grace_s; /* the cluster's preempt_grace for the next start; 0 = 30 */
 	int64_t first;   /* test_group_cache_trim: its first group's id */
 };
 
-static int64_t real_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int64_t test_now(void *ctx)
 {
 	const struct fix *f = ctx;
-	return real_ms() + f->offset_ms;
+	return jft_wall_ms() + f->offset_ms;
 }
 
 static void on_change(void *ctx, const struct jf_change *ch)
 {
 	(void)ch;
 	((struct fix *)ctx)->changes++;
-}
-
-static const char *shim_path(void)
-{
-	const char *shim = getenv("JOBFS_SHIM");
-#ifdef JF_BUILD_DIR
-	if (!shim)
-		shim = JF_BUILD_DIR "/tools/jobfs-shim";
-#endif
-	return shim;
 }
 
 /* A new engine on the fixture's state directory (reopening its store). */
@@ -97,15 +75,15 @@ static void engine_start(struct fix *f)
 	assert_non_null(c);
 	if (f->grace_s)
 		c->preempt_grace_s = f->grace_s;
-	assert_non_null(shim_path());
-	struct jf_backend *be = jf_local_new(shim_path(), &err);
+	assert_non_null(jft_shim_path());
+	struct jf_runner *be = jf_local_new(jft_shim_path(), &err);
 	if (!be)
 		fail_msg("jf_local_new: %s", err.msg);
 	struct jf_engine_config cfg = {
 		.state_dir = f->dir,
 		.store = st,
 		.cluster = c,
-		.backend = be,
+		.runner = be,
 		.clock = { .now_ms = test_now, .ctx = f },
 		.kill_grace_ms = 200,
 	};
@@ -113,14 +91,6 @@ static void engine_start(struct fix *f)
 		fail_msg("jf_engine_new: %s", err.msg);
 	f->be = be;
 	jf_engine_set_notify(f->e, on_change, f);
-}
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 static int setup(void **state)
@@ -190,13 +160,13 @@ static int task_state(struct fix *f, int64_t g, int64_t idx)
 static bool run_until(struct fix *f, bool (*pred)(struct fix *, int64_t), int64_t g, int timeout_ms,
 		      void (*each)(struct fix *, int64_t, void *), void *ctx)
 {
-	int64_t end = mono_ms() + timeout_ms;
+	int64_t end = jft_mono_ms() + timeout_ms;
 	for (;;) {
 		if (each)
 			each(f, g, ctx);
 		if (pred(f, g))
 			return true;
-		if (mono_ms() >= end)
+		if (jft_mono_ms() >= end)
 			return false;
 		turn(f, 50);
 	}
@@ -226,23 +196,23 @@ static int teardown(void **state)
 				while (sqlite3_step(s) == SQLITE_ROW) {
 					const char *h = (const char *)sqlite3_column_text(s, 0);
 					if (h && *h)
-						jf_backend_signal(f->be, h, JF_RUN_KILL);
+						jf_runner_signal(f->be, h, JF_RUN_KILL);
 				}
 				sqlite3_finalize(s);
 			}
 			sqlite3_close(db);
 		}
-		int64_t end = mono_ms() + 5000;
+		int64_t end = jft_mono_ms() + 5000;
 		for (;;) {
 			int n = 0;
 			if (jf_attempt_list_open(jf_engine_store(f->e), count_open, &n) != JF_OK ||
-			    n == 0 || mono_ms() >= end)
+			    n == 0 || jft_mono_ms() >= end)
 				break;
 			turn(f, 50);
 		}
 		jf_engine_free(f->e);
 	}
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	jft_rmtree(f->dir);
 	free(f);
 	return 0;
 }
@@ -951,7 +921,7 @@ static void test_window(void **state)
 {
 	struct fix *f = *state;
 	struct jf_store *st = jf_engine_store(f->e);
-	int64_t today = day_ms(real_ms());
+	int64_t today = day_ms(jft_wall_ms());
 	for (int64_t d = 21; d >= 1; d--) {
 		int64_t day = today - d * 86400000;
 		assert_int_equal(jf_demand_add(st, "A800", day + 9 * 3600000, 8), JF_OK);
@@ -959,7 +929,7 @@ static void test_window(void **state)
 	}
 	jf_engine_free(f->e);
 	engine_start(f);
-	f->offset_ms = today + 8 * 3600000 - real_ms();
+	f->offset_ms = today + 8 * 3600000 - jft_wall_ms();
 	int64_t g = submit(f, "long",
 			   "billing: spot\ngpu: A800\nunit_runtime: 12h\n"
 			   "command: [\"/bin/sh\", \"-c\", \"exit 0\"]\n");
@@ -980,7 +950,7 @@ static void test_window(void **state)
 	assert_int_equal(group_state(f, s), JF_ST_SUCCEEDED);
 	assert_int_equal(group_state(f, g), JF_ST_WAITING);
 	/* evening: the next 12 hours are quiet; the minute's re-check starts it */
-	f->offset_ms = today + 19 * 3600000 - real_ms();
+	f->offset_ms = today + 19 * 3600000 - jft_wall_ms();
 	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
 	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
 	ev = events(f, JF_SCOPE_GROUP, g);
@@ -1147,7 +1117,7 @@ static void test_illegal_move_refused(void **state)
 
 int main(void)
 {
-	if (!shim_path()) {
+	if (!jft_shim_path()) {
 		fprintf(stderr, "JOBFS_SHIM is not set\n");
 		return 1;
 	}

@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 #include <jansson.h>
 
 #include "backends/local/local.h"
@@ -35,34 +37,16 @@
 
 struct fix {
 	char dir[PATH_MAX];
-	struct jf_backend *be;
+	struct jf_runner *be;
 	int nrun;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* $JOBFS_SHIM (meson test sets it), else the one in this build tree. */
-static const char *shim_path(void)
-{
-	const char *shim = getenv("JOBFS_SHIM");
-#ifdef JF_BUILD_DIR
-	if (!shim)
-		shim = JF_BUILD_DIR "/tools/jobfs-shim";
-#endif
-	return shim;
-}
-
-static struct jf_backend *new_backend(void)
+static struct jf_runner *new_backend(void)
 {
 	struct jf_error err = { 0 };
-	const char *shim = shim_path();
+	const char *shim = jft_shim_path();
 	assert_non_null(shim);
-	struct jf_backend *be = jf_local_new(shim, &err);
+	struct jf_runner *be = jf_local_new(shim, &err);
 	if (!be)
 		fail_msg("jf_local_new: %s", err.msg);
 	return be;
@@ -103,21 +87,12 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static int teardown(void **state)
 {
 	struct fix *f = *state;
 	nstash = 0;
-	jf_backend_free(f->be);
-	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	jf_runner_free(f->be);
+	jft_rmtree(f->dir);
 	free(f);
 	return 0;
 }
@@ -128,29 +103,6 @@ static const char *run_dir(struct fix *f, char *buf, size_t n)
 	if (snprintf(buf, n, "%s/run%d", f->dir, f->nrun++) >= (int)n)
 		fail_msg("path too long");
 	assert_int_equal(mkdir(buf, 0755), 0);
-	return buf;
-}
-
-static char *read_file(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return NULL;
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return NULL;
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	size_t r;
-	while ((r = fread(buf + len, 1, cap - len - 1, fp)) > 0) {
-		len += r;
-		if (cap - len < 2) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-		}
-	}
-	fclose(fp);
-	buf[len] = '\0';
 	return buf;
 }
 
@@ -169,13 +121,13 @@ static off_t file_size(const char *dir, const char *name)
  * `started` result: its pid and start time into *out).  False if the run
  * ended first (its end is stashed) or nothing came.
  */
-static bool wait_started(struct jf_backend *be, uint64_t cookie, int timeout_ms,
+static bool wait_started(struct jf_runner *be, uint64_t cookie, int timeout_ms,
 			 struct jf_run_started *out)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = jft_wall_ms() + timeout_ms;
 	struct jf_run_result res;
 	for (;;) {
-		while (jf_backend_reap(be, &res, 1) == 1) {
+		while (jf_runner_reap(be, &res, 1) == 1) {
 			if (res.started && res.cookie == cookie) {
 				out->pid = res.pid;
 				out->start_ms = res.start_ms;
@@ -187,16 +139,16 @@ static bool wait_started(struct jf_backend *be, uint64_t cookie, int timeout_ms,
 			if (res.cookie == cookie)
 				return false;
 		}
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - jft_wall_ms();
 		if (left <= 0)
 			return false;
-		struct pollfd p = { .fd = jf_backend_fd(be), .events = POLLIN };
+		struct pollfd p = { .fd = jf_runner_fd(be), .events = POLLIN };
 		poll(&p, 1, (int)left);
 	}
 }
 
 /* Start a run and wait for its start to be confirmed (pending, backend.h). */
-static void start_run(struct jf_backend *be, const char *dir, const struct jf_proc *procs,
+static void start_run(struct jf_runner *be, const char *dir, const struct jf_proc *procs,
 		      size_t nprocs, uint64_t cookie, struct jf_run_started *out)
 {
 	struct jf_launch l = {
@@ -209,7 +161,7 @@ static void start_run(struct jf_backend *be, const char *dir, const struct jf_pr
 	};
 	struct jf_error err = { 0 };
 	memset(out, 0, sizeof(*out));
-	enum jf_err rc = jf_backend_start(be, &l, cookie, out, &err);
+	enum jf_err rc = jf_runner_start(be, &l, cookie, out, &err);
 	if (rc != JF_OK)
 		fail_msg("start: %s", err.msg);
 	assert_true(out->pending); /* the local backend never waits for the shim */
@@ -220,7 +172,7 @@ static void start_run(struct jf_backend *be, const char *dir, const struct jf_pr
 }
 
 /* One sh -c SCRIPT process named main. */
-static void start_sh(struct jf_backend *be, const char *dir, const char *script, uint64_t cookie,
+static void start_sh(struct jf_runner *be, const char *dir, const char *script, uint64_t cookie,
 		     struct jf_run_started *out)
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
@@ -230,24 +182,24 @@ static void start_sh(struct jf_backend *be, const char *dir, const char *script,
 }
 
 /* Wait at most timeout_ms for one end (`started` results are passed over). */
-static bool wait_result(struct jf_backend *be, int timeout_ms, struct jf_run_result *res)
+static bool wait_result(struct jf_runner *be, int timeout_ms, struct jf_run_result *res)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = jft_wall_ms() + timeout_ms;
 	if (stash_get(res))
 		return true;
 	for (;;) {
-		while (jf_backend_reap(be, res, 1) == 1)
+		while (jf_runner_reap(be, res, 1) == 1)
 			if (!res->started)
 				return true;
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - jft_wall_ms();
 		if (left <= 0)
 			return false;
-		struct pollfd p = { .fd = jf_backend_fd(be), .events = POLLIN };
+		struct pollfd p = { .fd = jf_runner_fd(be), .events = POLLIN };
 		poll(&p, 1, (int)left);
 	}
 }
 
-static void expect_result(struct jf_backend *be, int timeout_ms, struct jf_run_result *res)
+static void expect_result(struct jf_runner *be, int timeout_ms, struct jf_run_result *res)
 {
 	if (!wait_result(be, timeout_ms, res))
 		fail_msg("no result within %d ms", timeout_ms);
@@ -257,7 +209,7 @@ static void expect_result(struct jf_backend *be, int timeout_ms, struct jf_run_r
 static void wait_for_text(const char *dir, const char *name, const char *needle)
 {
 	for (int i = 0; i < 500; i++) {
-		char *t = read_file(dir, name);
+		char *t = jft_read_in(dir, name);
 		bool found = t && strstr(t, needle);
 		free(t);
 		if (found)
@@ -282,13 +234,13 @@ static void test_success(void **state)
 	char dir[PATH_MAX];
 	struct jf_run_started st = { 0 };
 	struct jf_run_result res;
-	int64_t before = now_ms();
+	int64_t before = jft_wall_ms();
 
 	run_dir(f, dir, sizeof(dir));
 	start_sh(f->be, dir, "echo hello; echo world", 42, &st);
 	assert_true(strncmp(st.handle, "local:", 6) == 0);
 	assert_true(st.pid > 0);
-	assert_true(st.start_ms >= before - 5 && st.start_ms <= now_ms());
+	assert_true(st.start_ms >= before - 5 && st.start_ms <= jft_wall_ms());
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.cookie, 42);
 	assert_int_equal(res.exit_code, 0);
@@ -296,28 +248,28 @@ static void test_success(void **state)
 	assert_false(res.lost);
 	assert_false(res.start_failed);
 	assert_int_equal(res.start_ms, st.start_ms);
-	assert_true(res.end_ms >= res.start_ms && res.end_ms <= now_ms());
+	assert_true(res.end_ms >= res.start_ms && res.end_ms <= jft_wall_ms());
 	assert_int_equal(res.nprocs, 1);
 	assert_string_equal(res.procs[0].name, "main");
 	assert_string_equal(res.message, "exit 0");
 
-	char *out = read_file(dir, "stdout");
+	char *out = jft_read_in(dir, "stdout");
 	assert_string_equal(out, "hello\nworld\n");
 	free(out);
-	char *logs = read_file(dir, "logs");
+	char *logs = jft_read_in(dir, "logs");
 	assert_string_equal(logs, "hello\nworld\n");
 	free(logs);
 	assert_int_equal(file_size(dir, "stderr"), 0);
 	assert_true(file_size(dir, "result") > 0);
 	assert_true(file_size(dir, "started") > 0);
-	assert_int_equal(jf_backend_reap(f->be, &res, 1), 0);
+	assert_int_equal(jf_runner_reap(f->be, &res, 1), 0);
 
 	/* The same directory again: a fresh record, the logs appended to. */
 	start_sh(f->be, dir, "echo again; exit 6", 43, &st);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.cookie, 43);
 	assert_int_equal(res.exit_code, 6);
-	out = read_file(dir, "stdout");
+	out = jft_read_in(dir, "stdout");
 	assert_string_equal(out, "hello\nworld\nagain\n");
 	free(out);
 }
@@ -358,7 +310,7 @@ static void test_interleave(void **state)
 	expect_result(f->be, 10000, &res);
 	assert_int_equal(res.exit_code, 0);
 
-	char *logs = read_file(dir, "logs");
+	char *logs = jft_read_in(dir, "logs");
 	int seen_out[1000] = { 0 }, seen_err[1000] = { 0 };
 	int other = 0;
 	bool partial = false, errwhole = false, nonl = false;
@@ -389,7 +341,7 @@ static void test_interleave(void **state)
 	assert_true(nonl);
 	free(logs);
 
-	char *out = read_file(dir, "stdout");
+	char *out = jft_read_in(dir, "stdout");
 	char *p = out;
 	for (int i = 0; i < 1000; i++) {
 		char want[32];
@@ -399,7 +351,7 @@ static void test_interleave(void **state)
 	}
 	assert_string_equal(p, "partial-end\nno newline");
 	free(out);
-	char *err = read_file(dir, "stderr");
+	char *err = jft_read_in(dir, "stderr");
 	assert_null(strstr(err, "out line"));
 	assert_non_null(strstr(err, "err line 999\nerr whole\n"));
 	free(err);
@@ -431,12 +383,12 @@ static void test_two_procs(void **state)
 	assert_int_equal(res.procs[1].exit_code, 5);
 	assert_string_equal(res.message, "alpha: exit 4");
 
-	char *logs = read_file(dir, "logs");
+	char *logs = jft_read_in(dir, "logs");
 	assert_non_null(strstr(logs, "[alpha] hello\n"));
 	assert_non_null(strstr(logs, "[alpha] oops\n"));
 	assert_non_null(strstr(logs, "[beta] world\n"));
 	free(logs);
-	char *out = read_file(dir, "stdout");
+	char *out = jft_read_in(dir, "stdout");
 	assert_null(strstr(out, "[alpha]")); /* prefixes only in logs */
 	free(out);
 }
@@ -524,15 +476,15 @@ static void test_term(void **state)
 	run_dir(f, dir, sizeof(dir));
 	start_run(f->be, dir, &p, 1, 1, &st);
 	assert_false(wait_result(f->be, 100, &res));
-	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
+	assert_int_equal(jf_runner_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.exit_code, 143);
 	assert_int_equal(res.term_signal, SIGTERM);
 	assert_int_equal(res.procs[0].term_signal, SIGTERM);
 	assert_string_equal(res.message, "killed by SIGTERM");
 	/* The run has ended: signalling it again is not an error. */
-	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
-	assert_int_equal(jf_backend_signal(f->be, "nonsense", JF_RUN_TERM), JF_EINVAL);
+	assert_int_equal(jf_runner_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
+	assert_int_equal(jf_runner_signal(f->be, "nonsense", JF_RUN_TERM), JF_EINVAL);
 }
 
 static void test_term_trapped(void **state)
@@ -546,11 +498,11 @@ static void test_term_trapped(void **state)
 	start_sh(f->be, dir,
 		 "trap 'echo bye; exit 0' TERM; echo ready; while :; do sleep 0.05; done", 1, &st);
 	wait_for_text(dir, "stdout", "ready");
-	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
+	assert_int_equal(jf_runner_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.exit_code, 0);
 	assert_int_equal(res.term_signal, 0);
-	char *out = read_file(dir, "stdout");
+	char *out = jft_read_in(dir, "stdout");
 	assert_non_null(strstr(out, "bye\n"));
 	free(out);
 }
@@ -565,9 +517,9 @@ static void test_kill(void **state)
 	run_dir(f, dir, sizeof(dir));
 	start_sh(f->be, dir, "trap '' TERM; echo ready; sleep 100", 1, &st);
 	wait_for_text(dir, "stdout", "ready");
-	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
+	assert_int_equal(jf_runner_signal(f->be, st.handle, JF_RUN_TERM), JF_OK);
 	assert_false(wait_result(f->be, 300, &res)); /* TERM is ignored */
-	assert_int_equal(jf_backend_signal(f->be, st.handle, JF_RUN_KILL), JF_OK);
+	assert_int_equal(jf_runner_signal(f->be, st.handle, JF_RUN_KILL), JF_OK);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.exit_code, 137);
 	assert_int_equal(res.term_signal, SIGKILL);
@@ -585,16 +537,16 @@ static void test_adopt_running(void **state)
 
 	run_dir(f, dir, sizeof(dir));
 	start_sh(f->be, dir, "echo ready; sleep 0.5; exit 7", 77, &st);
-	jf_backend_free(f->be);
+	jf_runner_free(f->be);
 	f->be = new_backend();
-	assert_int_equal(jf_backend_adopt(f->be, st.handle, dir, 78, &err), JF_OK);
+	assert_int_equal(jf_runner_adopt(f->be, st.handle, dir, 78, &err), JF_OK);
 	assert_false(wait_result(f->be, 100, &res)); /* still running */
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.cookie, 78);
 	assert_int_equal(res.exit_code, 7);
 	assert_false(res.lost);
 	assert_int_equal(res.start_ms, st.start_ms);
-	char *out = read_file(dir, "stdout");
+	char *out = jft_read_in(dir, "stdout");
 	assert_string_equal(out, "ready\n");
 	free(out);
 }
@@ -610,7 +562,7 @@ static void test_adopt_finished(void **state)
 
 	run_dir(f, dir, sizeof(dir));
 	start_sh(f->be, dir, "exit 4", 1, &st);
-	jf_backend_free(f->be);
+	jf_runner_free(f->be);
 	f->be = NULL;
 	wait_for_text(dir, "result", "exit_code");
 	/* The shim exits right after writing its result. */
@@ -621,21 +573,21 @@ static void test_adopt_finished(void **state)
 		close(pidfd);
 	}
 	f->be = new_backend();
-	assert_int_equal(jf_backend_adopt(f->be, st.handle, dir, 2, &err), JF_OK);
-	struct pollfd p = { .fd = jf_backend_fd(f->be), .events = POLLIN };
+	assert_int_equal(jf_runner_adopt(f->be, st.handle, dir, 2, &err), JF_OK);
+	struct pollfd p = { .fd = jf_runner_fd(f->be), .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 0), 1);
-	assert_int_equal(jf_backend_reap(f->be, &res, 1), 1);
+	assert_int_equal(jf_runner_reap(f->be, &res, 1), 1);
 	assert_int_equal(res.cookie, 2);
 	assert_int_equal(res.exit_code, 4);
 	assert_false(res.lost);
-	assert_int_equal(jf_backend_reap(f->be, &res, 1), 0);
+	assert_int_equal(jf_runner_reap(f->be, &res, 1), 0);
 	assert_int_equal(poll(&p, 1, 0), 0);
 
 	/* Same, with the shim long gone (reaped): queued, not watched. */
 	waitpid(handle_pid(st.handle), NULL, WNOHANG);
-	assert_int_equal(jf_backend_adopt(f->be, st.handle, dir, 3, &err), JF_OK);
+	assert_int_equal(jf_runner_adopt(f->be, st.handle, dir, 3, &err), JF_OK);
 	assert_int_equal(poll(&p, 1, 0), 1);
-	assert_int_equal(jf_backend_reap(f->be, &res, 1), 1);
+	assert_int_equal(jf_runner_reap(f->be, &res, 1), 1);
 	assert_int_equal(res.cookie, 3);
 	assert_int_equal(res.exit_code, 4);
 }
@@ -649,15 +601,15 @@ static void test_adopt_bogus(void **state)
 
 	run_dir(f, dir, sizeof(dir));
 	/* A PID nobody has, and a live PID with the wrong start time. */
-	assert_int_equal(jf_backend_adopt(f->be, "local:2147483646:12345", dir, 1, &err), JF_OK);
+	assert_int_equal(jf_runner_adopt(f->be, "local:2147483646:12345", dir, 1, &err), JF_OK);
 	snprintf(handle, sizeof(handle), "local:%d:1", (int)getpid());
-	assert_int_equal(jf_backend_adopt(f->be, handle, dir, 2, &err), JF_OK);
-	assert_int_equal(jf_backend_adopt(f->be, "slurm:12", dir, 3, &err), JF_EINVAL);
-	assert_int_equal(jf_backend_adopt(f->be, "local:12:x", dir, 3, &err), JF_EINVAL);
+	assert_int_equal(jf_runner_adopt(f->be, handle, dir, 2, &err), JF_OK);
+	assert_int_equal(jf_runner_adopt(f->be, "slurm:12", dir, 3, &err), JF_EINVAL);
+	assert_int_equal(jf_runner_adopt(f->be, "local:12:x", dir, 3, &err), JF_EINVAL);
 
-	struct pollfd p = { .fd = jf_backend_fd(f->be), .events = POLLIN };
+	struct pollfd p = { .fd = jf_runner_fd(f->be), .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 1000), 1);
-	assert_int_equal(jf_backend_reap(f->be, res, 4), 2);
+	assert_int_equal(jf_runner_reap(f->be, res, 4), 2);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(res[i].cookie, (uint64_t)i + 1);
 		assert_true(res[i].lost);
@@ -666,7 +618,7 @@ static void test_adopt_bogus(void **state)
 	}
 	assert_int_equal(poll(&p, 1, 0), 0);
 	/* Signalling a vanished run is not an error. */
-	assert_int_equal(jf_backend_signal(f->be, handle, JF_RUN_KILL), JF_OK);
+	assert_int_equal(jf_runner_signal(f->be, handle, JF_RUN_KILL), JF_OK);
 }
 
 /* SIGKILL to the shim: its process dies too and the run is lost. */
@@ -708,7 +660,7 @@ static void test_shim_killed(void **state)
 static void rotation_of(const char *dir, const char *name, json_int_t *cap, json_int_t *rotations,
 			json_int_t *dropped)
 {
-	char *text = read_file(dir, "rotation");
+	char *text = jft_read_in(dir, "rotation");
 	assert_non_null(text);
 	json_error_t je;
 	json_t *root = json_loads(text, 0, &je);
@@ -726,7 +678,7 @@ static char *kept(const char *dir, const char *name)
 {
 	char old[64];
 	snprintf(old, sizeof(old), "%s.1", name);
-	char *a = read_file(dir, old), *b = read_file(dir, name);
+	char *a = jft_read_in(dir, old), *b = jft_read_in(dir, name);
 	assert_non_null(a);
 	assert_non_null(b);
 	char *t = malloc(strlen(a) + strlen(b) + 1);
@@ -774,7 +726,7 @@ static void test_log_rotate(void **state)
 	assert_true(total > 10 * CAP);
 
 	run_dir(f, dir, sizeof(dir));
-	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	assert_int_equal(jf_runner_start(f->be, &l, 1, &st, &err), JF_OK);
 	expect_result(f->be, 20000, &res);
 	assert_int_equal(res.exit_code, 0);
 
@@ -803,7 +755,7 @@ static void test_log_rotate(void **state)
 	 * where the dropped bytes end: the first kept line is whole */
 	const char *names[] = { "logs.1", "logs" };
 	for (int i = 0; i < 2; i++) {
-		char *t = read_file(dir, names[i]);
+		char *t = jft_read_in(dir, names[i]);
 		assert_non_null(t);
 		size_t len = strlen(t);
 		assert_true(len > 0 && t[len - 1] == '\n');
@@ -832,7 +784,7 @@ static void test_log_rotate(void **state)
 	free(lg);
 
 	/* stderr: under the cap, never rotated */
-	char *e = read_file(dir, "stderr");
+	char *e = jft_read_in(dir, "stderr");
 	assert_string_equal(e, "done\n");
 	free(e);
 	assert_int_equal(file_size(dir, "stderr.1"), -1);
@@ -864,7 +816,7 @@ static void test_log_no_cap(void **state)
 	struct jf_error err = { 0 };
 
 	run_dir(f, dir, sizeof(dir));
-	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	assert_int_equal(jf_runner_start(f->be, &l, 1, &st, &err), JF_OK);
 	expect_result(f->be, 10000, &res);
 	assert_int_equal(res.exit_code, 0);
 	assert_int_equal(file_size(dir, "stdout"), 1000000);
@@ -911,7 +863,7 @@ static void test_log_rotate_lines(void **state)
 	struct jf_error err = { 0 };
 
 	run_dir(f, dir, sizeof(dir));
-	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	assert_int_equal(jf_runner_start(f->be, &l, 1, &st, &err), JF_OK);
 	expect_result(f->be, 20000, &res);
 	assert_int_equal(res.exit_code, 0);
 	assert_true(file_size(dir, "logs") <= CAP && file_size(dir, "logs.1") <= CAP);
@@ -976,10 +928,10 @@ static void test_env_cwd(void **state)
 		.nprocs = 1,
 	};
 	struct jf_error err = { 0 };
-	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	assert_int_equal(jf_runner_start(f->be, &l, 1, &st, &err), JF_OK);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.exit_code, 0);
-	char *out = read_file(dir, "stdout");
+	char *out = jft_read_in(dir, "stdout");
 	/* Nothing of the test's own env. */
 	snprintf(want, sizeof(want), "demo run||a=b c\n%s\n\n", real);
 	assert_string_equal(out, want);
@@ -988,7 +940,7 @@ static void test_env_cwd(void **state)
 	 * pipe (here the redirection), 2 the stderr pipe, 3 is ls's own
 	 * directory, nothing else.
 	 */
-	char *fds = read_file(dir, "fds");
+	char *fds = jft_read_in(dir, "fds");
 	assert_non_null(fds);
 	int n = 0;
 	for (char *save, *tok = strtok_r(fds, "\n", &save); tok;
@@ -1040,10 +992,10 @@ static void test_drop_privileges(void **state)
 		.nprocs = 1,
 	};
 	struct jf_error err = { 0 };
-	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	assert_int_equal(jf_runner_start(f->be, &l, 1, &st, &err), JF_OK);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.exit_code, 0);
-	char *out = read_file(dir, "stdout");
+	char *out = jft_read_in(dir, "stdout");
 	char want[64];
 	snprintf(want, sizeof(want), "%u\n%u\ndenied\n", (unsigned)pw->pw_uid,
 		 (unsigned)pw->pw_gid);
@@ -1062,9 +1014,9 @@ static void test_bad_launch(void **state)
 	struct jf_launch l = { .run_dir = dir, .procs = &p, .nprocs = 1 };
 
 	run_dir(f, dir, sizeof(dir));
-	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_EINVAL);
+	assert_int_equal(jf_runner_start(f->be, &l, 1, &st, &err), JF_EINVAL);
 	l.nprocs = 0;
-	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_EINVAL);
+	assert_int_equal(jf_runner_start(f->be, &l, 1, &st, &err), JF_EINVAL);
 
 	/* A run directory the shim cannot use: an error, no run. */
 	char *ok[] = { "true", NULL };
@@ -1072,7 +1024,7 @@ static void test_bad_launch(void **state)
 	char gone[PATH_MAX + 8];
 	snprintf(gone, sizeof(gone), "%s/missing", dir);
 	struct jf_launch m = { .run_dir = gone, .procs = &q, .nprocs = 1 };
-	assert_int_equal(jf_backend_start(f->be, &m, 1, &st, &err), JF_EIO);
+	assert_int_equal(jf_runner_start(f->be, &m, 1, &st, &err), JF_EIO);
 
 	/* The shim cannot open its output files: its "error" line, no run -
 	 * an end as a start failure, with no `started` before it. */
@@ -1084,7 +1036,7 @@ static void test_bad_launch(void **state)
 	assert_int_equal(mkdir(sub, 0755), 0);
 	struct jf_launch b = { .run_dir = blocked, .procs = &e, .nprocs = 1 };
 	memset(&st, 0, sizeof(st));
-	assert_int_equal(jf_backend_start(f->be, &b, 9, &st, &err), JF_OK);
+	assert_int_equal(jf_runner_start(f->be, &b, 9, &st, &err), JF_OK);
 	assert_true(st.pending);
 	assert_false(wait_started(f->be, 9, 5000, &st));
 	struct jf_run_result res;
@@ -1095,10 +1047,10 @@ static void test_bad_launch(void **state)
 	assert_int_equal(res.exit_code, 127);
 	assert_non_null(strstr(res.message, "jobfs-shim: "));
 	assert_non_null(strstr(res.message, "stdout"));
-	assert_int_equal(jf_backend_reap(f->be, &res, 1), 0);
-	assert_int_equal(jf_backend_reap(f->be, NULL, 0), 0);
+	assert_int_equal(jf_runner_reap(f->be, &res, 1), 0);
+	assert_int_equal(jf_runner_reap(f->be, NULL, 0), 0);
 
-	struct jf_backend *be = jf_local_new("/nonexistent/jobfs-shim", &err);
+	struct jf_runner *be = jf_local_new("/nonexistent/jobfs-shim", &err);
 	assert_null(be);
 	assert_int_equal(err.code, JF_EINVAL);
 }
@@ -1127,10 +1079,10 @@ static void test_cpus(void **state)
 	struct jf_error err = { 0 };
 
 	run_dir(f, dir, sizeof(dir));
-	assert_int_equal(jf_backend_start(f->be, &l, 1, &st, &err), JF_OK);
+	assert_int_equal(jf_runner_start(f->be, &l, 1, &st, &err), JF_OK);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.exit_code, 0);
-	char *out = read_file(dir, "stdout");
+	char *out = jft_read_in(dir, "stdout");
 	assert_string_equal(out, "Cpus_allowed_list:\t0\n");
 	free(out);
 }
@@ -1148,7 +1100,7 @@ static bool pid_gone(pid_t pid, int timeout_ms)
 
 static pid_t read_pid(const char *dir, const char *name)
 {
-	char *t = read_file(dir, name);
+	char *t = jft_read_in(dir, name);
 	assert_non_null(t);
 	pid_t pid = atoi(t);
 	free(t);
@@ -1180,23 +1132,35 @@ static void test_drain_timeout(void **state)
 	struct jf_run_result res;
 
 	run_dir(f, dir, sizeof(dir));
-	start_sh(f->be, dir, "setsid sleep 30 & echo $! > bg; echo bye; sleep 0.3; exit 0", 1, &st);
-	int64_t t0 = now_ms();
+	start_sh(f->be, dir,
+		 "setsid sleep 30 & echo $! > bg; echo bye; sleep 0.3; "
+		 "date +%s%3N > main_end; exit 0",
+		 1, &st);
 	expect_result(f->be, 6000, &res);
-	int64_t waited = now_ms() - t0;
 	pid_t bg = read_pid(dir, "bg");
 	kill(bg, SIGKILL);
 	assert_int_equal(res.exit_code, 0);
-	assert_true(waited >= 1500);
-	assert_true(res.end_ms - res.start_ms < 1500); /* end = when main was reaped */
-	char *out = read_file(dir, "stdout");
+	/* the end is when main was reaped, not when the drain gave up: the
+	 * result, written after the drain, is SHIM_DRAIN_MS (2 s) younger */
+	char *me = jft_read_in(dir, "main_end");
+	assert_non_null(me);
+	int64_t main_end = strtoll(me, NULL, 10);
+	free(me);
+	char rp[PATH_MAX + 16];
+	snprintf(rp, sizeof(rp), "%s/result", dir);
+	struct stat rs;
+	assert_int_equal(stat(rp, &rs), 0);
+	int64_t written = (int64_t)rs.st_mtim.tv_sec * 1000 + rs.st_mtim.tv_nsec / 1000000;
+	assert_true(res.end_ms >= main_end);
+	assert_true(written - res.end_ms >= 1900);
+	char *out = jft_read_in(dir, "stdout");
 	assert_string_equal(out, "bye\n");
 	free(out);
 }
 
 /* A shim behind a wrapper script (it keeps fd 3): "sleep 1; exec SHIM" or
  * one that never becomes a shim at all. */
-static struct jf_backend *wrapped_backend(struct fix *f, const char *name, const char *body)
+static struct jf_runner *wrapped_backend(struct fix *f, const char *name, const char *body)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
@@ -1206,10 +1170,27 @@ static struct jf_backend *wrapped_backend(struct fix *f, const char *name, const
 	fclose(fp);
 	assert_int_equal(chmod(path, 0755), 0);
 	struct jf_error err = { 0 };
-	struct jf_backend *be = jf_local_new(path, &err);
+	struct jf_runner *be = jf_local_new(path, &err);
 	if (!be)
 		fail_msg("jf_local_new: %s", err.msg);
 	return be;
+}
+
+/* Start argv (one container, PATH only) under be in a fresh run directory
+ * (its path in dir): start() returns at once, the start pending. */
+static void start_pending(struct fix *f, struct jf_runner *be, char *const *argv, uint64_t cookie,
+			  char *dir, size_t n)
+{
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	struct jf_run_started st;
+	struct jf_error err = { 0 };
+	run_dir(f, dir, n);
+	struct jf_launch l = { .run_dir = dir, .cwd = dir, .procs = &p, .nprocs = 1 };
+	memset(&st, 0, sizeof(st));
+	if (jf_runner_start(be, &l, cookie, &st, &err) != JF_OK)
+		fail_msg("start: %s", err.msg);
+	assert_true(st.pending);
 }
 
 /*
@@ -1221,8 +1202,8 @@ static void test_start_pending(void **state)
 {
 	struct fix *f = *state;
 	char dir[PATH_MAX], body[PATH_MAX + 64];
-	snprintf(body, sizeof(body), "sleep 1; exec '%s' \"$@\"", shim_path());
-	struct jf_backend *be = wrapped_backend(f, "slow-shim", body);
+	snprintf(body, sizeof(body), "sleep 1; exec '%s' \"$@\"", jft_shim_path());
+	struct jf_runner *be = wrapped_backend(f, "slow-shim", body);
 	char *argv[] = { "/bin/sh", "-c", "echo hi", NULL };
 	char *envp[] = { PATH, NULL };
 	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
@@ -1238,10 +1219,9 @@ static void test_start_pending(void **state)
 			       .procs = &p,
 			       .nprocs = 1 };
 	memset(&st, 0, sizeof(st));
-	int64_t t0 = now_ms();
-	assert_int_equal(jf_backend_start(be, &l, 5, &st, &err), JF_OK);
-	assert_true(now_ms() - t0 < 500);
-	assert_true(st.pending);
+	int64_t t0 = jft_wall_ms();
+	assert_int_equal(jf_runner_start(be, &l, 5, &st, &err), JF_OK);
+	assert_true(st.pending); /* returned before the shim (1 s away) said anything */
 	assert_int_equal(st.pid, 0);
 	assert_int_equal(st.start_ms, 0);
 	/* signals reach it from the start: the handle is the shim's */
@@ -1254,7 +1234,7 @@ static void test_start_pending(void **state)
 	assert_int_equal(res.cookie, 5);
 	assert_int_equal(res.exit_code, 0);
 	assert_int_equal(res.start_ms, st.start_ms);
-	jf_backend_free(be);
+	jf_runner_free(be);
 }
 
 /* A supervisor that dies without its ready line: a start failure saying how. */
@@ -1262,17 +1242,12 @@ static void test_start_shim_dies(void **state)
 {
 	struct fix *f = *state;
 	char dir[PATH_MAX];
-	struct jf_backend *be = wrapped_backend(f, "bad-shim", "exit 3");
+	struct jf_runner *be = wrapped_backend(f, "bad-shim", "exit 3");
 	char *argv[] = { "true", NULL };
-	struct jf_proc p = { .name = "main", .argv = argv, .envp = argv };
 	struct jf_run_started st;
 	struct jf_run_result res;
-	struct jf_error err = { 0 };
 
-	run_dir(f, dir, sizeof(dir));
-	struct jf_launch l = { .run_dir = dir, .cwd = dir, .procs = &p, .nprocs = 1 };
-	memset(&st, 0, sizeof(st));
-	assert_int_equal(jf_backend_start(be, &l, 6, &st, &err), JF_OK);
+	start_pending(f, be, argv, 6, dir, sizeof(dir));
 	assert_false(wait_started(be, 6, 5000, &st));
 	expect_result(be, 100, &res);
 	assert_int_equal(res.cookie, 6);
@@ -1280,7 +1255,7 @@ static void test_start_shim_dies(void **state)
 	assert_int_equal(res.exit_code, 127);
 	assert_non_null(strstr(res.message, "ended before starting anything"));
 	assert_non_null(strstr(res.message, "exit 3"));
-	jf_backend_free(be);
+	jf_runner_free(be);
 }
 
 /* A supervisor that says nothing before the deadline is given up: a start
@@ -1289,24 +1264,19 @@ static void test_start_ready_timeout(void **state)
 {
 	struct fix *f = *state;
 	char dir[PATH_MAX];
-	struct jf_backend *be = wrapped_backend(f, "mute-shim", "sleep 30");
+	struct jf_runner *be = wrapped_backend(f, "mute-shim", "sleep 30");
 	jf_local_set_ready_timeout(be, 300);
 	char *argv[] = { "true", NULL };
-	struct jf_proc p = { .name = "main", .argv = argv, .envp = argv };
 	struct jf_run_started st;
 	struct jf_run_result res;
-	struct jf_error err = { 0 };
 
-	run_dir(f, dir, sizeof(dir));
-	struct jf_launch l = { .run_dir = dir, .cwd = dir, .procs = &p, .nprocs = 1 };
-	memset(&st, 0, sizeof(st));
-	assert_int_equal(jf_backend_start(be, &l, 8, &st, &err), JF_OK);
+	start_pending(f, be, argv, 8, dir, sizeof(dir));
 	assert_false(wait_started(be, 8, 5000, &st));
 	expect_result(be, 100, &res);
 	assert_int_equal(res.cookie, 8);
 	assert_true(res.start_failed);
 	assert_non_null(strstr(res.message, "said nothing in 0.3 s"));
-	jf_backend_free(be);
+	jf_runner_free(be);
 }
 
 /* A supervisor that claimed its run directory but is slow to say so is
@@ -1316,31 +1286,25 @@ static void test_start_claimed_slow(void **state)
 {
 	struct fix *f = *state;
 	char dir[PATH_MAX];
-	struct jf_backend *be =
+	struct jf_runner *be =
 		wrapped_backend(f, "slow-claim-shim",
 				"printf 'local:%d:0 1700000000123\\n' $$ > \"$1/claim\"; sleep 1; "
 				"echo yes > \"$1/survived\"");
 	jf_local_set_ready_timeout(be, 300);
 	char *argv[] = { "true", NULL };
-	struct jf_proc p = { .name = "main", .argv = argv, .envp = argv };
-	struct jf_run_started st;
 	struct jf_run_result res;
-	struct jf_error err = { 0 };
 
-	run_dir(f, dir, sizeof(dir));
-	struct jf_launch l = { .run_dir = dir, .cwd = dir, .procs = &p, .nprocs = 1 };
-	memset(&st, 0, sizeof(st));
-	assert_int_equal(jf_backend_start(be, &l, 12, &st, &err), JF_OK);
+	start_pending(f, be, argv, 12, dir, sizeof(dir));
 	struct jf_run_started got;
 	assert_true(wait_started(be, 12, 5000, &got));
 	assert_int_equal(got.start_ms, 1700000000123);
 	expect_result(be, 5000, &res);
 	assert_int_equal(res.cookie, 12);
 	assert_false(res.start_failed);
-	char *survived = read_file(dir, "survived");
+	char *survived = jft_read_in(dir, "survived");
 	assert_non_null(survived); /* not killed at the deadline */
 	free(survived);
-	jf_backend_free(be);
+	jf_runner_free(be);
 }
 
 /* A caller busy past the deadline (reap() not called) does not make a
@@ -1355,30 +1319,20 @@ static void test_start_confirmed_late_reap(void **state)
 	struct fix *f = *state;
 	const int64_t deadline = 2000;
 	jf_local_set_ready_timeout(f->be, deadline);
-	char *envp[] = { PATH, NULL };
 	char dirs[2][PATH_MAX];
 	char *argv[2][4] = { { "/bin/sh", "-c", "exit 4", NULL },
 			     { "/bin/sh", "-c", "exit 5", NULL } };
-	struct jf_error err = { 0 };
 	for (int k = 0; k < 2; k++) {
-		run_dir(f, dirs[k], sizeof(dirs[k]));
-		struct jf_proc p = { .name = "main", .argv = argv[k], .envp = envp };
-		struct jf_launch l = {
-			.run_dir = dirs[k], .cwd = dirs[k], .procs = &p, .nprocs = 1
-		};
-		struct jf_run_started st;
-		memset(&st, 0, sizeof(st));
-		assert_int_equal(jf_backend_start(f->be, &l, (uint64_t)(10 + k), &st, &err), JF_OK);
-		assert_true(st.pending);
+		start_pending(f, f->be, argv[k], (uint64_t)(10 + k), dirs[k], sizeof(dirs[k]));
 		usleep((useconds_t)(deadline + 200) * 1000); /* past its deadline, unread */
 	}
 	int ended = 0;
 	bool started[2] = { false, false };
 	struct jf_run_result res[8];
-	for (int64_t end = now_ms() + 10000; ended < 2 && now_ms() < end;) {
-		struct pollfd pf = { .fd = jf_backend_fd(f->be), .events = POLLIN };
+	for (int64_t end = jft_wall_ms() + 10000; ended < 2 && jft_wall_ms() < end;) {
+		struct pollfd pf = { .fd = jf_runner_fd(f->be), .events = POLLIN };
 		poll(&pf, 1, 100);
-		size_t n = jf_backend_reap(f->be, res, 8);
+		size_t n = jf_runner_reap(f->be, res, 8);
 		for (size_t i = 0; i < n; i++) {
 			int k = (int)res[i].cookie - 10;
 			assert_true(k == 0 || k == 1);
@@ -1426,7 +1380,7 @@ static void test_many(void **state)
 				       .procs = &p,
 				       .nprocs = 1 };
 		memset(&st, 0, sizeof(st));
-		assert_int_equal(jf_backend_start(f->be, &l, (uint64_t)i, &st, &err), JF_OK);
+		assert_int_equal(jf_runner_start(f->be, &l, (uint64_t)i, &st, &err), JF_OK);
 		assert_true(st.pending);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1434,11 +1388,11 @@ static void test_many(void **state)
 	print_message("%d starts: %.1f ms, %.3f ms per start()\n", MANY, ms, ms / MANY);
 
 	int got = 0;
-	int64_t deadline = now_ms() + 30000;
-	while (got < MANY && now_ms() < deadline) {
-		struct pollfd p = { .fd = jf_backend_fd(f->be), .events = POLLIN };
+	int64_t deadline = jft_wall_ms() + 30000;
+	while (got < MANY && jft_wall_ms() < deadline) {
+		struct pollfd p = { .fd = jf_runner_fd(f->be), .events = POLLIN };
 		poll(&p, 1, 1000);
-		size_t n = jf_backend_reap(f->be, res, 64);
+		size_t n = jf_runner_reap(f->be, res, 64);
 		for (size_t i = 0; i < n; i++) {
 			assert_true(res[i].cookie < MANY);
 			if (res[i].started) {

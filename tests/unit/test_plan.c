@@ -1269,7 +1269,7 @@ static void test_timing(void **state)
 	       "%zu skips; best of 5 passes %.1f ms\n",
 	       w->nrun, w->ng, p.nstarts, p.nresv, p.nskips, best);
 	assert_true(p.nresv > 100);
-	assert_true(best < 1000.0); /* loose: sanitizer builds run here too */
+	/* a figure, not a test (tests/bench/bench_sched times the planner) */
 	free(copy);
 	jf_plan_release(&p);
 	world_free(w);

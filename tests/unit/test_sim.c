@@ -48,6 +48,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 #include <sqlite3.h>
 
 #include "backends/sim/sim.h"
@@ -85,7 +87,7 @@ static void mklaunch(struct launch *x, const char *const *env, size_t nprocs)
 	};
 }
 
-static struct jf_run_started start1(struct jf_backend *be, uint64_t cookie, const char *secs)
+static struct jf_run_started start1(struct jf_runner *be, uint64_t cookie, const char *secs)
 {
 	char kv[64];
 	snprintf(kv, sizeof(kv), "RUN_SECONDS=%s", secs);
@@ -94,14 +96,14 @@ static struct jf_run_started start1(struct jf_backend *be, uint64_t cookie, cons
 	mklaunch(&x, env, 1);
 	struct jf_run_started st;
 	struct jf_error err = { 0 };
-	if (jf_backend_start(be, &x.l, cookie, &st, &err) != JF_OK)
+	if (jf_runner_start(be, &x.l, cookie, &st, &err) != JF_OK)
 		fail_msg("start: %s", err.msg);
 	return st;
 }
 
-static bool fd_readable(struct jf_backend *be)
+static bool fd_readable(struct jf_runner *be)
 {
-	struct pollfd p = { .fd = jf_backend_fd(be), .events = POLLIN };
+	struct pollfd p = { .fd = jf_runner_fd(be), .events = POLLIN };
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
@@ -110,7 +112,7 @@ static void test_backend_order(void **state)
 	(void)state;
 	struct jf_sim_clock clk = { T0 };
 	struct jf_error err = { 0 };
-	struct jf_backend *be = jf_sim_new(&clk, &err);
+	struct jf_runner *be = jf_sim_new(&clk, &err);
 	assert_non_null(be);
 	assert_int_equal(jf_sim_next_end(be), -1);
 	assert_false(jf_sim_due(be));
@@ -128,15 +130,15 @@ static void test_backend_order(void **state)
 	assert_false(fd_readable(be));
 
 	struct jf_run_result res[8];
-	assert_int_equal(jf_backend_reap(be, res, 8), 0);
+	assert_int_equal(jf_runner_reap(be, res, 8), 0);
 	jf_sim_advance(be, T0 + 9999);
 	assert_false(fd_readable(be));
 	jf_sim_advance(be, T0 + 10000);
 	assert_true(fd_readable(be));
-	assert_int_equal(jf_backend_reap(be, res, 1), 1); /* one at a time works too */
+	assert_int_equal(jf_runner_reap(be, res, 1), 1); /* one at a time works too */
 	assert_int_equal(res[0].cookie, 102);
 	assert_true(fd_readable(be));
-	assert_int_equal(jf_backend_reap(be, res, 8), 1);
+	assert_int_equal(jf_runner_reap(be, res, 8), 1);
 	assert_int_equal(res[0].cookie, 104);
 	assert_int_equal(res[0].exit_code, 0);
 	assert_int_equal(res[0].term_signal, 0);
@@ -152,7 +154,7 @@ static void test_backend_order(void **state)
 	assert_int_equal(clk.now_ms, T0 + 10000);
 
 	jf_sim_advance(be, T0 + 60000);
-	assert_int_equal(jf_backend_reap(be, res, 8), 2);
+	assert_int_equal(jf_runner_reap(be, res, 8), 2);
 	assert_int_equal(res[0].cookie, 103);
 	assert_int_equal(res[0].end_ms, T0 + 20500);
 	assert_int_equal(res[1].cookie, 101);
@@ -165,14 +167,14 @@ static void test_backend_order(void **state)
 	clk.now_ms += 1000;
 	assert_true(jf_sim_due(be));
 	assert_true(fd_readable(be));
-	assert_int_equal(jf_backend_reap(be, res, 8), 1);
+	assert_int_equal(jf_runner_reap(be, res, 8), 1);
 
 	struct jf_sim_stats ss;
 	jf_sim_stats(be, &ss);
 	assert_int_equal(ss.started, 5);
 	assert_int_equal(ss.reaped, 5);
 	assert_int_equal(ss.failed, 0);
-	jf_backend_free(be);
+	jf_runner_free(be);
 }
 
 static void test_backend_signal_and_env(void **state)
@@ -180,7 +182,7 @@ static void test_backend_signal_and_env(void **state)
 	(void)state;
 	struct jf_sim_clock clk = { T0 };
 	struct jf_error err = { 0 };
-	struct jf_backend *be = jf_sim_new(&clk, &err);
+	struct jf_runner *be = jf_sim_new(&clk, &err);
 	assert_non_null(be);
 	struct jf_run_result res[8];
 	struct jf_run_started st;
@@ -189,24 +191,24 @@ static void test_backend_signal_and_env(void **state)
 	const char *env3[] = { "RUN_SECONDS=600", "EXIT_CODE=3", NULL };
 	struct launch x;
 	mklaunch(&x, env3, 2);
-	assert_int_equal(jf_backend_start(be, &x.l, 1, &st, &err), JF_OK);
+	assert_int_equal(jf_runner_start(be, &x.l, 1, &st, &err), JF_OK);
 	struct jf_run_started t = start1(be, 2, "600");
 	struct jf_run_started k = start1(be, 3, "600");
 	struct jf_run_started dflt;
 	mklaunch(&x, NULL, 1);
-	assert_int_equal(jf_backend_start(be, &x.l, 4, &dflt, &err), JF_OK);
+	assert_int_equal(jf_runner_start(be, &x.l, 4, &dflt, &err), JF_OK);
 	assert_int_equal(jf_sim_next_end(be), T0 + 60000); /* default 60 s */
 
 	jf_sim_advance(be, T0 + 100000);
-	assert_int_equal(jf_backend_reap(be, res, 8), 1);
+	assert_int_equal(jf_runner_reap(be, res, 8), 1);
 	assert_int_equal(res[0].cookie, 4);
-	assert_int_equal(jf_backend_signal(be, t.handle, JF_RUN_TERM), JF_OK);
+	assert_int_equal(jf_runner_signal(be, t.handle, JF_RUN_TERM), JF_OK);
 	assert_true(fd_readable(be));
-	assert_int_equal(jf_backend_signal(be, k.handle, JF_RUN_KILL), JF_OK);
+	assert_int_equal(jf_runner_signal(be, k.handle, JF_RUN_KILL), JF_OK);
 	/* a second signal does not move the end again */
 	jf_sim_advance(be, T0 + 100500);
-	assert_int_equal(jf_backend_signal(be, t.handle, JF_RUN_KILL), JF_OK);
-	assert_int_equal(jf_backend_reap(be, res, 8), 2);
+	assert_int_equal(jf_runner_signal(be, t.handle, JF_RUN_KILL), JF_OK);
+	assert_int_equal(jf_runner_reap(be, res, 8), 2);
 	assert_int_equal(res[0].cookie, 2);
 	assert_int_equal(res[0].exit_code, 143);
 	assert_int_equal(res[0].term_signal, SIGTERM);
@@ -216,12 +218,12 @@ static void test_backend_signal_and_env(void **state)
 	assert_int_equal(res[1].exit_code, 137);
 	assert_int_equal(res[1].term_signal, SIGKILL);
 	/* gone: nothing to signal; not a handle: EINVAL */
-	assert_int_equal(jf_backend_signal(be, t.handle, JF_RUN_KILL), JF_OK);
-	assert_int_equal(jf_backend_signal(be, "local:12:34", JF_RUN_KILL), JF_EINVAL);
-	assert_int_equal(jf_backend_signal(be, "sim:x", JF_RUN_KILL), JF_EINVAL);
+	assert_int_equal(jf_runner_signal(be, t.handle, JF_RUN_KILL), JF_OK);
+	assert_int_equal(jf_runner_signal(be, "local:12:34", JF_RUN_KILL), JF_EINVAL);
+	assert_int_equal(jf_runner_signal(be, "sim:x", JF_RUN_KILL), JF_EINVAL);
 
 	jf_sim_advance(be, T0 + 600000);
-	assert_int_equal(jf_backend_reap(be, res, 8), 1);
+	assert_int_equal(jf_runner_reap(be, res, 8), 1);
 	assert_int_equal(res[0].cookie, 1);
 	assert_int_equal(res[0].exit_code, 3);
 	assert_int_equal(res[0].nprocs, 2);
@@ -244,14 +246,14 @@ static void test_backend_signal_and_env(void **state)
 		const char *env[] = { bad[i][0], NULL };
 		mklaunch(&x, env, 1);
 		memset(&err, 0, sizeof(err));
-		assert_int_equal(jf_backend_start(be, &x.l, 9, &st, &err), JF_EINVAL);
+		assert_int_equal(jf_runner_start(be, &x.l, 9, &st, &err), JF_EINVAL);
 		assert_non_null(strstr(err.msg, bad[i][1]));
 	}
 	assert_int_equal(jf_sim_running(be), 0);
 
 	/* adopt: not here */
-	assert_int_equal(jf_backend_adopt(be, "sim:1", "/tmp", 1, &err), JF_ENOTSUP);
-	jf_backend_free(be);
+	assert_int_equal(jf_runner_adopt(be, "sim:1", "/tmp", 1, &err), JF_ENOTSUP);
+	jf_runner_free(be);
 }
 
 /* Ranges and FAIL_PERCENT draw from the seed: same seed, same runs. */
@@ -259,7 +261,7 @@ static void draw(uint64_t seed, int64_t *ends, int *codes, size_t n)
 {
 	struct jf_sim_clock clk = { T0 };
 	struct jf_error err = { 0 };
-	struct jf_backend *be = jf_sim_new(&clk, &err);
+	struct jf_runner *be = jf_sim_new(&clk, &err);
 	assert_non_null(be);
 	jf_sim_seed(be, seed);
 	const char *env[] = { "RUN_SECONDS=300-900", "FAIL_PERCENT=50", NULL };
@@ -267,11 +269,11 @@ static void draw(uint64_t seed, int64_t *ends, int *codes, size_t n)
 	mklaunch(&x, env, 1);
 	for (size_t i = 0; i < n; i++) {
 		struct jf_run_started st;
-		assert_int_equal(jf_backend_start(be, &x.l, i + 1, &st, &err), JF_OK);
+		assert_int_equal(jf_runner_start(be, &x.l, i + 1, &st, &err), JF_OK);
 	}
 	jf_sim_advance(be, T0 + 900000);
 	struct jf_run_result res[64];
-	assert_int_equal(jf_backend_reap(be, res, 64), n);
+	assert_int_equal(jf_runner_reap(be, res, 64), n);
 	for (size_t i = 0; i < n; i++) {
 		size_t j = res[i].cookie - 1;
 		ends[j] = res[i].end_ms;
@@ -280,7 +282,7 @@ static void draw(uint64_t seed, int64_t *ends, int *codes, size_t n)
 		assert_int_equal(res[i].end_ms % 1000, 0);
 		assert_true(res[i].exit_code == 0 || res[i].exit_code == 1);
 	}
-	jf_backend_free(be);
+	jf_runner_free(be);
 }
 
 static void test_backend_seeded(void **state)
@@ -310,7 +312,7 @@ struct fix {
 	char db[512];
 	struct jf_sim_clock clk;
 	struct jf_engine *e;
-	struct jf_backend *be;      /* owned by e */
+	struct jf_runner *be;       /* owned by e */
 	struct jf_store *st;        /* owned by e */
 	int64_t groups[MAX_GROUPS]; /* submitted, for group timers and checks */
 	bool final[MAX_GROUPS];     /* seen final: no timer can concern it */
@@ -350,21 +352,11 @@ static void on_until(struct jf_loop *l, void *ctx)
 
 static bool on_quiet(struct jf_loop *l, void *ctx);
 
-static const char *tmp_base(void)
-{
-	struct stat sb;
-	/* the store fsyncs every commit: keep it in memory when we can */
-	if (stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) && access("/dev/shm", W_OK) == 0)
-		return "/dev/shm";
-	const char *t = getenv("TMPDIR");
-	return t && *t ? t : "/tmp";
-}
-
 static struct fix *fix_new(struct jf_cluster *c)
 {
 	struct fix *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "%s/jf-sim-XXXXXX", tmp_base());
+	snprintf(f->dir, sizeof(f->dir), "%s/jf-sim-XXXXXX", jft_tmp_base());
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->db, sizeof(f->db), "%s/jobfs.db", f->dir);
 	f->clk.now_ms = T0;
@@ -375,13 +367,13 @@ static struct fix *fix_new(struct jf_cluster *c)
 	if (!c)
 		c = jf_cluster_builtin();
 	assert_non_null(c);
-	struct jf_backend *be = jf_sim_new(&f->clk, &err);
+	struct jf_runner *be = jf_sim_new(&f->clk, &err);
 	assert_non_null(be);
 	struct jf_engine_config cfg = {
 		.state_dir = f->dir,
 		.store = st,
 		.cluster = c,
-		.backend = be,
+		.runner = be,
 		.clock = { .now_ms = jf_sim_now, .ctx = &f->clk },
 	};
 	if (jf_engine_new(&cfg, &f->e, &err) != JF_OK)
@@ -401,21 +393,13 @@ static struct fix *fix_new(struct jf_cluster *c)
 	return f;
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int teardown(void **state)
 {
 	struct fix *f = *state;
 	if (f) {
 		jf_engine_free(f->e);
 		jf_loop_free(f->loop);
-		nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		jft_rmtree(f->dir);
 		free(f);
 	}
 	*state = NULL;
@@ -786,17 +770,10 @@ static void watch_queues(struct fix *f, void *ctx)
 		w->max_train = n;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void test_week(void **state)
 {
 	struct fix *f = *state;
-	int64_t wall0 = mono_ms();
+	int64_t wall0 = jft_mono_ms();
 	jf_sim_seed(f->be, 42);
 	struct week w = { 0 };
 	w.q_etl = mkqueue(f, "etl", "capacity: 6\ngroup_timeout: 3h\n");
@@ -861,7 +838,7 @@ static void test_week(void **state)
 						"        - {name: RUN_SECONDS, value: \"3600\"}\n");
 	}
 	play(f, -1, watch_queues, &w);
-	int64_t wall = mono_ms() - wall0;
+	int64_t wall = jft_mono_ms() - wall0;
 	print_message("a week of mixed work: %lld groups, %lld instants, %lld s simulated in "
 		      "%lld ms\n",
 		      (long long)f->ngroups, (long long)f->settles,
@@ -1081,12 +1058,12 @@ static void spot_play(double risk, struct spot_figs *out)
 static void test_spot_forecast(void **state)
 {
 	(void)state;
-	int64_t wall0 = mono_ms();
+	int64_t wall0 = jft_mono_ms();
 	struct spot_figs on = { 0 }, off = { 0 };
 	spot_play(JF_SPOT_RISK_DEFAULT, &on);
 	spot_play(1.0, &off);
 	print_message("two runs of %d + %d days in %lld ms\n", SPOT_WARMUP_DAYS, SPOT_DAYS,
-		      (long long)(mono_ms() - wall0));
+		      (long long)(jft_mono_ms() - wall0));
 
 	assert_int_equal(on.windows[SPOT_5M], 0);
 	assert_true(on.windows[SPOT_12H] > 0);
@@ -1225,7 +1202,7 @@ static void test_tool_exit_codes(void **state)
 	if (access(SIM_TOOL, X_OK) != 0)
 		skip();
 	char dir[256], path[300], args[400];
-	snprintf(dir, sizeof(dir), "%s/jf-simw-XXXXXX", tmp_base());
+	snprintf(dir, sizeof(dir), "%s/jf-simw-XXXXXX", jft_tmp_base());
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/w.yaml", dir);
 	snprintf(args, sizeof(args), "%s", path);
@@ -1379,7 +1356,7 @@ static void test_tool_exit_codes(void **state)
 		if (st != 1)
 			fail_msg("--spot-risk-threshold '%s': exit %d, want 1", bad_risk[i], st);
 	}
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	jft_rmtree(dir);
 }
 
 int main(void)

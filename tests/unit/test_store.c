@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 #include <sqlite3.h>
 
 #include "core/billing.h"
@@ -37,19 +39,6 @@ struct fix {
 	char db[512];
 	struct jf_store *st;
 };
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static struct jf_store *open_store(const char *path)
 {
@@ -77,7 +66,7 @@ static int teardown(void **state)
 {
 	struct fix *f = *state;
 	jf_store_close(f->st);
-	rm_rf(f->dir);
+	jft_rmtree(f->dir);
 	free(f);
 	return 0;
 }
