@@ -76,9 +76,8 @@ static inline enum jf_err jf_runner_adopt(struct jf_runner *r, const char *handl
 	return r->ops->adopt(r, handle, run_dir, cookie, err);
 }
 
-static inline enum jf_err jf_runner_recover(struct jf_runner *r, const char *run_dir,
-					    char *handle, size_t n, int64_t *start_ms,
-					    struct jf_error *err)
+static inline enum jf_err jf_runner_recover(struct jf_runner *r, const char *run_dir, char *handle,
+					    size_t n, int64_t *start_ms, struct jf_error *err)
 {
 	if (!r->ops->recover)
 		return JF_ENOENT;

@@ -210,8 +210,7 @@ static inline size_t jf_scheduler_notes(struct jf_scheduler *s, struct jf_note *
 	return s->ops->notes(s, out, max);
 }
 
-static inline const struct jf_be_machine *jf_scheduler_machines(struct jf_scheduler *s,
-								size_t *n)
+static inline const struct jf_be_machine *jf_scheduler_machines(struct jf_scheduler *s, size_t *n)
 {
 	return s->ops->machines(s, n);
 }

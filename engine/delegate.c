@@ -502,7 +502,7 @@ void jf_dlg_cancel(struct jf_engine *e, uint64_t key, int64_t idx)
 
 struct sub_use {
 	int64_t sub_id;
-	int state;
+	enum jf_sub_state state;
 };
 
 struct use_list {
@@ -618,7 +618,7 @@ static void pass_group(struct pass *p, int64_t gid)
 	struct jf_group_rec rec;
 	if (jf_group_get(e->st, gid, &rec) != JF_OK)
 		return;
-	int state = rec.state;
+	enum jf_state state = rec.state;
 	int64_t parallelism = rec.parallelism, queue_id = rec.queue_id;
 	jf_group_release(&rec);
 	struct grt *g = jf_eng_group(e, gid);

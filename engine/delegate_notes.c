@@ -18,8 +18,8 @@
 
 /* ---- notes ---- */
 
-static void set_sub(struct jf_engine *e, const struct jf_sub_rec *sr, int state, int64_t job,
-		    const char *msg)
+static void set_sub(struct jf_engine *e, const struct jf_sub_rec *sr, enum jf_sub_state state,
+		    int64_t job, const char *msg)
 {
 	jf_sub_set(e->st, sr->id, state, job, sr->throttle, sr->tries, msg);
 }

@@ -49,7 +49,7 @@ static bool succeeded_idx(void *ctx, int64_t i)
 	return ok;
 }
 
-static void end_group(struct jf_engine *e, struct grt *g, int state, const char *reason,
+static void end_group(struct jf_engine *e, struct grt *g, enum jf_state state, const char *reason,
 		      const char *msg)
 {
 	jf_eng_group_ended(e, g, true);
@@ -95,7 +95,7 @@ static int check_group_timers(void *ctx, int64_t gid)
 	struct jf_group_rec rec;
 	if (jf_group_get(e->st, gid, &rec) != JF_OK)
 		return 0;
-	int state = rec.state;
+	enum jf_state state = rec.state;
 	int64_t submitted = rec.submitted_ms, started = rec.started_ms, queue_id = rec.queue_id;
 	jf_group_release(&rec);
 	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
@@ -152,7 +152,7 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 	struct jf_group_rec rec;
 	if (jf_group_get(e->st, g->id, &rec) != JF_OK)
 		return;
-	int state = rec.state;
+	enum jf_state state = rec.state;
 	int64_t completions = rec.completions;
 	jf_group_release(&rec);
 	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)

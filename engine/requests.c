@@ -405,8 +405,8 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 
 /* ---- ctl ---- */
 
-static enum jf_err busy(struct jf_error *err, const char *verb, const char *what, int state,
-			const char *applies)
+static enum jf_err busy(struct jf_error *err, const char *verb, const char *what,
+			enum jf_state state, const char *applies)
 {
 	return jf_error_set(err, JF_EBUSY, 0, "%s does not apply: the %s is %s (%s applies to %s)",
 			    verb, what, jf_state_name(state), verb, applies);

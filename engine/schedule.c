@@ -130,7 +130,7 @@ static int add_group(void *ctx, int64_t gid)
 	struct jf_group_rec rec;
 	if (jf_group_get(e->st, gid, &rec) != JF_OK)
 		return 0;
-	int state = rec.state;
+	enum jf_state state = rec.state;
 	int64_t queue_id = rec.queue_id, parallelism = rec.parallelism;
 	uid_t uid = rec.uid;
 	gid_t ggid = rec.gid;

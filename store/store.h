@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/lifecycle.h"
 
 struct jf_store;
 
@@ -55,7 +56,7 @@ struct jf_group_rec {
 	enum jf_group_kind kind;
 	char dirname[JF_NAME_MAX];
 	char *display; /* display name (spec name or dirname) */
-	int state;     /* enum jf_state */
+	enum jf_state state;
 	char *message;
 	char *spec;    /* accepted spec text, NULL in Draft/Invalid */
 	char *draft;   /* last refused text, NULL if none */
@@ -77,7 +78,7 @@ struct jf_task_rec {
 	int64_t id;
 	int64_t group_id;
 	int64_t idx;
-	int state;
+	enum jf_state state;
 	char *message;
 	char *display;    /* NULL unless renamed */
 	int64_t attempt;  /* attempts started so far */
@@ -90,7 +91,7 @@ struct jf_node_rec {
 	int64_t id;
 	int64_t task_id;
 	int64_t idx;
-	int state;
+	enum jf_state state;
 	char *message;
 	char machine[JF_NAME_MAX];
 	char gpu_ids[JF_GPU_IDS_MAX]; /* "0,1" */
@@ -188,8 +189,8 @@ enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_te
 			    const char *display, const char *ignored, int64_t completions,
 			    int64_t parallelism, int64_t nodes, const char *jobname,
 			    int64_t now_ms);
-enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, int state, const char *message,
-			       int64_t now_ms);
+enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, enum jf_state state,
+			       const char *message, int64_t now_ms);
 /* An object's state alone (ENOENT: no such row). */
 enum jf_err jf_group_state(struct jf_store *st, int64_t id, int *state);
 enum jf_err jf_task_state(struct jf_store *st, int64_t id, int *state);
@@ -227,10 +228,10 @@ enum jf_err jf_task_find(struct jf_store *st, int64_t group_id, int64_t idx, str
 enum jf_err jf_task_list(struct jf_store *st, int64_t group_id, int64_t after, int limit,
 			 int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx);
 /* Up to limit tasks of the group in state, lowest index first. */
-enum jf_err jf_task_list_state(struct jf_store *st, int64_t group_id, int state, int limit,
-			       int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx);
-enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, int state, const char *message,
-			      int64_t now_ms);
+enum jf_err jf_task_list_state(struct jf_store *st, int64_t group_id, enum jf_state state,
+			       int limit, int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx);
+enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, enum jf_state state,
+			      const char *message, int64_t now_ms);
 enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attempt,
 				 int64_t failures);
 /* Every task of the group in one of from_mask's states (bit 1<<state)
@@ -254,8 +255,8 @@ enum jf_err jf_node_ensure(struct jf_store *st, int64_t task_id, int64_t idx, in
 enum jf_err jf_node_get(struct jf_store *st, int64_t id, struct jf_node_rec *n);
 /* ENOENT when the node was never made (it has not run yet). */
 enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx, struct jf_node_rec *n);
-enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, int state, const char *message,
-			      int64_t now_ms);
+enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, enum jf_state state,
+			      const char *message, int64_t now_ms);
 /* The message alone, the state as it is. */
 enum jf_err jf_node_set_message(struct jf_store *st, int64_t id, const char *message);
 enum jf_err jf_node_set_run(struct jf_store *st, int64_t id, const char *machine,
@@ -366,7 +367,7 @@ enum jf_sub_state { JF_SUB_OUTBOX = 0, JF_SUB_LIVE = 1, JF_SUB_DONE = 2, JF_SUB_
 
 struct jf_sub_rec {
 	int64_t id, group_id;
-	int state;            /* enum jf_sub_state */
+	enum jf_sub_state state;
 	int64_t first_idx;    /* lowest task index in it */
 	int64_t count;        /* tasks in it */
 	int64_t throttle;     /* most of them running at once, as last set */
@@ -386,8 +387,8 @@ enum jf_err jf_sub_get(struct jf_store *st, int64_t id, struct jf_sub_rec *r);
  * 1 << state), in id order; fn returns non-zero to stop. */
 enum jf_err jf_sub_list(struct jf_store *st, int64_t group_id, unsigned mask,
 			int (*fn)(void *ctx, int64_t id), void *ctx);
-enum jf_err jf_sub_set(struct jf_store *st, int64_t id, int state, int64_t job_id, int64_t throttle,
-		       int64_t tries, const char *message);
+enum jf_err jf_sub_set(struct jf_store *st, int64_t id, enum jf_sub_state state, int64_t job_id,
+		       int64_t throttle, int64_t tries, const char *message);
 /* For each submission of the group: its tasks not finished yet (Waiting,
  * Initializing, Running). */
 enum jf_err jf_sub_unfinished(struct jf_store *st, int64_t group_id,

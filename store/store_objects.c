@@ -317,8 +317,8 @@ fail:
 	return rc ? rc : JF_EIO;
 }
 
-enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, int state, const char *message,
-			       int64_t now_ms)
+enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, enum jf_state state,
+			       const char *message, int64_t now_ms)
 {
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_SET_STATE);
 	if (!s)
@@ -545,8 +545,8 @@ enum jf_err jf_task_list(struct jf_store *st, int64_t group_id, int64_t after, i
 	return list_id_idx(s, fn, ctx);
 }
 
-enum jf_err jf_task_list_state(struct jf_store *st, int64_t group_id, int state, int limit,
-			       int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx)
+enum jf_err jf_task_list_state(struct jf_store *st, int64_t group_id, enum jf_state state,
+			       int limit, int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx)
 {
 	sqlite3_stmt *s = jf_q(st, Q_TASK_LIST_STATE);
 	if (!s)
@@ -557,8 +557,8 @@ enum jf_err jf_task_list_state(struct jf_store *st, int64_t group_id, int state,
 	return list_id_idx(s, fn, ctx);
 }
 
-enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, int state, const char *message,
-			      int64_t now_ms)
+enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, enum jf_state state,
+			      const char *message, int64_t now_ms)
 {
 	int64_t group_id = 0;
 	int from = -1;
@@ -716,8 +716,8 @@ enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx, stru
 	return jf_node_get(st, one_id(s), n);
 }
 
-enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, int state, const char *message,
-			      int64_t now_ms)
+enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, enum jf_state state,
+			      const char *message, int64_t now_ms)
 {
 	sqlite3_stmt *s = jf_q(st, Q_NODE_SET_STATE);
 	if (!s)

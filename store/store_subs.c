@@ -121,8 +121,8 @@ enum jf_err jf_sub_list(struct jf_store *st, int64_t group_id, unsigned mask,
 	return JF_OK;
 }
 
-enum jf_err jf_sub_set(struct jf_store *st, int64_t id, int state, int64_t job_id, int64_t throttle,
-		       int64_t tries, const char *message)
+enum jf_err jf_sub_set(struct jf_store *st, int64_t id, enum jf_sub_state state, int64_t job_id,
+		       int64_t throttle, int64_t tries, const char *message)
 {
 	sqlite3_stmt *s = jf_q(st, Q_SUB_SET);
 	if (!s)

@@ -32,7 +32,7 @@ struct replay {
 	struct jf_sim_clock clk;
 	struct jf_engine *e;
 	struct jf_runner *be; /* owned by e */
-	struct jf_store *st;   /* owned by e */
+	struct jf_store *st;  /* owned by e */
 	const struct jf_cluster *cl;
 	struct workload *w;
 	int64_t t0;
