@@ -50,7 +50,15 @@ struct jf_loop {
 	int64_t def_max;
 	int64_t def_asked; /* when the pending job was first seen, -1 none */
 	long instant_max;
+	int64_t longest_us; /* the longest turn (real time) */
 };
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static int64_t mono_ms(void)
 {
@@ -167,6 +175,11 @@ int jf_loop_add_before_sleep(struct jf_loop *l, jf_loop_hook_fn *fn, void *ctx)
 	return 0;
 }
 
+int64_t jf_loop_longest_turn_us(const struct jf_loop *l)
+{
+	return l->longest_us;
+}
+
 bool jf_loop_first_waiting(struct jf_loop *l)
 {
 	for (size_t i = 0; i < l->nsrcs; i++) {
@@ -239,6 +252,7 @@ int jf_loop_run(struct jf_loop *l)
 				continue;
 			return JF_LOOP_ERROR;
 		}
+		int64_t turn0 = l->virt ? 0 : mono_us();
 		for (int pass = 0; pass < 2; pass++)
 			for (int i = 0; i < n && !l->stop; i++) {
 				struct src *s = &l->srcs[evs[i].data.u32];
@@ -255,6 +269,11 @@ int jf_loop_run(struct jf_loop *l)
 				l->def_run(l->def_ctx, overdue);
 				worked = true;
 			}
+		}
+		if (!l->virt) {
+			int64_t took = mono_us() - turn0;
+			if (took > l->longest_us)
+				l->longest_us = took;
 		}
 		if (l->stop)
 			break;

@@ -75,6 +75,11 @@ void jf_loop_set_deferred(struct jf_loop *l, bool (*pending)(void *ctx),
 
 int jf_loop_add_before_sleep(struct jf_loop *l, jf_loop_hook_fn *fn, void *ctx);
 
+/* The longest turn so far, in microseconds of the loop's monotonic time
+ * (real time only: 0 on a virtual clock): how long a request that came
+ * at the start of a turn waited at most before the loop looked again. */
+int64_t jf_loop_longest_turn_us(const struct jf_loop *l);
+
 /* Is a JF_LOOP_FIRST source readable now? */
 bool jf_loop_first_waiting(struct jf_loop *l);
 

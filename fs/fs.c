@@ -190,10 +190,25 @@ static void on_touch(struct jf_loop *l, void *ctx)
 	jf_toucher_flush(fs->nt, fs->se);
 }
 
+/* The loop's longest turn, said on stderr (the daemon's log) each time it
+ * grows by a quarter past 10 ms: how long a request may have waited. */
+#define TURN_SAY_US 10000
+
+static void say_longest_turn(struct jf_fs *fs)
+{
+	int64_t us = jf_loop_longest_turn_us(fs->loop);
+	if (us < TURN_SAY_US || us * 4 < fs->turn_said_us * 5)
+		return;
+	fs->turn_said_us = us;
+	fprintf(stderr, "jobfs: loop: longest turn so far %.1f ms (a request waits at most that)\n",
+		(double)us / 1000.0);
+}
+
 static void on_logs_timer(struct jf_loop *l, void *ctx)
 {
 	struct jf_fs *fs = ctx;
 	jf_fs_poll_logs(fs);
+	say_longest_turn(fs);
 	jf_loop_arm(l, fs->logs_timer, jf_loop_now(l) + JF_ENGINE_TICK_MS);
 }
 

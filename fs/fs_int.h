@@ -107,6 +107,7 @@ struct jf_fs {
 	struct jf_toucher *nt; /* invalidations and inotify touches */
 	struct jf_loop *loop;  /* the daemon's (engine/loop.h), not owned */
 	int logs_timer;
+	int64_t turn_said_us; /* the longest loop turn last said on stderr */
 	int sfd;
 	struct fuse_buf rbuf; /* serve_requests' buffer */
 	bool stop;

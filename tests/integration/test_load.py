@@ -29,7 +29,8 @@ after the last round (idle) is at most RSS after the first round + 10 % +
 Reported (printed; run.py -v shows it; also JSON in $JOBFS_LOAD_REPORT,
 keyed by variant): submit latency from the release, tasks/s through the
 queue, p50/p99/max of the status reads under load beside the same read on
-the idle daemon, RSS before/peak/after each round, daemon CPU per task.
+the idle daemon, RSS before/peak/after each round, daemon CPU per task, and
+the longest turn of the daemon's loop (what it says on stderr).
 
 Sizes: the default variant is N=40, T=500, M=10 per round (two rounds, well
 under a minute in a plain build); `--long` adds load_long: N=200, T=10,000,
@@ -40,6 +41,7 @@ JOBFS_LOAD_ROUNDS override the sizes of whichever variant runs.
 import fcntl
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -484,6 +486,7 @@ def run_load(env, variant):
     finally:
         sampler.stop.set()
     rounds = env.load_rounds
+    turns = re.findall(r"loop: longest turn so far ([0-9.]+) ms", env.daemon.stderr_text())
     report = {
         "variant": variant, "build": "asan" if asan else "plain",
         "capacity": CAPACITY, "sizes": sz,
@@ -492,6 +495,8 @@ def run_load(env, variant):
         "idle_status_max_ms": round(max(base) * 1000, 3),
         "rss_before_kib": rss0, "anon_before_kib": anon0, "fds_before": fds0, "idle_cpu_ms_per_s": cpu_idle0,
         "rounds": rounds, "wall_s": round(time.monotonic() - t_start, 1),
+        # the daemon says each new longest turn of its loop past 10 ms
+        "longest_loop_turn_ms": float(turns[-1]) if turns else "< 10",
     }
     print_report(report)
     path = os.environ.get("JOBFS_LOAD_REPORT")
@@ -554,6 +559,8 @@ def print_report(rep):
           % (rep["idle_status_p50_ms"], rep["idle_status_p99_ms"], rep["idle_status_max_ms"],
              rep["rss_before_kib"], rep["anon_before_kib"], rep["fds_before"],
              rep["idle_cpu_ms_per_s"]))
+    print("  the loop's longest turn (the longest any request waited for the loop): %s ms"
+          % rep["longest_loop_turn_ms"])
 
 
 @case(timeout=300)
