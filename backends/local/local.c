@@ -749,7 +749,9 @@ static size_t local_reap(struct jf_runner *be, struct jf_run_result *out, size_t
 		int k = epoll_wait(lb->epfd, ev, (int)want, 0);
 		if (k <= 0)
 			break;
-		for (int i = 0; i < k; i++) {
+		/* a timer's turn may fill out: the events left are
+		 * level-triggered and come again in the next call */
+		for (int i = 0; i < k && n < max; i++) {
 			struct watch *w = ev[i].data.ptr;
 			if (!w)
 				continue; /* the eventfd */
