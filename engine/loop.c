@@ -6,6 +6,8 @@
  */
 #include "engine/loop.h"
 
+#include "core/grow.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -39,11 +41,11 @@ struct jf_loop {
 	bool virt;
 	struct jf_loop_clock clock;
 	struct src *srcs;
-	size_t nsrcs;
+	size_t nsrcs, capsrcs;
 	struct timer *timers;
-	size_t ntimers;
+	size_t ntimers, captimers;
 	struct hook *hooks;
-	size_t nhooks;
+	size_t nhooks, caphooks;
 	bool (*def_pending)(void *ctx);
 	void (*def_run)(void *ctx, bool overdue);
 	void *def_ctx;
@@ -112,35 +114,26 @@ int64_t jf_loop_now(struct jf_loop *l)
 	return l->virt ? l->clock.now_ms(l->clock.ctx) : mono_ms();
 }
 
-/* One more slot in *arr (n items of size sz); NULL when out of memory. */
-static void *grow(void *arr, size_t n, size_t sz)
-{
-	void *p = realloc(arr, (n + 1) * sz);
-	if (!p)
-		errno = ENOMEM;
-	return p;
-}
-
 int jf_loop_add_fd(struct jf_loop *l, int fd, enum jf_loop_prio prio, jf_loop_fn *fn, void *ctx)
 {
-	struct src *s = grow(l->srcs, l->nsrcs, sizeof(*s));
-	if (!s)
+	if (!jf_grow(&l->srcs, &l->capsrcs, l->nsrcs + 1, sizeof(*l->srcs))) {
+		errno = ENOMEM;
 		return -1;
-	l->srcs = s;
+	}
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)l->nsrcs };
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -1;
-	s[l->nsrcs++] = (struct src){ fd, prio, fn, ctx };
+	l->srcs[l->nsrcs++] = (struct src){ fd, prio, fn, ctx };
 	return 0;
 }
 
 int jf_loop_add_timer(struct jf_loop *l, jf_loop_fn *fn, void *ctx)
 {
-	struct timer *t = grow(l->timers, l->ntimers, sizeof(*t));
-	if (!t)
+	if (!jf_grow(&l->timers, &l->captimers, l->ntimers + 1, sizeof(*l->timers))) {
+		errno = ENOMEM;
 		return -1;
-	l->timers = t;
-	t[l->ntimers] = (struct timer){ -1, fn, ctx };
+	}
+	l->timers[l->ntimers] = (struct timer){ -1, fn, ctx };
 	return (int)l->ntimers++;
 }
 
@@ -167,11 +160,11 @@ void jf_loop_set_deferred(struct jf_loop *l, bool (*pending)(void *ctx),
 
 int jf_loop_add_before_sleep(struct jf_loop *l, jf_loop_hook_fn *fn, void *ctx)
 {
-	struct hook *h = grow(l->hooks, l->nhooks, sizeof(*h));
-	if (!h)
+	if (!jf_grow(&l->hooks, &l->caphooks, l->nhooks + 1, sizeof(*l->hooks))) {
+		errno = ENOMEM;
 		return -1;
-	l->hooks = h;
-	h[l->nhooks++] = (struct hook){ fn, ctx };
+	}
+	l->hooks[l->nhooks++] = (struct hook){ fn, ctx };
 	return 0;
 }
 
