@@ -6,7 +6,8 @@
  * while building:
  *   - doc->expanded is the size of the document with every alias expanded:
  *     each new node adds 1 and each alias adds its anchor's weight (the
- *     expanded size of that subtree), so it never passes JF_SPEC_MAX_NODES;
+ *     expanded size of that subtree), so it never passes the node limit
+ *     (JF_SPEC_MAX_NODES unless the options say otherwise);
  *     doc->text is the same for scalar bytes (a node's text: the bytes of
  *     the scalars in its expanded subtree) and never passes
  *     JF_SPEC_MAX_EXPANDED, so what a caller copies out stays bounded;
@@ -56,6 +57,8 @@ struct builder {
 	struct frame stack[JF_SPEC_MAX_DEPTH];
 	size_t depth;
 	int ndocs;
+	size_t max_nodes;
+	bool no_aliases;
 	struct jf_error *err;
 };
 
@@ -117,9 +120,9 @@ static enum jf_err berror(struct builder *b, enum jf_err code, int line, const c
 static enum jf_err too_big(struct builder *b, int line)
 {
 	return berror(b, JF_EINVAL, line,
-		      "the document expands to more than %d nodes once aliases are "
+		      "the document expands to more than %zu nodes once aliases are "
 		      "resolved (an alias bomb?)",
-		      JF_SPEC_MAX_NODES);
+		      b->max_nodes);
 }
 
 static enum jf_err too_much_text(struct builder *b, int line)
@@ -133,7 +136,7 @@ static enum jf_err too_much_text(struct builder *b, int line)
 static enum jf_err new_node(struct builder *b, enum jf_ytype type, int line, struct jf_ynode **out)
 {
 	struct jf_ydoc *doc = b->doc;
-	if (doc->expanded + 1 > JF_SPEC_MAX_NODES)
+	if (doc->expanded + 1 > b->max_nodes)
 		return too_big(b, line);
 	if (doc->nnodes == doc->capnodes) {
 		size_t cap = doc->capnodes ? doc->capnodes * 2 : 64;
@@ -432,11 +435,14 @@ static enum jf_err on_alias(struct builder *b, const yaml_event_t *ev)
 {
 	int line = (int)ev->start_mark.line + 1;
 	const char *name = (const char *)ev->data.alias.anchor;
+	if (b->no_aliases)
+		return berror(b, JF_EINVAL, line,
+			      "YAML aliases (*name) are not allowed here: write the value out");
 	struct jf_ynode *target = anchor_get(b->doc, name);
 	if (!target)
 		return berror(b, JF_EINVAL, line,
 			      "alias '*%.64s' names no complete anchored node before it", name);
-	if (b->doc->expanded + target->weight > JF_SPEC_MAX_NODES)
+	if (b->doc->expanded + target->weight > b->max_nodes)
 		return too_big(b, line);
 	if (b->doc->text + target->text > JF_SPEC_MAX_EXPANDED)
 		return too_much_text(b, line);
@@ -512,18 +518,29 @@ static enum jf_err on_event(struct builder *b, const yaml_event_t *ev)
 
 enum jf_err jf_ydoc_parse(const char *text, size_t len, struct jf_ydoc **out, struct jf_error *err)
 {
+	return jf_ydoc_parse_opts(text, len, NULL, out, err);
+}
+
+enum jf_err jf_ydoc_parse_opts(const char *text, size_t len, const struct jf_yopts *opts,
+			       struct jf_ydoc **out, struct jf_error *err)
+{
+	size_t max_bytes = opts && opts->max_bytes ? opts->max_bytes : JF_SPEC_MAX_BYTES;
 	*out = NULL;
 	if (!text)
 		text = ""; /* libyaml insists on a buffer */
-	if (len > JF_SPEC_MAX_BYTES)
+	if (len > max_bytes)
 		return jf_error_set(err, JF_EFBIG, 0,
-				    "the text is %zu bytes, more than the limit of %d", len,
-				    JF_SPEC_MAX_BYTES);
+				    "the text is %zu bytes, more than the limit of %zu", len,
+				    max_bytes);
 	enum jf_err rc = jf_ytext_check(text, len, false, err);
 	if (rc)
 		return rc;
 
-	struct builder b = { .err = err };
+	struct builder b = {
+		.err = err,
+		.max_nodes = opts && opts->max_nodes ? opts->max_nodes : JF_SPEC_MAX_NODES,
+		.no_aliases = opts && opts->no_aliases,
+	};
 	b.doc = calloc(1, sizeof(*b.doc));
 	if (!b.doc)
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");

@@ -10,7 +10,9 @@
  * the limit.  Nesting
  * deeper than JF_SPEC_MAX_DEPTH, a scalar longer than JF_SPEC_MAX_STRING,
  * input over JF_SPEC_MAX_BYTES, duplicate keys, keys that are not scalars,
- * merge keys ('<<'), unknown tags and a second document are errors.
+ * merge keys ('<<'), unknown tags and a second document are errors.  A
+ * reader of some other file may set its own input and node limits, and
+ * refuse aliases altogether, with jf_ydoc_parse_opts().
  *
  * The document owns every node and every string; callers read nodes and
  * never change them.  Everything lives until jf_ydoc_free().
@@ -55,6 +57,16 @@ struct jf_ydoc;
 /* Parse text (len bytes, need not be NUL-terminated).  An empty stream or
  * one holding only comments gives a document whose root is NULL. */
 enum jf_err jf_ydoc_parse(const char *text, size_t len, struct jf_ydoc **out, struct jf_error *err);
+
+/* What one parse allows; a zero limit is the spec limit of core/spec.h,
+ * and jf_ydoc_parse() is jf_ydoc_parse_opts() with opts NULL. */
+struct jf_yopts {
+	size_t max_bytes; /* the text; longer is JF_EFBIG */
+	size_t max_nodes; /* nodes once every alias is expanded */
+	bool no_aliases;  /* any alias ("*name") is an error */
+};
+enum jf_err jf_ydoc_parse_opts(const char *text, size_t len, const struct jf_yopts *opts,
+			       struct jf_ydoc **out, struct jf_error *err);
 const struct jf_ynode *jf_ydoc_root(const struct jf_ydoc *doc);
 void jf_ydoc_free(struct jf_ydoc *doc);
 

@@ -1,7 +1,8 @@
 /*
- * test_cluster.c - the built-in cluster and the cluster file parser
- * (core/cluster.c): contents, the happy path, every error with its key
- * path and line, limits, and out-of-memory at every allocation.
+ * test_cluster.c - the built-in cluster (core/cluster.c) and the cluster
+ * file reader (core/cluster_file.c): contents, the happy path, every error
+ * with its key path and line, limits, and out-of-memory at every
+ * allocation.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -498,34 +499,37 @@ static void test_file_errors(void **state)
 		  "models[0].price.extra", "unknown key" },
 		{ "\"we'ird\\x01\": 1\n" MODELS MACHINES, 1, "we\\x27ird\\x01", "unknown key" },
 		/* wrong types */
-		{ "models: 4090\n" MACHINES, 1, "models", "must be a list, not a scalar" },
-		{ "models: {a: 1}\n" MACHINES, 1, "models", "must be a list, not a mapping" },
+		{ "models: 4090\n" MACHINES, 1, "models", "expected a list, got a number" },
+		{ "models: {a: 1}\n" MACHINES, 1, "models", "expected a list, got a mapping" },
 		{ "models:\n  - 4090\n" MACHINES, 2, "models[0]",
-		  "must be a mapping, not a scalar" },
+		  "expected a mapping, got a number" },
 		{ "models:\n  - [4090]\n" MACHINES, 2, "models[0]",
-		  "must be a mapping, not a list" },
+		  "expected a mapping, got a list" },
 		{ MODEL_WITH("vram: {a: 1}"), 2, "models[0].vram",
-		  "must be a quantity, not a mapping" },
+		  "expected a quantity, got a mapping" },
 		{ MODEL_WITH(MODEL_BASE ", price: 3.60"), 2, "models[0].price",
-		  "must be a mapping, not a scalar" },
+		  "expected a mapping, got a number" },
 		{ MODEL_WITH(MODEL_BASE ", price: {on-demand: [1], spot: 0}"), 2,
-		  "models[0].price.on-demand", "must be a price, not a list" },
+		  "models[0].price.on-demand", "expected a price, got a list" },
 		{ "models:\n  - {name: [a]}\n" MACHINES, 2, "models[0].name",
-		  "must be a name, not a list" },
+		  "expected a name, got a list" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: [8]}\n", 4,
-		  "machines[0].gpus", "must be an integer, not a list" },
+		  "machines[0].gpus", "expected an integer, got a list" },
 		{ MODELS "machines:\n  - {name: m0, model: {a: b}, gpus: 8}\n", 4,
-		  "machines[0].model", "must be a model name, not a mapping" },
-		{ MODELS "machines: m0\n", 3, "machines", "must be a list" },
-		{ MODELS "machines:\n", 3, "machines", "must be a list, not a scalar" },
-		{ "name: [a]\n" MODELS MACHINES, 1, "name", "must be a name" },
-		{ "currency: {a: 1}\n" MODELS MACHINES, 1, "currency", "must be a currency code" },
+		  "machines[0].model", "expected a model name, got a mapping" },
+		{ MODELS "machines: m0\n", 3, "machines", "expected a list, got a string" },
+		{ MODELS "machines:\n", 3, "machines", "expected a list, got null" },
+		{ "name: [a]\n" MODELS MACHINES, 1, "name", "expected a name, got a list" },
+		{ "currency: {a: 1}\n" MODELS MACHINES, 1, "currency",
+		  "expected a currency code, got a mapping" },
 		{ "preempt_grace: [1]\n" MODELS MACHINES, 1, "preempt_grace",
-		  "must be a duration" },
-		{ "cpu_price: 0.05\n" MODELS MACHINES, 1, "cpu_price", "must be a mapping" },
-		{ "? [a]\n: 1\n" MODELS MACHINES, 1, NULL, "keys must be strings, not a list" },
+		  "expected a duration, got a list" },
+		{ "cpu_price: 0.05\n" MODELS MACHINES, 1, "cpu_price",
+		  "expected a mapping, got a number" },
+		{ "? [a]\n: 1\n" MODELS MACHINES, 1, NULL,
+		  "a key must be a plain string, not a list" },
 		{ MODELS "machines:\n  - {name: \"m\\0x\", model: \"4090\", gpus: 8}\n", 4,
-		  "machines[0].name", "contains a NUL character" },
+		  "machines[0].name", "a NUL character in the value" },
 		/* model references */
 		{ MODELS "machines:\n  - {name: m0, model: 5090, gpus: 8}\n", 4,
 		  "machines[0].model", "unknown model '5090' (models: 4090)" },
@@ -549,25 +553,29 @@ static void test_file_errors(void **state)
 			 "  - {name: big, model: \"4090\", gpus: 8, count: 3}\n",
 		  5, "machines[1].name",
 		  "duplicate machine name 'big-2' (also machines[0], line 4)" },
-		{ MODEL_WITH(MODEL_BASE ", vram: 1Gi"), 2, "models[0].vram", "given twice" },
-		{ "name: a\nname: b\n" MODELS MACHINES, 2, "name", "given twice" },
+		{ MODEL_WITH(MODEL_BASE ", vram: 1Gi"), 2, NULL,
+		  "duplicate key 'models[0].vram' (first at line 2)" },
+		{ "name: a\nname: b\n" MODELS MACHINES, 2, NULL,
+		  "duplicate key 'name' (first at line 1)" },
 		/* gpus and count */
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 0}\n", 4,
-		  "machines[0].gpus", "must be an integer from 1 to 64, not \"0\"" },
+		  "machines[0].gpus", "0 is out of range: must be 1 to 64" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 65}\n", 4,
-		  "machines[0].gpus", "from 1 to 64, not \"65\"" },
+		  "machines[0].gpus", "65 is out of range: must be 1 to 64" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: -1}\n", 4,
-		  "machines[0].gpus", "not \"-1\"" },
+		  "machines[0].gpus", "-1 is out of range" },
+		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: +8}\n", 4,
+		  "machines[0].gpus", "without the '+'" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 8.0}\n", 4,
-		  "machines[0].gpus", "not \"8.0\"" },
+		  "machines[0].gpus", "expected a whole number, got 8.0" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: eight}\n", 4,
-		  "machines[0].gpus", "not \"eight\"" },
+		  "machines[0].gpus", "expected an integer, got \"eight\"" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 99999999999999999999}\n",
-		  4, "machines[0].gpus", "from 1 to 64" },
+		  4, "machines[0].gpus", "must be 1 to 64" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 8, count: 0}\n", 4,
-		  "machines[0].count", "from 1 to 100000, not \"0\"" },
+		  "machines[0].count", "0 is out of range: must be 1 to 100000" },
 		{ MODELS "machines:\n  - {name: m0, model: \"4090\", gpus: 8, count: 100001}\n", 4,
-		  "machines[0].count", "from 1 to 100000" },
+		  "machines[0].count", "must be 1 to 100000" },
 		/* names */
 		{ MODELS "machines:\n  - {name: a b, model: \"4090\", gpus: 8}\n", 4,
 		  "machines[0].name", "name 'a b' has a space" },
@@ -659,17 +667,19 @@ static void test_file_errors(void **state)
 		/* YAML-level problems */
 		{ MODELS "machines:\n  - &m {name: m0, model: \"4090\", gpus: 8}\n  - *m\n", 5,
 		  "machines[1]", "YAML aliases (*name) are not allowed" },
-		{ "models: [\n", 2, NULL, "bad YAML" },
-		{ MODELS "machines:\n  - {name: m0\n", 5, NULL, "bad YAML" },
-		{ "name: 'lab\n", 2, NULL, "bad YAML: found unexpected end of stream" },
-		{ "\t- x\n", 1, NULL, "bad YAML" },
+		{ "models: [\n", 2, NULL, "YAML syntax error" },
+		{ MODELS "machines:\n  - {name: m0\n", 5, NULL, "YAML syntax error" },
+		{ "name: 'lab\n", 2, NULL, "YAML syntax error: found unexpected end of stream" },
+		{ "\t- x\n", 1, NULL, "YAML syntax error: a tab in the indentation" },
 		{ "", 1, NULL, "the cluster file is empty" },
 		{ "# only a comment\n", 1, NULL, "the cluster file is empty" },
-		{ "hello\n", 1, NULL, "must be a mapping with models and machines, not a scalar" },
+		{ "hello\n", 1, NULL, "must be a mapping with models and machines, not a string" },
 		{ "---\n", 1, NULL, "the cluster file is empty" },
 		{ "--- ''\n", 1, NULL, "must be a mapping" },
 		{ "- a\n", 1, NULL, "not a list" },
-		{ MODELS MACHINES "---\n" MODELS MACHINES, 5, NULL, "only one YAML document" },
+		{ MODELS MACHINES "---\n" MODELS MACHINES, 5, NULL, "a second YAML document" },
+		{ "name: !custom lab\n" MODELS MACHINES, 1, "name",
+		  "unsupported YAML tag '!custom'" },
 	};
 
 	(void)state;
@@ -734,8 +744,25 @@ static void test_file_limits(void **state)
 		text[o++] = ']';
 	text[o++] = '\n';
 	text[o] = '\0';
-	parse_bad(text, 1, "models[0]", "must be a mapping, not a list");
+	parse_bad(text, 1, NULL, "nested deeper than 32 levels");
+	assert_int_equal(jf_cluster_parse(text, strlen(text), &c, &err), JF_EINVAL);
+	assert_non_null(strstr(err.msg, "key 'models[0][0]"));
 	free(text);
+
+	/* a big file written out machine by machine is read whole: far more
+	 * YAML nodes and bytes than a spec may have */
+	big = malloc(1 << 20);
+	assert_non_null(big);
+	o = (size_t)snprintf(big, 1 << 20, "%s", MODELS "machines:\n");
+	for (int i = 0; i < 20000; i++)
+		o += (size_t)snprintf(big + o, (1 << 20) - o,
+				      "  - {name: m%05d, model: \"4090\", gpus: 1}\n", i);
+	assert_true(o > 800000 && o < (1 << 20));
+	c = parse_ok(big);
+	assert_int_equal(c->nmachines, 20000);
+	assert_string_equal(c->machines[19999].name, "m19999");
+	jf_cluster_free(c);
+	free(big);
 
 	/* over 1 MiB: too large, whatever it holds */
 	big = malloc((1 << 20) + 2);
@@ -815,13 +842,13 @@ static void test_slurm_names(void **state)
 	parse_bad("slurm_untyped_gpu: T4\n" MODELS MACHINES, 1, "slurm_untyped_gpu",
 		  "unknown model 'T4'");
 	parse_bad("slurm_untyped_gpu: [a]\n" MODELS MACHINES, 1, "slurm_untyped_gpu",
-		  "must be a name");
+		  "expected a name, got a list");
 	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK ", slurm_names: a100"), 2,
-		  "models[0].slurm_names", "must be a list");
+		  "models[0].slurm_names", "expected a list, got a string");
 	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK ", slurm_names: [\"a b\"]"), 2,
 		  "models[0].slurm_names[0]", "");
 	parse_bad(MODEL_WITH(MODEL_BASE ", " PRICE_OK ", slurm_names: [{a: 1}]"), 2,
-		  "models[0].slurm_names[0]", "must be a name, not a mapping");
+		  "models[0].slurm_names[0]", "expected a name, got a mapping");
 	parse_bad(MODEL_WITH(MODEL_BASE
 			     ", " PRICE_OK
 			     ", slurm_names: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q]"),
