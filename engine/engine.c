@@ -66,6 +66,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	if (!e->clock.now_ms)
 		e->clock.now_ms = real_now;
 	e->kill_grace_ms = cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : 10000;
+	e->making = true; /* the last daemon may have left task rows to make */
 	e->delegated = e->sch != NULL;
 	e->partition_ondemand = strdup(cfg->partition_ondemand ? cfg->partition_ondemand : "");
 	e->partition_spot = strdup(cfg->partition_spot ? cfg->partition_spot : "");
@@ -201,6 +202,7 @@ void jf_eng_resync(struct jf_engine *e)
 	if (e->use)
 		memset(e->use, 0, e->nalloc * sizeof(*e->use));
 	e->trim = false;
+	e->making = true; /* a failed step may have been the one that made rows */
 	if (forecasts_load(e) != JF_OK)
 		fprintf(stderr, "jobfs: out of memory reloading the spot forecasts\n");
 	jf_eng_step_begin(e);
@@ -773,7 +775,10 @@ static bool pass_pending(void *ctx)
 }
 
 /* The pending pass; overdue (it has waited long enough): without stopping
- * for waiting requests before JF_PASS_STARTS starts. */
+ * for waiting requests before JF_PASS_STARTS starts.  A chunk of task rows
+ * still to make comes first (the pass may start them), and while more are
+ * left the job stays pending: the requests that came meanwhile are served
+ * between chunks. */
 static void pass_run(void *ctx, bool overdue)
 {
 	struct jf_engine *e = ctx;
@@ -783,10 +788,13 @@ static void pass_run(void *ctx, bool overdue)
 	e->in_run = true;
 	e->urgent = overdue;
 	jf_eng_enter(e);
+	bool more = jf_eng_make_tasks(e);
 	jf_eng_schedule(e);
 	jf_eng_leave(e);
 	e->in_run = e->urgent = false;
 	e->yielding = y;
+	if (more)
+		e->sched_pending = true;
 }
 
 /* Real time: every JF_ENGINE_TICK_MS.  Virtual time: when the engine's
@@ -833,13 +841,42 @@ enum jf_err jf_engine_attach(struct jf_engine *e, struct jf_loop *l, bool yieldi
 		e->waiting = request_waiting;
 		e->waiting_ctx = l;
 		jf_loop_set_deferred(l, pass_pending, pass_run, e, JF_ENGINE_PASS_DELAY_MS);
+		if (e->making)
+			e->sched_pending = true; /* rows a killed daemon left to make */
 	}
 	return JF_OK;
+}
+
+/*
+ * Task rows still to make (requests.c: jf_eng_make_tasks).  Yielding, the
+ * loop's deferred job makes them, a chunk a run: the tick only makes sure
+ * it runs (after a start, or a chunk that failed).  Not yielding, each
+ * tick makes one chunk and asks to come again at once (a virtual clock
+ * settles the instant first); without a loop (tests that drive the engine
+ * themselves) the tick makes them all.  True when more are left.
+ */
+static bool tick_make(struct jf_engine *e)
+{
+	if (!e->making)
+		return false;
+	if (e->yielding) {
+		e->sched_pending = true;
+		return false;
+	}
+	int64_t before = e->chunks_made;
+	bool more;
+	do
+		more = jf_eng_make_tasks(e);
+	while (more && !e->loop);
+	if (e->chunks_made != before)
+		jf_eng_schedule(e); /* the rows made may start */
+	return more;
 }
 
 int64_t jf_engine_tick(struct jf_engine *e)
 {
 	jf_eng_enter(e);
+	bool more = tick_make(e);
 	int64_t next = jf_eng_group_timers(e);
 	int64_t now = jf_eng_now(e);
 	if (e->window_check_ms && now >= e->window_check_ms) {
@@ -883,5 +920,5 @@ int64_t jf_engine_tick(struct jf_engine *e)
 		}
 	}
 	jf_eng_leave(e);
-	return next;
+	return more ? 0 : next;
 }

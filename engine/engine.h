@@ -102,7 +102,10 @@ void jf_engine_on_backend(struct jf_engine *e);
  * JF_ENGINE_PASS_DELAY_MS, so one pass covers a burst of submissions and
  * ends.  Between small steps (JF_ENGINE_BATCH ended runs, a few starts)
  * the engine asks the loop whether a request waits, and if so stops
- * there: the rest comes in the next turn.  Not yielding (jobfs-sim, and
+ * there: the rest comes in the next turn.  The task rows of a big
+ * submission past its first chunk (store.h: JF_TASKS_CHUNK) are made by
+ * the same job, one chunk a run (not yielding: one a tick; with no loop
+ * at all, every one at the next tick).  Not yielding (jobfs-sim, and
  * tests that call the entry points themselves): every change schedules
  * before its call returns, and on_backend takes every run there is.
  */

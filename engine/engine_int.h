@@ -175,6 +175,9 @@ struct jf_engine {
 	bool sched_pending;         /* yielding: a pass was asked for */
 	bool in_run;                /* inside the loop's pass: JF_PASS_STARTS a pass */
 	bool trim;                  /* a group ended: jf_eng_trim has work */
+	bool making;                /* some group may have task rows not made yet */
+	bool making_said;           /* ... and making them failed: said on stderr */
+	int64_t chunks_made;        /* chunks of task rows made since start */
 	int64_t kept[JF_DONE_KEEP]; /* ended groups kept in `groups`, oldest at kept_head */
 	size_t nkept, kept_head;
 	bool urgent;                /* ... and no stopping for requests before that */
@@ -265,6 +268,11 @@ void jf_eng_group_event(struct jf_engine *e, int64_t queue_id, int64_t group_id,
 			const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx, char *buf,
 			size_t n);
+
+/* requests.c: make a chunk (store.h) more task rows of the first group (in
+ * submission order) that has rows not made yet, in one step, and tell the
+ * tree its tasks/ changed; true while some group has more to make. */
+bool jf_eng_make_tasks(struct jf_engine *e);
 
 /* schedule.c: one planning pass (core/plan.c) and the starts it decides,
  * then the preemptions on-demand work needs (core/preempt.c) */

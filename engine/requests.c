@@ -384,6 +384,9 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 	free(ignored);
 	free(copy);
 	if (rc == JF_OK) {
+		/* the rows past the first chunk come one chunk a turn */
+		if (completions > jf_store_tasks_chunk(e->st))
+			e->making = true;
 		/* the spec parsed here is the one the engine keeps: no second parse */
 		jf_eng_group_install(e, group_id, spec);
 		notify_group(e, g.queue_id, group_id, true);
@@ -401,6 +404,51 @@ enum jf_err jf_engine_submit(struct jf_engine *e, int64_t group_id, const char *
 {
 	jf_eng_enter(e);
 	return request_end(e, req_submit(e, group_id, text, len, uid, gid, err), err);
+}
+
+/*
+ * The rest of a big submission's task rows (store.h: JF_TASKS_CHUNK): the
+ * daemon's deferred job makes one chunk per run, the tick without a loop
+ * all of them (engine.c).  Until they are made the group counts them as
+ * waiting, so neither the scheduler nor the group's end is misled, and
+ * the tree lists the tasks made so far.  e->making says whether to look:
+ * set at an acceptance of more than a chunk and at start (a daemon killed
+ * half-way continues), cleared once no group has rows to make.
+ */
+bool jf_eng_make_tasks(struct jf_engine *e)
+{
+	if (!e->making)
+		return false;
+	int64_t gid = 0, qid = 0;
+	if (jf_group_next_unmade(e->st, &gid, &qid) != JF_OK)
+		return false; /* the tick tries again */
+	if (!gid) {
+		e->making = false;
+		return false;
+	}
+	int64_t left = 0;
+	jf_eng_step_begin(e);
+	enum jf_err rc = jf_group_make_tasks(e->st, gid, jf_store_tasks_chunk(e->st), &left);
+	if (rc == JF_OK)
+		jf_eng_changed(e, JF_CH_GROUP, qid, gid, 0, 0, true);
+	if (!jf_eng_step_end(e) || rc != JF_OK) {
+		/* once, not at every tick that tries again */
+		if (!e->making_said)
+			fprintf(stderr, "jobfs: group %lld: cannot make its task rows: %s (%s)\n",
+				(long long)gid, jf_err_name(rc ? rc : JF_EIO),
+				jf_store_last_error(e->st));
+		e->making_said = true;
+		return false; /* the tick tries again, not this turn's caller */
+	}
+	e->making_said = false;
+	e->chunks_made++;
+	if (left > 0)
+		return true;
+	/* this group is done: another may have rows to make */
+	if (jf_group_next_unmade(e->st, &gid, &qid) != JF_OK)
+		return true;
+	e->making = gid != 0;
+	return e->making;
 }
 
 /* ---- ctl ---- */

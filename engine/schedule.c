@@ -230,6 +230,31 @@ struct waiting {
 	bool oom;
 };
 
+/*
+ * How many of a group's waiting tasks a pass reads: one per start the plan
+ * gives the group, plus one per task of it the engine holds (a task still
+ * being killed for a restart is Waiting in the store and is passed over).
+ * Never all the waiting ones: a group of a million would cost a second a
+ * pass to list them.
+ */
+static int waiting_needed(struct jf_engine *e, const struct jf_plan *plan, int64_t group_id,
+			  int64_t waiting)
+{
+	int64_t n = 0;
+	for (size_t i = 0; i < plan->nstarts; i++)
+		if (plan->starts[i].group_id == group_id)
+			n++;
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v))
+		if (((struct trun *)v)->group_id == group_id)
+			n++;
+	if (n > waiting)
+		n = waiting;
+	return (int)(n < (1 << 30) ? n : (1 << 30));
+}
+
 static int collect(void *ctx, int64_t id, int64_t idx)
 {
 	struct waiting *w = ctx;
@@ -533,7 +558,7 @@ static void pass(struct jf_engine *e)
 			w.n = w.next = 0;
 			wgroup = st->group_id;
 			jf_task_list_state(e->st, st->group_id, JF_ST_WAITING,
-					   (int)(pg->waiting < (1 << 30) ? pg->waiting : (1 << 30)),
+					   waiting_needed(e, &plan, st->group_id, pg->waiting),
 					   collect, &w);
 		}
 		/* a task still being killed (restart) waits for its last attempt */

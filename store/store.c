@@ -84,6 +84,16 @@ int64_t jf_store_autocommits(const struct jf_store *st)
 	return st->autocommits;
 }
 
+void jf_store_set_tasks_chunk(struct jf_store *st, int64_t n)
+{
+	st->tasks_chunk = n > 0 ? n : JF_TASKS_CHUNK;
+}
+
+int64_t jf_store_tasks_chunk(const struct jf_store *st)
+{
+	return st->tasks_chunk;
+}
+
 char *jf_q_dup(sqlite3_stmt *s, int col)
 {
 	const unsigned char *t = sqlite3_column_text(s, col);
@@ -129,6 +139,7 @@ enum jf_err jf_store_open(const char *path, struct jf_store **out, struct jf_err
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, 5000);
+	st->tasks_chunk = JF_TASKS_CHUNK;
 	char *msg = NULL;
 	if (sqlite3_exec(st->db,
 			 "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"

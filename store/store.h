@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 8
+#define JF_STORE_SCHEMA 9
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -69,6 +69,7 @@ struct jf_group_rec {
 	int64_t events_bytes;
 	char jobname[JF_NAME_MAX]; /* ${JOB_NAME} as substituted at submission */
 	unsigned flags;            /* JF_GF_* */
+	int64_t unmade;            /* task rows not made yet (jf_group_make_tasks) */
 };
 
 /* groups.flags */
@@ -183,14 +184,36 @@ enum jf_err jf_group_list(struct jf_store *st, int64_t queue_id, enum jf_group_k
 enum jf_err jf_group_list_active(struct jf_store *st, int (*fn)(void *ctx, int64_t id), void *ctx);
 enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft,
 			    const char *message);
-/* Accept a spec: stores it, moves to Waiting, creates the task rows
- * 0 .. completions-1 in state Waiting. */
+/*
+ * Task rows are made JF_TASKS_CHUNK at a time: a million of them in one
+ * transaction held the daemon for 3-5 s on a 2-core VM, so jf_group_accept
+ * makes the first chunk and the engine the rest, one chunk per turn of its
+ * loop (jf_group_make_tasks: 6 ms a chunk there, 40 ms at worst).  The rows not made
+ * yet are always the highest indexes; they count as tasks in the state
+ * they will be made with (jf_group_count_tasks), which the whole-group
+ * writes below move along with the made rows' states.  A group of at most
+ * a chunk has all its rows from its acceptance on.
+ */
+#define JF_TASKS_CHUNK 4096
+/* The chunk of this store (JF_TASKS_CHUNK); a test sets a smaller one
+ * (n <= 0: back to JF_TASKS_CHUNK) to run a group of a few chunks fast. */
+void jf_store_set_tasks_chunk(struct jf_store *st, int64_t n);
+int64_t jf_store_tasks_chunk(const struct jf_store *st);
+/* Accept a spec: stores it, moves to Waiting; of the task rows 0 ..
+ * completions-1, in state Waiting, makes the first chunk. */
 enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_text,
 			    const char *display, const char *ignored, int64_t completions,
 			    int64_t parallelism, int64_t nodes, const char *jobname,
 			    int64_t now_ms);
 enum jf_err jf_group_set_state(struct jf_store *st, int64_t id, enum jf_state state,
 			       const char *message, int64_t now_ms);
+/* Make up to max (> 0) of the group's task rows not made yet, the lowest
+ * indexes of them first, in one transaction; *left gets how many are left
+ * (0 also when there is no such group: ENOENT). */
+enum jf_err jf_group_make_tasks(struct jf_store *st, int64_t group_id, int64_t max, int64_t *left);
+/* The first group in submission order with task rows not made yet:
+ * *group_id (0 when there is none) and its *queue_id (0 for a batch). */
+enum jf_err jf_group_next_unmade(struct jf_store *st, int64_t *group_id, int64_t *queue_id);
 /* An object's state alone (ENOENT: no such row). */
 enum jf_err jf_group_state(struct jf_store *st, int64_t id, int *state);
 enum jf_err jf_task_state(struct jf_store *st, int64_t id, int *state);
@@ -202,11 +225,12 @@ enum jf_err jf_group_set_flags(struct jf_store *st, int64_t id, unsigned flags,
 			       const char *message);
 enum jf_err jf_group_add_failure(struct jf_store *st, int64_t id);
 /* For restart: failures to 0, and every task (or only task_id) back to
- * Waiting with no failures counted. */
+ * Waiting with no failures counted; the whole group's rows not made yet too. */
 enum jf_err jf_group_reset(struct jf_store *st, int64_t id, int64_t task_id);
 enum jf_err jf_group_rename(struct jf_store *st, int64_t id, const char *dirname);
 enum jf_err jf_group_delete(struct jf_store *st, int64_t id);
-/* Counts of the group's tasks per state: counts[JF_ST__COUNT]. */
+/* Counts of the group's tasks per state: counts[JF_ST__COUNT]; rows not
+ * made yet count in the state they will be made with. */
 enum jf_err jf_group_count_tasks(struct jf_store *st, int64_t id, int64_t *counts);
 /* Tasks waiting again after a preemption (a node Preempted, the task Waiting):
  * the `preempted` count of status; also counted under waiting. */
@@ -235,7 +259,8 @@ enum jf_err jf_task_set_state(struct jf_store *st, int64_t id, enum jf_state sta
 enum jf_err jf_task_set_counters(struct jf_store *st, int64_t id, int64_t attempt,
 				 int64_t failures);
 /* Every task of the group in one of from_mask's states (bit 1<<state)
- * moves to state; *changed gets how many did. */
+ * moves to state, the rows not made yet included (they will be made in
+ * it); *changed gets how many did. */
 enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigned from_mask,
 				  int state, const char *message, int64_t now_ms, int64_t *changed);
 /* The task whose directory was renamed to display; ENOENT if none. */

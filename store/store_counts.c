@@ -10,7 +10,9 @@
  * and moves them with every task state it writes: a task's old state is
  * read before jf_task_set_state changes it.  A write that changes many
  * tasks at once (jf_task_set_state_all, a reset, an acceptance, a delete)
- * forgets its group's and its queue's counts instead.  Like the ledger
+ * forgets its group's and its queue's counts instead.  Tasks whose rows
+ * are not made yet count in the state they will be made with, so making
+ * them (jf_group_make_tasks) changes no count.  Like the ledger
  * memos they are forgotten at a rollback and when another connection
  * changed the database (jf_memos_check).
  *
@@ -73,6 +75,8 @@ static bool group_place(struct jf_store *st, int64_t id, int64_t *queue_id, int 
 	return ok;
 }
 
+/* A state may come twice: once for the rows, once for the tasks not made
+ * yet (the second half of Q_GROUP_COUNT and Q_QUEUE_COUNT). */
 static enum jf_err count_rows(sqlite3_stmt *s, int64_t *counts)
 {
 	for (int i = 0; i < JF_ST__COUNT; i++)
@@ -81,7 +85,7 @@ static enum jf_err count_rows(sqlite3_stmt *s, int64_t *counts)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int state = sqlite3_column_int(s, 0);
 		if (state >= 0 && state < JF_ST__COUNT)
-			counts[state] = sqlite3_column_int64(s, 1);
+			counts[state] += sqlite3_column_int64(s, 1);
 	}
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? JF_OK : JF_EIO;

@@ -55,6 +55,7 @@ struct jf_store {
 	bool failed;         /* a statement failed inside the open transaction */
 	char errmsg[256];    /* why the last statement, begin or commit failed */
 	int64_t autocommits; /* writes made outside any transaction */
+	int64_t tasks_chunk; /* task rows made at a time: JF_TASKS_CHUNK but in tests */
 	struct ledger_memo memo_all;
 	struct ledger_memo memo_queue[JF_LEDGER_MEMOS];
 	unsigned memo_next; /* the queue memo to replace next */

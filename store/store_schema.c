@@ -170,6 +170,19 @@ static const char *const migrations[] = {
 	"  (SELECT id FROM nodes WHERE message = 'preempting: on-demand work needs the GPUs');"
 	"ALTER TABLE groups ADD COLUMN flags INTEGER NOT NULL DEFAULT 0;"
 	"UPDATE groups SET flags = 1 WHERE message = 'waiting for a low-risk window';",
+	/* 8 -> 9: a big group's task rows are made a chunk at a time after
+	 * its acceptance, so that one submission does not hold the daemon
+	 * for seconds (store_objects.c: jf_group_make_tasks).  unmade: how
+	 * many of its rows, the highest indexes, are not made yet; the
+	 * state, message and finish time they will be made with move as the
+	 * made rows' do (a stop, a restart), so they count as tasks in that
+	 * state meanwhile.  Every group of an older database has all its
+	 * rows. */
+	"ALTER TABLE groups ADD COLUMN unmade INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE groups ADD COLUMN unmade_state INTEGER NOT NULL DEFAULT 2;"
+	"ALTER TABLE groups ADD COLUMN unmade_message TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE groups ADD COLUMN unmade_ms INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX groups_unmade ON groups(seq, id) WHERE unmade > 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

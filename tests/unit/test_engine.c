@@ -1115,6 +1115,42 @@ static void test_illegal_move_refused(void **state)
 	assert_int_equal(group_state(f, g), JF_ST_SUCCEEDED);
 }
 
+/* Without a loop (tests like these, that call the entry points and the
+ * tick themselves) the tick makes every task row a big submission left,
+ * and they run: here with chunks of 8 rows. */
+static void test_big_submission_tick(void **state)
+{
+	struct fix *f = *state;
+	struct jf_store *st = jf_engine_store(f->e);
+	jf_store_set_tasks_chunk(st, 8);
+	int64_t g = submit(f, "big",
+			   "completions: 29\n"
+			   "parallelism: 2\n"
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n");
+	const char *rows = "SELECT count(*) FROM tasks WHERE group_id = ?1";
+	assert_int_equal(sql_count(f, rows, g), 8);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(st, g, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING] + c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING], 29);
+	jf_engine_tick(f->e);
+	assert_int_equal(sql_count(f, rows, g), 29);
+	assert_int_equal(sql_count(f,
+				   "SELECT count(DISTINCT idx) FROM tasks WHERE group_id = ?1 "
+				   "AND idx BETWEEN 0 AND 28",
+				   g),
+			 29);
+	assert_int_equal(sql_count(f, "SELECT unmade FROM groups WHERE id = ?1", g), 0);
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_OK);
+	assert_true(run_until(f, settled, g, 15000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_STOPPED);
+	assert_int_equal(
+		sql_count(f, "SELECT count(*) FROM tasks WHERE group_id = ?1 AND state = 7", g),
+		29);
+	assert_int_equal(jf_store_autocommits(st), 0);
+}
+
 int main(void)
 {
 	if (!jft_shim_path()) {
@@ -1142,6 +1178,7 @@ int main(void)
 		T(test_failed_commit_signals_nothing),
 		T(test_failed_commit_starts_nothing),
 		T(test_illegal_move_refused),
+		T(test_big_submission_tick),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,12 @@
  * product's claim in the direction the model makes it hold (see
  * test_spot_forecast).
  *
+ * A submission of three chunks of task rows and five more (store.h:
+ * JF_TASKS_CHUNK): one chunk at acceptance, the rest before the clock
+ * moves, one chunk a turn when yielding as the daemon does; counted as
+ * waiting meanwhile, every index run once; a stop while rows are still to
+ * make stops them all; a daemon restarted half-way makes the rest.
+ *
  * The driver here is the engine's loop (engine/loop.h) on the virtual
  * clock, as tools/jobfs-sim runs it: the loop settles the instant (ended
  * runs, the engine's tick), a before-sleep hook looks at the figures and
@@ -32,6 +38,7 @@
  * give their exit codes; the spot report counts preemptions and wasted
  * GPU time, and --spot-risk-threshold 1 turns the forecast off.
  */
+#include <errno.h>
 #include <ftw.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -42,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -352,14 +360,10 @@ static void on_until(struct jf_loop *l, void *ctx)
 
 static bool on_quiet(struct jf_loop *l, void *ctx);
 
-static struct fix *fix_new(struct jf_cluster *c)
+/* The engine and its loop on f's state directory (c NULL: the built-in
+ * cluster); yielding as the daemon runs it, or not as jobfs-sim does. */
+static void fix_open(struct fix *f, struct jf_cluster *c, bool yielding)
 {
-	struct fix *f = calloc(1, sizeof(*f));
-	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "%s/jf-sim-XXXXXX", jft_tmp_base());
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->db, sizeof(f->db), "%s/jobfs.db", f->dir);
-	f->clk.now_ms = T0;
 	struct jf_error err = { 0 };
 	struct jf_store *st = NULL;
 	if (jf_store_open(f->db, &st, &err) != JF_OK)
@@ -383,14 +387,40 @@ static struct fix *fix_new(struct jf_cluster *c)
 	struct jf_loop_clock clock = { fix_now, fix_advance, f };
 	f->loop = jf_loop_new(&clock);
 	assert_non_null(f->loop);
-	if (jf_engine_attach(f->e, f->loop, false, &err) != JF_OK)
+	if (jf_engine_attach(f->e, f->loop, yielding, &err) != JF_OK)
 		fail_msg("jf_engine_attach: %s", err.msg);
 	f->end_timer = jf_loop_add_timer(f->loop, on_instant, f);
 	f->group_timer = jf_loop_add_timer(f->loop, on_instant, f);
 	f->until_timer = jf_loop_add_timer(f->loop, on_until, f);
 	assert_true(f->until_timer >= 0);
 	assert_int_equal(jf_loop_add_before_sleep(f->loop, on_quiet, f), 0);
+}
+
+static struct fix *fix_new_opts(struct jf_cluster *c, bool yielding)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "%s/jf-sim-XXXXXX", jft_tmp_base());
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->db, sizeof(f->db), "%s/jobfs.db", f->dir);
+	f->clk.now_ms = T0;
+	fix_open(f, c, yielding);
 	return f;
+}
+
+static struct fix *fix_new(struct jf_cluster *c)
+{
+	return fix_new_opts(c, false);
+}
+
+/* The daemon stops and another starts on the same state directory, at the
+ * same instant (the simulated runs do not outlive it: none may run). */
+static void fix_reopen(struct fix *f, bool yielding)
+{
+	assert_int_equal(jf_sim_running(f->be), 0);
+	jf_engine_free(f->e);
+	jf_loop_free(f->loop);
+	fix_open(f, NULL, yielding);
 }
 
 static int teardown(void **state)
@@ -1359,6 +1389,199 @@ static void test_tool_exit_codes(void **state)
 	jft_rmtree(dir);
 }
 
+/* ---- a submission bigger than a chunk of task rows ---- */
+
+/* Three chunks and five tasks, as many running at once as the built-in
+ * cluster's CPUs take (the default request: 1 core). */
+struct big {
+	int64_t q, g, chunk, tasks, par;
+};
+
+static struct big big_submit(struct fix *f, int64_t chunk)
+{
+	struct big b = { 0, 0, chunk, 3 * chunk + 5, chunk < 400 ? chunk / 4 : 400 };
+	if (chunk != JF_TASKS_CHUNK)
+		jf_store_set_tasks_chunk(f->st, chunk);
+	b.q = mkqueue(f, "big", NULL);
+	char spec[256];
+	snprintf(spec, sizeof(spec),
+		 "completions: %lld\nparallelism: %lld\nenv: {RUN_SECONDS: \"60\"}\n"
+		 "command: [\"sim\"]\n",
+		 (long long)b.tasks, (long long)b.par);
+	b.g = submit(f, b.q, "g", spec);
+	return b;
+}
+
+static int64_t rows_of(struct fix *f, int64_t g, const char *where)
+{
+	char sql[256];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks WHERE group_id = %lld%s%s",
+		 (long long)g, where ? " AND " : "", where ? where : "");
+	return sql_int(f, sql);
+}
+
+static int64_t unmade_of(struct fix *f, int64_t g)
+{
+	struct jf_group_rec r = group(f, g);
+	int64_t n = r.unmade;
+	jf_group_release(&r);
+	return n;
+}
+
+/* At every instant: every task is counted once, made or not, and no more
+ * run than parallelism allows. */
+static void watch_total(struct fix *f, void *ctx)
+{
+	const struct big *b = ctx;
+	int64_t c[JF_ST__COUNT], all = 0;
+	assert_int_equal(jf_group_count_tasks(f->st, b->g, c), JF_OK);
+	for (int i = 0; i < JF_ST__COUNT; i++)
+		all += c[i];
+	assert_int_equal(all, b->tasks);
+	assert_true(c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING] <= b->par);
+}
+
+/* Stop the group and play until every task has ended: those that had not
+ * succeeded are Stopped. */
+static void expect_stopped(struct fix *f, const struct big *b)
+{
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_engine_ctl(f->e, b->g, 0, "stop", &err), JF_OK);
+	play(f, -1, watch_total, (void *)b);
+	assert_int_equal(group_state(f, b->g), JF_ST_STOPPED);
+	assert_int_equal(rows_of(f, b->g, "state IN (5, 7)"), b->tasks);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM attempts WHERE end_ms = 0"), 0);
+}
+
+/* As jobfs-sim runs it (not yielding), on small chunks so that the group
+ * runs to its end fast: the acceptance makes one chunk, the first tasks
+ * start from it, the rest are made before the clock moves, counted as
+ * waiting meanwhile; then every index runs exactly once. */
+static void test_big_submission(void **state)
+{
+	struct fix *f = *state;
+	struct big b = big_submit(f, 64);
+	assert_int_equal(rows_of(f, b.g, NULL), b.chunk);
+	assert_int_equal(unmade_of(f, b.g), b.tasks - b.chunk);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, b.g, c), JF_OK);
+	assert_int_equal(c[JF_ST_RUNNING] + c[JF_ST_INITIALIZING], b.par);
+	assert_int_equal(c[JF_ST_WAITING], b.tasks - b.par);
+	assert_int_equal(jf_queue_count_tasks(f->st, b.q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], b.tasks - b.par);
+	settle(f);
+	assert_int_equal(f->clk.now_ms, T0);
+	assert_int_equal(rows_of(f, b.g, NULL), b.tasks);
+	assert_int_equal(unmade_of(f, b.g), 0);
+	play(f, -1, watch_total, &b);
+	assert_int_equal(group_state(f, b.g), JF_ST_SUCCEEDED);
+	assert_int_equal(rows_of(f, b.g, "state = 5 AND attempt = 1"), b.tasks);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM attempts"), b.tasks);
+	assert_int_equal(sql_int(f, "SELECT count(DISTINCT n.task_id) FROM attempts a JOIN nodes "
+				    "n ON n.id = a.node_id"),
+			 b.tasks);
+	assert_int_equal(f->clk.now_ms, T0 + (b.tasks + b.par - 1) / b.par * MIN_MS);
+}
+
+/* What the daemon's loop sees every turn (a source that is ready until
+ * every row is made; JF_LOOP_NEXT, so the deferred job runs in the same
+ * turns): the rows made so far. */
+struct turns {
+	struct fix *f;
+	const struct big *b;
+	int fd;
+	int64_t last, most, turns;
+};
+
+static void on_turn(struct jf_loop *l, void *ctx)
+{
+	(void)l;
+	struct turns *t = ctx;
+	int64_t rows = rows_of(t->f, t->b->g, NULL);
+	if (rows - t->last > t->most)
+		t->most = rows - t->last;
+	t->last = rows;
+	t->turns++;
+	uint64_t v;
+	if (rows == t->b->tasks && read(t->fd, &v, sizeof(v)) != sizeof(v)) /* quiet now */
+		fail_msg("eventfd: %s", strerror(errno));
+}
+
+static int setup_yielding(void **state)
+{
+	*state = fix_new_opts(NULL, true);
+	return 0;
+}
+
+/* As the daemon runs it (yielding), with the real chunk: the loop's
+ * deferred job makes one chunk a turn, between the turns that serve
+ * requests, and the scheduler's passes start the rows made. */
+static void test_big_submission_yielding(void **state)
+{
+	struct fix *f = *state;
+	struct big b = big_submit(f, JF_TASKS_CHUNK);
+	assert_int_equal(rows_of(f, b.g, NULL), JF_TASKS_CHUNK);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, b.g, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], b.tasks); /* the pass is still to come */
+	struct turns t = { f, &b, eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK), JF_TASKS_CHUNK, 0, 0 };
+	assert_true(t.fd >= 0);
+	assert_int_equal(jf_loop_add_fd(f->loop, t.fd, JF_LOOP_NEXT, on_turn, &t), 0);
+	settle(f);
+	assert_int_equal(t.last, b.tasks);
+	assert_true(t.turns >= 4);                /* three more chunks, one a turn */
+	assert_int_equal(t.most, JF_TASKS_CHUNK); /* never more than one */
+	assert_int_equal(f->clk.now_ms, T0);
+	assert_int_equal(unmade_of(f, b.g), 0);
+	assert_int_equal(jf_group_count_tasks(f->st, b.g, c), JF_OK);
+	assert_int_equal(c[JF_ST_RUNNING] + c[JF_ST_INITIALIZING], b.par);
+	expect_stopped(f, &b);
+	close(t.fd);
+}
+
+/* A stop while rows are still to make: every task ends Stopped, those
+ * made after it too, and the counts agree with the rows all along. */
+static void test_big_submission_stop(void **state)
+{
+	struct fix *f = *state;
+	struct big b = big_submit(f, JF_TASKS_CHUNK);
+	assert_int_equal(rows_of(f, b.g, NULL), JF_TASKS_CHUNK);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_engine_ctl(f->e, b.g, 0, "stop", &err), JF_OK);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, b.g, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 0);
+	assert_int_equal(c[JF_ST_STOPPED] + c[JF_ST_RUNNING] + c[JF_ST_INITIALIZING], b.tasks);
+	play(f, -1, watch_total, &b);
+	assert_int_equal(group_state(f, b.g), JF_ST_STOPPED);
+	assert_int_equal(rows_of(f, b.g, NULL), b.tasks);
+	assert_int_equal(rows_of(f, b.g, "state = 7"), b.tasks);
+	assert_int_equal(rows_of(f, b.g,
+				 "idx >= 4096 AND message = 'stopped by ctl' AND "
+				 "finished_ms > 0"),
+			 b.tasks - JF_TASKS_CHUNK);
+	assert_int_equal(jf_group_count_tasks(f->st, b.g, c), JF_OK);
+	assert_int_equal(c[JF_ST_STOPPED], b.tasks);
+	assert_int_equal(sql_int(f, "SELECT count(*) FROM attempts WHERE end_ms = 0"), 0);
+}
+
+/* The daemon stops with rows still to make: the next one makes them, and
+ * they run. */
+static void test_big_submission_reopen(void **state)
+{
+	struct fix *f = *state;
+	struct big b = big_submit(f, JF_TASKS_CHUNK); /* yielding: nothing started yet */
+	assert_int_equal(rows_of(f, b.g, NULL), JF_TASKS_CHUNK);
+	fix_reopen(f, true);
+	assert_int_equal(rows_of(f, b.g, NULL), JF_TASKS_CHUNK);
+	settle(f);
+	assert_int_equal(rows_of(f, b.g, NULL), b.tasks);
+	assert_int_equal(unmade_of(f, b.g), 0);
+	play(f, T0 + 3 * MIN_MS, watch_total, &b);
+	assert_int_equal(rows_of(f, b.g, "state = 5"), 3 * b.par);
+	expect_stopped(f, &b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1370,6 +1593,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gang_peak, setup_big, teardown),
 		cmocka_unit_test_setup_teardown(test_group_timeout, setup_big, teardown),
 		cmocka_unit_test_setup_teardown(test_week, setup_builtin, teardown),
+		cmocka_unit_test_setup_teardown(test_big_submission, setup_builtin, teardown),
+		cmocka_unit_test_setup_teardown(test_big_submission_yielding, setup_yielding,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_big_submission_stop, setup_builtin, teardown),
+		cmocka_unit_test_setup_teardown(test_big_submission_reopen, setup_yielding,
+						teardown),
 		cmocka_unit_test(test_spot_forecast),
 		cmocka_unit_test(test_tool_samples),
 		cmocka_unit_test(test_tool_exit_codes),

@@ -144,6 +144,13 @@ static int task_state(struct jf_store *st, int64_t id)
 
 /* ---- schema ---- */
 
+/* What migration 8 -> 9 added, taken away again: a version-8 database. */
+#define UNDO_9                                                                                     \
+	"DROP INDEX groups_unmade; ALTER TABLE groups DROP COLUMN unmade; "                        \
+	"ALTER TABLE groups DROP COLUMN unmade_state; "                                            \
+	"ALTER TABLE groups DROP COLUMN unmade_message; "                                          \
+	"ALTER TABLE groups DROP COLUMN unmade_ms; "
+
 static int64_t sql_int(const char *db, const char *sql)
 {
 	sqlite3 *h;
@@ -234,6 +241,7 @@ static void test_migrate_1_to_5(void **state)
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h,
+				      UNDO_9
 				      "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
 				      "ALTER TABLE attempts DROP COLUMN preempting; "
 				      "ALTER TABLE groups DROP COLUMN flags; "
@@ -285,10 +293,10 @@ static void test_migrate_6_to_7(void **state)
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h,
-				      "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
-				      "ALTER TABLE attempts DROP COLUMN preempting; "
-				      "ALTER TABLE groups DROP COLUMN flags; "
-				      "PRAGMA user_version = 6",
+				      UNDO_9 "ALTER TABLE attempts DROP COLUMN kill_at_ms; "
+					     "ALTER TABLE attempts DROP COLUMN preempting; "
+					     "ALTER TABLE groups DROP COLUMN flags; "
+					     "PRAGMA user_version = 6",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(h);
@@ -333,14 +341,14 @@ static void test_migrate_7_to_8(void **state)
 	sqlite3 *h;
 	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h,
-				      "ALTER TABLE attempts DROP COLUMN preempting; "
-				      "ALTER TABLE groups DROP COLUMN flags; "
-				      "PRAGMA user_version = 7",
+				      UNDO_9 "ALTER TABLE attempts DROP COLUMN preempting; "
+					     "ALTER TABLE groups DROP COLUMN flags; "
+					     "PRAGMA user_version = 7",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(h);
 	f->st = open_store(f->db);
-	assert_int_equal(jf_store_schema_version(f->st), 8);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
 	struct jf_attempt_rec a;
 	assert_int_equal(jf_attempt_get(f->st, a0, &a), JF_OK);
 	assert_true(a.preempting);
@@ -1523,6 +1531,7 @@ static void test_migrate_4_to_5(void **state)
 	char sql[4096];
 	snprintf(sql, sizeof(sql),
 		 /* schema 6's outbox is not there yet at 4 */
+		 UNDO_9
 		 "ALTER TABLE attempts DROP COLUMN kill_at_ms;"
 		 "ALTER TABLE attempts DROP COLUMN preempting;"
 		 "ALTER TABLE groups DROP COLUMN flags;"
@@ -2454,6 +2463,249 @@ static void test_submissions(void **state)
 	assert_int_equal(jf_sub_get(f->st, sub, &r), JF_ENOENT);
 }
 
+/* ---- task rows made a chunk at a time ---- */
+
+#define BIG (2 * JF_TASKS_CHUNK + 5)
+
+static int64_t group_unmade(struct jf_store *st, int64_t g)
+{
+	struct jf_group_rec r;
+	assert_int_equal(jf_group_get(st, g, &r), JF_OK);
+	int64_t n = r.unmade;
+	jf_group_release(&r);
+	return n;
+}
+
+/* The rows of g are exactly the indexes 0 .. n-1. */
+static void expect_rows(const char *db, int64_t g, int64_t n)
+{
+	char sql[256];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM tasks WHERE group_id = %lld",
+		 (long long)g);
+	assert_int_equal(sql_int(db, sql), n);
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(DISTINCT idx) FROM tasks WHERE group_id = %lld AND idx >= 0 AND "
+		 "idx < %lld",
+		 (long long)g, (long long)n);
+	assert_int_equal(sql_int(db, sql), n);
+}
+
+/* What the counts say, through this connection's memos and through a
+ * fresh connection that has none: the two agree. */
+static void expect_counts(struct fix *f, int64_t q, int64_t g, int state, int64_t n)
+{
+	int64_t c[JF_ST__COUNT], c2[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, g, c), JF_OK);
+	assert_int_equal(c[state], n);
+	struct jf_store *other = open_store(f->db);
+	assert_int_equal(jf_group_count_tasks(other, g, c2), JF_OK);
+	assert_memory_equal(c, c2, sizeof(c));
+	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(jf_queue_count_tasks(other, q, JF_KIND_GROUP, c2), JF_OK);
+	assert_memory_equal(c, c2, sizeof(c));
+	jf_store_close(other);
+}
+
+/* Acceptance makes one chunk; the rest come in the order of their
+ * indexes, each call no more than it was asked for; the counts say every
+ * task all along, whether its row is made or not. */
+static void test_make_tasks(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "big");
+	int64_t small = mkgroup(f->st, q, JF_KIND_GROUP, "small");
+	int64_t gid = -1, qid = -1;
+	assert_int_equal(jf_group_next_unmade(f->st, &gid, &qid), JF_OK);
+	assert_int_equal(gid, 0);
+	accept(f->st, small, JF_TASKS_CHUNK, 1); /* a chunk: every row at once */
+	assert_int_equal(group_unmade(f->st, small), 0);
+	expect_rows(f->db, small, JF_TASKS_CHUNK);
+	assert_int_equal(jf_group_next_unmade(f->st, &gid, &qid), JF_OK);
+	assert_int_equal(gid, 0);
+
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, g, c), JF_OK); /* a memo, then... */
+	accept(f->st, g, BIG, 1);
+	expect_rows(f->db, g, JF_TASKS_CHUNK);
+	assert_int_equal(group_unmade(f->st, g), BIG - JF_TASKS_CHUNK);
+	expect_counts(f, q, g, JF_ST_WAITING, BIG);
+	assert_int_equal(jf_group_count_tasks(f->st, small, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], JF_TASKS_CHUNK);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(f->st, g, JF_TASKS_CHUNK - 1, &t), JF_OK);
+	jf_task_release(&t);
+	assert_int_equal(jf_task_find(f->st, g, JF_TASKS_CHUNK, &t), JF_ENOENT);
+	assert_int_equal(jf_group_next_unmade(f->st, &gid, &qid), JF_OK);
+	assert_int_equal(gid, g);
+	assert_int_equal(qid, q);
+
+	/* a task that runs moves the counts as ever */
+	assert_int_equal(jf_task_set_state(f->st, task_id(f->st, g, 0), JF_ST_RUNNING, NULL, T0),
+			 JF_OK);
+	int64_t left = -1;
+	assert_int_equal(jf_group_make_tasks(f->st, g, 100, &left), JF_OK);
+	assert_int_equal(left, BIG - JF_TASKS_CHUNK - 100);
+	assert_int_equal(group_unmade(f->st, g), left);
+	expect_rows(f->db, g, JF_TASKS_CHUNK + 100);
+	expect_counts(f, q, g, JF_ST_WAITING, BIG - 1);
+	assert_int_equal(jf_group_count_tasks(f->st, g, c), JF_OK);
+	assert_int_equal(c[JF_ST_RUNNING], 1);
+	int64_t before = left;
+	while (left > 0) {
+		assert_int_equal(jf_group_make_tasks(f->st, g, JF_TASKS_CHUNK, &left), JF_OK);
+		assert_true(left < before && before - left <= JF_TASKS_CHUNK);
+		before = left;
+	}
+	expect_rows(f->db, g, BIG);
+	assert_int_equal(group_unmade(f->st, g), 0);
+	expect_counts(f, q, g, JF_ST_WAITING, BIG - 1);
+	assert_int_equal(jf_task_find(f->st, g, BIG - 1, &t), JF_OK);
+	assert_int_equal(t.state, JF_ST_WAITING);
+	assert_string_equal(t.message, "");
+	jf_task_release(&t);
+	assert_int_equal(jf_group_next_unmade(f->st, &gid, &qid), JF_OK);
+	assert_int_equal(gid, 0);
+
+	/* nothing left: nothing made; bad arguments */
+	assert_int_equal(jf_group_make_tasks(f->st, g, 10, &left), JF_OK);
+	assert_int_equal(left, 0);
+	expect_rows(f->db, g, BIG);
+	assert_int_equal(jf_group_make_tasks(f->st, g, 0, &left), JF_EINVAL);
+	assert_int_equal(jf_group_make_tasks(f->st, g + 100, 10, &left), JF_ENOENT);
+	assert_int_equal(left, 0);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+}
+
+/* Whole-group moves take the rows not made yet along: they are made in the
+ * state, with the message and the finish time, the made ones got; a
+ * restart sends them back to Waiting. */
+static void test_make_tasks_moves(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "big");
+	accept(f->st, g, BIG, 1);
+	int64_t t0 = task_id(f->st, g, 0), changed = -1;
+	assert_int_equal(jf_task_set_state(f->st, t0, JF_ST_RUNNING, NULL, T0), JF_OK);
+	unsigned wait_pause = (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED);
+
+	/* a mask without their state leaves them */
+	assert_int_equal(jf_task_set_state_all(f->st, g, 1u << JF_ST_PAUSED, JF_ST_WAITING, "",
+					       T0 + 1, &changed),
+			 JF_OK);
+	assert_int_equal(changed, 0);
+	expect_counts(f, q, g, JF_ST_WAITING, BIG - 1);
+
+	assert_int_equal(jf_task_set_state_all(f->st, g, wait_pause, JF_ST_STOPPED,
+					       "stopped by ctl", T0 + 5, &changed),
+			 JF_OK);
+	assert_int_equal(changed, BIG - 1); /* made or not */
+	expect_counts(f, q, g, JF_ST_STOPPED, BIG - 1);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, g, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 0);
+	assert_int_equal(c[JF_ST_RUNNING], 1);
+	assert_int_equal(group_unmade(f->st, g), BIG - JF_TASKS_CHUNK);
+	int64_t left = 0;
+	assert_int_equal(jf_group_make_tasks(f->st, g, JF_TASKS_CHUNK, &left), JF_OK);
+	assert_true(left > 0);
+	expect_counts(f, q, g, JF_ST_STOPPED, BIG - 1);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(f->st, g, JF_TASKS_CHUNK, &t), JF_OK);
+	assert_int_equal(t.state, JF_ST_STOPPED);
+	assert_string_equal(t.message, "stopped by ctl");
+	assert_int_equal(t.finished_ms, T0 + 5);
+	jf_task_release(&t);
+
+	/* a restart: every task, made or not, waits again */
+	assert_int_equal(jf_group_reset(f->st, g, 0), JF_OK);
+	expect_counts(f, q, g, JF_ST_WAITING, BIG);
+	assert_int_equal(jf_group_make_tasks(f->st, g, JF_TASKS_CHUNK, &left), JF_OK);
+	assert_int_equal(left, 0);
+	expect_rows(f->db, g, BIG);
+	assert_int_equal(jf_task_find(f->st, g, BIG - 1, &t), JF_OK);
+	assert_int_equal(t.state, JF_ST_WAITING);
+	assert_string_equal(t.message, "");
+	assert_int_equal(t.finished_ms, 0);
+	jf_task_release(&t);
+	expect_counts(f, q, g, JF_ST_WAITING, BIG);
+
+	/* a second group's unmade tasks add to the queue's counts */
+	int64_t g2 = mkgroup(f->st, q, JF_KIND_GROUP, "big2");
+	accept(f->st, g2, BIG, 1);
+	assert_int_equal(jf_task_set_state_all(f->st, g2, wait_pause, JF_ST_FAILED, "failed",
+					       T0 + 9, &changed),
+			 JF_OK);
+	assert_int_equal(changed, BIG);
+	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], BIG);
+	assert_int_equal(c[JF_ST_FAILED], BIG);
+	expect_counts(f, q, g2, JF_ST_FAILED, BIG);
+	/* removing a group takes its unmade tasks too */
+	assert_int_equal(jf_group_delete(f->st, g2), JF_OK);
+	assert_int_equal(jf_queue_count_tasks(f->st, q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(c[JF_ST_FAILED], 0);
+	assert_int_equal(c[JF_ST_WAITING], BIG);
+}
+
+/* All or nothing: a chunk rolled back leaves no row and the count of
+ * those to make as it was; so does an acceptance rolled back. */
+static void test_make_tasks_rollback(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "big");
+	accept(f->st, g, BIG, 1);
+	int64_t left = 0;
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	assert_int_equal(jf_group_make_tasks(f->st, g, JF_TASKS_CHUNK, &left), JF_OK);
+	assert_int_equal(left, 5);
+	jf_store_rollback(f->st);
+	expect_rows(f->db, g, JF_TASKS_CHUNK);
+	assert_int_equal(group_unmade(f->st, g), BIG - JF_TASKS_CHUNK);
+	expect_counts(f, q, g, JF_ST_WAITING, BIG);
+
+	int64_t g2 = mkgroup(f->st, q, JF_KIND_GROUP, "other");
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	accept(f->st, g2, BIG, 1);
+	jf_store_rollback(f->st);
+	expect_rows(f->db, g2, 0);
+	assert_int_equal(group_unmade(f->st, g2), 0);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, g2, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 0);
+}
+
+/* 8 -> 9: the groups of an older database have all their rows. */
+static void test_migrate_8_to_9(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 3, 3);
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_9 "PRAGMA user_version = 8");
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM pragma_table_info('groups') "
+					"WHERE name LIKE 'unmade%'"),
+			 4);
+	assert_int_equal(group_unmade(f->st, g), 0);
+	expect_counts(f, q, g, JF_ST_WAITING, 3);
+	int64_t gid = -1, qid = -1;
+	assert_int_equal(jf_group_next_unmade(f->st, &gid, &qid), JF_OK);
+	assert_int_equal(gid, 0);
+	/* and a big group submitted now is made in chunks */
+	int64_t g2 = mkgroup(f->st, q, JF_KIND_GROUP, "big");
+	accept(f->st, g2, BIG, 1);
+	assert_int_equal(group_unmade(f->st, g2), BIG - JF_TASKS_CHUNK);
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -2484,6 +2736,10 @@ int main(void)
 		T(test_submissions),
 		T(test_migrate_6_to_7),
 		T(test_migrate_7_to_8),
+		T(test_migrate_8_to_9),
+		T(test_make_tasks),
+		T(test_make_tasks_moves),
+		T(test_make_tasks_rollback),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
