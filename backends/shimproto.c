@@ -67,6 +67,13 @@ json_t *jf_shim_launch_encode(const struct jf_shim_launch *l)
 	}
 	put(root, "uid", json_integer(l->uid), &bad);
 	put(root, "gid", json_integer(l->gid), &bad);
+	if (l->has_groups) {
+		json_t *g = json_array();
+		bad |= !g;
+		for (size_t i = 0; g && i < l->ngroups; i++)
+			bad |= json_array_append_new(g, json_integer(l->groups[i])) < 0;
+		put(root, "groups", g, &bad);
+	}
 	put(root, "cwd", json_string(l->cwd ? l->cwd : ""), &bad);
 	put(root, "log_cap", json_integer(l->log_cap), &bad);
 	put(root, "cpus", cpus, &bad);
@@ -117,6 +124,7 @@ void jf_shim_launch_release(struct jf_shim_launch *l)
 		free((void *)l->procs[i].envp);
 	}
 	free((void *)l->cpus);
+	free((void *)l->groups);
 	json_decref(l->root);
 	memset(l, 0, sizeof(*l));
 }
@@ -147,6 +155,35 @@ int jf_shim_launch_decode(struct jf_shim_launch *l, const char *buf, size_t len,
 		return -1;
 	}
 	l->gid = (gid_t)x;
+	json_t *groups = json_object_get(root, "groups");
+	if (groups) {
+		size_t n = json_array_size(groups);
+		if (!json_is_array(groups) || n > JF_SHIM_MAX_GROUPS) {
+			snprintf(err, errlen,
+				 "launch.json: groups: must be an array of at most %d "
+				 "group ids",
+				 JF_SHIM_MAX_GROUPS);
+			return -1;
+		}
+		gid_t *g = calloc(n + 1, sizeof(*g));
+		if (!g) {
+			snprintf(err, errlen, "launch.json: out of memory");
+			return -1;
+		}
+		l->groups = g;
+		l->ngroups = n;
+		l->has_groups = true;
+		for (size_t i = 0; i < n; i++) {
+			json_t *v = json_array_get(groups, i);
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    json_integer_value(v) > (json_int_t)UINT32_MAX - 1) {
+				snprintf(err, errlen,
+					 "launch.json: groups[%zu]: must be a group id", i);
+				return -1;
+			}
+			g[i] = (gid_t)json_integer_value(v);
+		}
+	}
 	json_t *cwd = json_object_get(root, "cwd");
 	l->cwd = json_string_value(cwd);
 	if (cwd_optional && (!cwd || (l->cwd && !l->cwd[0]))) {

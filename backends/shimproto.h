@@ -5,8 +5,13 @@
  * back by the backends and the engine.  Linked by backends/ and by
  * tools/jobfs-shim; the containers of a later backend go through it too.
  *
- *   launch.json  {"uid":U,"gid":G,"cwd":PATH,"log_cap":BYTES,"cpus":[N...],
+ *   launch.json  {"uid":U,"gid":G,"groups":[G...],"cwd":PATH,"log_cap":BYTES,
+ *                 "cpus":[N...],
  *                 "procs":[{"name":S,"argv":[S...],"envp":["K=V"...]}...]}
+ *                 (groups: the user's supplementary groups, resolved by the
+ *                 daemon, so that the shim needs no user database and can
+ *                 be linked statically; absent under Slurm, where the job
+ *                 already runs as its user)
  *                 (the slurm backend adds its "slurm" object and may leave
  *                 cwd "": RUN_DIR/work, see tools/shim_slurm.c)
  *   claim        "local:PID:STARTTIME START_MS\n", created O_EXCL by the
@@ -34,10 +39,11 @@
 
 #include "backends/backend.h"
 
-#define JF_SHIM_FILE_MAX  (1 << 20)
-#define JF_SHIM_MAX_PROCS 16
-#define JF_SHIM_NAME_MAX  63
-#define JF_SHIM_LOG_FILES 3 /* stdout, stderr, logs */
+#define JF_SHIM_FILE_MAX   (1 << 20)
+#define JF_SHIM_MAX_PROCS  16
+#define JF_SHIM_NAME_MAX   63
+#define JF_SHIM_LOG_FILES  3     /* stdout, stderr, logs */
+#define JF_SHIM_MAX_GROUPS 65536 /* NGROUPS_MAX on Linux */
 
 extern const char *const jf_shim_log_names[JF_SHIM_LOG_FILES];
 
@@ -53,6 +59,9 @@ struct jf_shim_launch {
 	json_t *root; /* decoded: owns every string below */
 	uid_t uid;
 	gid_t gid;
+	const gid_t *groups; /* supplementary groups, ngroups of them, when */
+	size_t ngroups;      /*   has_groups (decoded: owned, freed by release) */
+	bool has_groups;
 	const char *cwd; /* decoded with cwd_optional: NULL = RUN_DIR/work */
 	int64_t log_cap; /* bytes per log file, 0 = no cap */
 	const int *cpus; /* cores to pin to, ncpus of them */

@@ -108,7 +108,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
-#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -304,40 +303,22 @@ int prepare(struct shim *s, char *err, size_t errlen)
 	 * become the task's user: never leave it the daemon's rights */
 	if (geteuid() == 0 && (s->l.uid != 0 || s->l.gid != 0 || getuid() != 0 || getgid() != 0)) {
 		s->drop = true;
-		long bufsz = sysconf(_SC_GETPW_R_SIZE_MAX);
-		size_t n = bufsz > 0 ? (size_t)bufsz : 16384;
-		char *buf = malloc(n);
-		struct passwd pw, *res = NULL;
-		if (!buf) {
+		/*
+		 * The supplementary groups come resolved in launch.json: the shim
+		 * reads no user database (it is linked statically, and glibc's
+		 * NSS would need the shared libraries of its own build).  Without
+		 * them (a launch.json of the Slurm backend, whose jobs already run
+		 * as their user) the process keeps only its primary group.
+		 */
+		size_t n = s->l.has_groups ? s->l.ngroups : 0;
+		s->groups = calloc(n + 1, sizeof(gid_t));
+		if (!s->groups) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		if (getpwuid_r(s->l.uid, &pw, buf, n, &res) != 0)
-			res = NULL;
-		if (res) {
-			int ng = 64;
-			for (;;) {
-				gid_t *g = realloc(s->groups, (size_t)ng * sizeof(gid_t));
-				if (!g) {
-					free(buf);
-					snprintf(err, errlen, "out of memory");
-					return -1;
-				}
-				s->groups = g;
-				int want = ng;
-				if (getgrouplist(pw.pw_name, s->l.gid, s->groups, &want) >= 0) {
-					s->ngroups = want;
-					break;
-				}
-				if (want <= ng ||
-				    want > 65536) { /* no progress: keep the first ng */
-					s->ngroups = ng;
-					break;
-				}
-				ng = want;
-			}
-		}
-		free(buf);
+		for (size_t i = 0; i < n; i++)
+			s->groups[i] = s->l.groups[i];
+		s->ngroups = (int)n;
 	}
 	if (s->l.ncpus > 0) {
 		cpu_set_t allowed;

@@ -60,6 +60,8 @@
 #include <jansson.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
+#include <grp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -364,11 +366,57 @@ done:
 
 /* ---- start ---- */
 
+/*
+ * The supplementary groups of uid (primary gid) for launch.json: resolved
+ * here, where the user database is at hand, so that the shim reads none
+ * (shimproto.h).  A user with no entry gets none; *out is the caller's to
+ * free.  -1 only when memory runs out.
+ */
+static int user_groups(uid_t uid, gid_t gid, gid_t **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	long bufsz = sysconf(_SC_GETPW_R_SIZE_MAX);
+	size_t len = bufsz > 0 ? (size_t)bufsz : 16384;
+	char *buf = malloc(len);
+	struct passwd pw, *res = NULL;
+	if (!buf)
+		return -1;
+	if (getpwuid_r(uid, &pw, buf, len, &res) != 0 || !res) {
+		free(buf);
+		return 0;
+	}
+	int ng = 64;
+	for (;;) {
+		gid_t *g = realloc(*out, (size_t)ng * sizeof(gid_t));
+		if (!g) {
+			free(buf);
+			free(*out);
+			*out = NULL;
+			return -1;
+		}
+		*out = g;
+		int want = ng;
+		if (getgrouplist(pw.pw_name, gid, g, &want) >= 0) {
+			*n = (size_t)want;
+			break;
+		}
+		if (want <= ng || want > JF_SHIM_MAX_GROUPS) { /* no progress: the first ng */
+			*n = (size_t)ng;
+			break;
+		}
+		ng = want;
+	}
+	free(buf);
+	return 0;
+}
+
 static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	enum jf_err rc = JF_ENOMEM;
 	char *text = NULL;
+	json_t *root = NULL;
 	int fd;
 
 	struct jf_shim_launch sl = {
@@ -383,7 +431,18 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 	for (size_t i = 0; i < sl.nprocs; i++)
 		sl.procs[i] = (struct jf_shim_proc){ l->procs[i].name, l->procs[i].argv,
 						     l->procs[i].envp };
-	json_t *root = jf_shim_launch_encode(&sl);
+	/* a root daemon's shim becomes the task's user: with its groups */
+	gid_t *groups = NULL;
+	if (geteuid() == 0 && (l->uid != 0 || l->gid != 0)) {
+		size_t ng = 0;
+		if (user_groups(l->uid, l->gid, &groups, &ng) < 0)
+			goto out;
+		sl.groups = groups;
+		sl.ngroups = ng;
+		sl.has_groups = true;
+	}
+	root = jf_shim_launch_encode(&sl);
+	free(groups);
 	if (!root) {
 		/* json_string() refuses bytes that are not UTF-8 (or memory ran out) */
 		rc = jf_error_set(err, JF_EINVAL, 0,
