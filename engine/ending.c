@@ -141,6 +141,7 @@ int64_t jf_eng_group_timers(struct jf_engine *e)
 {
 	struct timer_ctx tc = { e, jf_eng_now(e), -1, false };
 	jf_group_list_active(e->st, check_group_timers, &tc);
+	e->group_deadline_ms = tc.next >= 0 ? tc.now + tc.next : -1;
 	/* a group that ended frees its queue: the next one may start now */
 	if (tc.ended)
 		jf_eng_schedule(e);

@@ -67,6 +67,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		e->clock.now_ms = real_now;
 	e->kill_grace_ms = cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : 10000;
 	e->making = true; /* the last daemon may have left task rows to make */
+	e->group_deadline_ms = -1;
 	e->delegated = e->sch != NULL;
 	e->partition_ondemand = strdup(cfg->partition_ondemand ? cfg->partition_ondemand : "");
 	e->partition_spot = strdup(cfg->partition_spot ? cfg->partition_spot : "");
@@ -871,6 +872,11 @@ static bool tick_make(struct jf_engine *e)
 	if (e->chunks_made != before)
 		jf_eng_schedule(e); /* the rows made may start */
 	return more;
+}
+
+int64_t jf_engine_group_deadline(const struct jf_engine *e)
+{
+	return e->group_deadline_ms;
 }
 
 int64_t jf_engine_tick(struct jf_engine *e)

@@ -115,6 +115,10 @@ enum jf_err jf_engine_attach(struct jf_engine *e, struct jf_loop *l, bool yieldi
 			     struct jf_error *err);
 /* Deadlines and kill grace; returns ms until it wants to run again (-1 none). */
 int64_t jf_engine_tick(struct jf_engine *e);
+/* The earliest group timer (activeDeadlineSeconds, a queue's group_timeout)
+ * the last tick saw ahead, in ms on the engine's clock, or -1: what a
+ * replay needs to tell "waiting for a deadline" from "stalled". */
+int64_t jf_engine_group_deadline(const struct jf_engine *e);
 
 /* Requests from the tree.  uid/gid are the caller's (FUSE request). */
 enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, gid_t gid,

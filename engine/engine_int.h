@@ -176,6 +176,7 @@ struct jf_engine {
 	bool in_run;                /* inside the loop's pass: JF_PASS_STARTS a pass */
 	bool trim;                  /* a group ended: jf_eng_trim has work */
 	bool making;                /* some group may have task rows not made yet */
+	int64_t group_deadline_ms;  /* the last tick's earliest group timer, -1 none */
 	bool making_said;           /* ... and making them failed: said on stderr */
 	int64_t chunks_made;        /* chunks of task rows made since start */
 	int64_t kept[JF_DONE_KEEP]; /* ended groups kept in `groups`, oldest at kept_head */

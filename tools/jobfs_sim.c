@@ -335,12 +335,10 @@ static void advance(void *ctx, int64_t to_ms)
 	jf_sim_advance(r->be, to_ms);
 }
 
-/* The earliest group timer after now (activeDeadlineSeconds, the queue's
- * group_timeout), or -1: jf_engine_tick() acts on them but its answer
- * covers only per-attempt deadlines and kill grace. */
-static int64_t next_group_timer(struct replay *r)
+/* The groups that reached a final state since the last look (a replay
+ * ends "done" only when all have). */
+static void mark_final(struct replay *r)
 {
-	int64_t now = r->clk.now_ms, next = -1;
 	for (size_t i = 0; i < r->ngroups; i++) {
 		struct sgroup *g = &r->groups[i];
 		if (g->final)
@@ -348,26 +346,9 @@ static int64_t next_group_timer(struct replay *r)
 		struct jf_group_rec rec;
 		if (jf_group_get(r->st, g->id, &rec) != JF_OK)
 			continue;
-		int state = rec.state;
-		int64_t submitted = rec.submitted_ms, started = rec.started_ms;
+		g->final = jf_state_final(rec.state) || rec.state == JF_ST_INVALID;
 		jf_group_release(&rec);
-		if (jf_state_final(state) || state == JF_ST_INVALID) {
-			g->final = true;
-			continue;
-		}
-		if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
-			continue;
-		const struct jf_spec *sp = jf_engine_spec(r->e, g->id);
-		int64_t t[2] = { -1, -1 };
-		if (sp && sp->active_deadline > 0)
-			t[0] = submitted + sp->active_deadline * 1000;
-		if (g->queue >= 0 && started == 0 && r->w->queues[g->queue].group_timeout_s > 0)
-			t[1] = submitted + r->w->queues[g->queue].group_timeout_s * 1000;
-		for (int k = 0; k < 2; k++)
-			if (t[k] > now && (next < 0 || t[k] < next))
-				next = t[k];
 	}
-	return next;
 }
 
 static int popcount64(uint64_t v)
@@ -426,10 +407,12 @@ static bool on_quiet(struct jf_loop *l, void *ctx)
 		return false;
 	}
 	int64_t now = r->clk.now_ms;
-	int64_t sub = next_sub_at(r), end = jf_sim_next_end(r->be), grp = next_group_timer(r);
+	mark_final(r);
+	/* group timers are the engine's own: its tick timer comes for them */
+	int64_t sub = next_sub_at(r), end = jf_sim_next_end(r->be),
+		grp = jf_engine_group_deadline(r->e);
 	jf_loop_arm(l, r->sub_timer, sub);
 	jf_loop_arm(l, r->end_timer, end);
-	jf_loop_arm(l, r->group_timer, grp);
 	int64_t next = jf_loop_next_at(l); /* with the engine's own deadline */
 	if (next < 0) {
 		r->how = END_DONE;
@@ -477,7 +460,6 @@ static int replay_run(struct replay *r, int64_t until_s, const char *wpath, enum
 	if (!r->loop || jf_engine_attach(r->e, r->loop, false, &err) != JF_OK ||
 	    (r->sub_timer = jf_loop_add_timer(r->loop, on_submission, r)) < 0 ||
 	    (r->end_timer = jf_loop_add_timer(r->loop, on_instant, r)) < 0 ||
-	    (r->group_timer = jf_loop_add_timer(r->loop, on_instant, r)) < 0 ||
 	    (r->until_timer = jf_loop_add_timer(r->loop, on_until, r)) < 0 ||
 	    jf_loop_add_before_sleep(r->loop, on_quiet, r) < 0) {
 		fprintf(stderr, "jobfs-sim: event loop: %s\n",

@@ -47,7 +47,7 @@ struct replay {
 	int64_t instants;
 	/* the replay in the engine's loop (engine/loop.h) */
 	struct jf_loop *loop;
-	int sub_timer, end_timer, group_timer, until_timer;
+	int sub_timer, end_timer, until_timer;
 	const char *wpath;
 	int64_t until_ms; /* -1: none */
 	int64_t idle_since;

@@ -323,12 +323,11 @@ struct fix {
 	struct jf_runner *be;       /* owned by e */
 	struct jf_store *st;        /* owned by e */
 	int64_t groups[MAX_GROUPS]; /* submitted, for group timers and checks */
-	bool final[MAX_GROUPS];     /* seen final: no timer can concern it */
 	size_t ngroups;
 	int64_t settles; /* instants played */
 	/* the engine's loop on the virtual clock, as jobfs-sim runs it */
 	struct jf_loop *loop;
-	int end_timer, group_timer, until_timer;
+	int end_timer, until_timer;
 	int64_t until; /* play(): stop at this instant once settled, -1 never */
 	bool until_hit;
 	void (*each)(struct fix *f, void *ctx);
@@ -390,7 +389,6 @@ static void fix_open(struct fix *f, struct jf_cluster *c, bool yielding)
 	if (jf_engine_attach(f->e, f->loop, yielding, &err) != JF_OK)
 		fail_msg("jf_engine_attach: %s", err.msg);
 	f->end_timer = jf_loop_add_timer(f->loop, on_instant, f);
-	f->group_timer = jf_loop_add_timer(f->loop, on_instant, f);
 	f->until_timer = jf_loop_add_timer(f->loop, on_until, f);
 	assert_true(f->until_timer >= 0);
 	assert_int_equal(jf_loop_add_before_sleep(f->loop, on_quiet, f), 0);
@@ -461,41 +459,11 @@ static int64_t submit(struct fix *f, int64_t q, const char *name, const char *sp
 	return g;
 }
 
-/* The next group timer (activeDeadlineSeconds, group_timeout) after now:
- * the engine's tick acts on them but does not say when they come. */
-static int64_t group_timer(struct fix *f)
-{
-	int64_t now = f->clk.now_ms, next = -1;
-	for (size_t i = 0; i < f->ngroups; i++) {
-		struct jf_group_rec g;
-		if (f->final[i] || jf_group_get(f->st, f->groups[i], &g) != JF_OK)
-			continue;
-		f->final[i] = jf_state_final(g.state);
-		int64_t t[2] = { -1, -1 };
-		if (g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING) {
-			const struct jf_spec *sp = jf_engine_spec(f->e, g.id);
-			if (sp && sp->active_deadline > 0)
-				t[0] = g.submitted_ms + sp->active_deadline * 1000;
-			struct jf_queue_rec q;
-			if (g.queue_id && g.started_ms == 0 &&
-			    jf_queue_get(f->st, g.queue_id, &q) == JF_OK) {
-				if (q.group_timeout > 0)
-					t[1] = g.submitted_ms + q.group_timeout * 1000;
-				jf_queue_release(&q);
-			}
-		}
-		jf_group_release(&g);
-		for (int k = 0; k < 2; k++)
-			if (t[k] > now && (next < 0 || t[k] < next))
-				next = t[k];
-	}
-	return next;
-}
-
 typedef void (*each_fn)(struct fix *f, void *ctx);
 
 /* An instant has settled (the engine's tick, before this hook, found
- * nothing due): look at it, then arm the next run end and group timer. */
+ * nothing due): look at it, then arm the next run end (group timers are
+ * the engine's own: its tick timer comes for them). */
 static bool on_quiet(struct jf_loop *l, void *ctx)
 {
 	struct fix *f = ctx;
@@ -508,7 +476,6 @@ static bool on_quiet(struct jf_loop *l, void *ctx)
 		return false;
 	}
 	jf_loop_arm(l, f->end_timer, jf_sim_next_end(f->be));
-	jf_loop_arm(l, f->group_timer, group_timer(f));
 	int64_t next = jf_loop_next_at(l);
 	if (f->until >= 0 && (next < 0 || next > f->until))
 		jf_loop_arm(l, f->until_timer, f->until);
