@@ -66,7 +66,7 @@ static void end_group(struct jf_engine *e, struct grt *g, enum jf_state state, c
 	if (g->queue_id)
 		jf_eng_group_event(e, g->queue_id, 0, g->kind,
 				   state == JF_ST_SUCCEEDED ? "Normal" : "Warning", reason,
-				   "group %s: %s", g->dirname, msg);
+				   "%s: %s", g->dirname, msg);
 	jf_eng_step_end(e);
 	jf_eng_kill_group(e, g->id, JF_WHY_STOP);
 	jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);

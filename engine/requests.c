@@ -68,7 +68,7 @@ static enum jf_err req_mkqueue(struct jf_engine *e, const char *name, uid_t uid,
 				    jf_err_name(rc));
 	struct jf_event_scope sc = { .queue_id = *id };
 	jf_event_add(e->st, &sc, jf_eng_now(e), "Normal", "Created", "queue",
-		     "queue created (capacity unlimited until spec.yaml says otherwise)");
+		     "capacity unlimited until spec.yaml says otherwise");
 	jf_eng_changed(e, JF_CH_QUEUE, *id, 0, 0, 0, true);
 	return JF_OK;
 }
@@ -372,8 +372,8 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 				   spec->nignored ? ignored : "");
 		if (g.queue_id)
 			jf_eng_group_event(e, g.queue_id, 0, g.kind, "Normal", "Accepted",
-					   "group %s accepted: %lld tasks", g.dirname,
-					   (long long)completions);
+					   "%s: %lld %s", g.dirname, (long long)completions,
+					   completions == 1 ? "task" : "tasks");
 		if (rc == JF_OK)
 			rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
 		else
@@ -476,6 +476,9 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 		jf_eng_move_tasks(e, JF_OBJ_GROUP(g), (1u << JF_ST_WAITING) | (1u << JF_ST_PAUSED),
 				  JF_EV_STOP, "stopped by ctl");
 		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Stopped", "stopped by ctl");
+		if (g->queue_id)
+			jf_eng_group_event(e, g->queue_id, 0, g->kind, "Normal", "Stopped",
+					   "%s: stopped by ctl", g->dirname);
 		jf_eng_step_end(e);
 		struct grt *rt = jf_idmap_get(&e->groups, g->id);
 		if (rt)
@@ -739,7 +742,16 @@ static enum jf_err req_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_
 			}
 		}
 		if (rc == JF_OK) {
+			/* the queue says what left it, with the removal itself */
+			jf_eng_step_begin(e);
 			rc = jf_group_delete(e->st, group_id);
+			if (rc == JF_OK && g.queue_id)
+				jf_eng_group_event(e, g.queue_id, 0, g.kind, "Normal", "Removed",
+						   "%s (%s)", g.dirname, jf_state_name(g.state));
+			if (rc == JF_OK)
+				rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
+			else
+				jf_eng_step_abort(e);
 			if (rc)
 				jf_error_set(err, rc, 0, "cannot remove: %s", jf_err_name(rc));
 		}

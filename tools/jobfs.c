@@ -49,6 +49,7 @@ static const char usage_text[] =
 	"             [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]\n"
 	"             [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]\n"
 	"             [--foreground] [--allow-other] [--debug] MOUNTPOINT\n"
+	"       jobfs --version | --help\n"
 	"\n"
 	"  --state DIR     database, logs and scratch (default $XDG_STATE_HOME/jobfs,\n"
 	"                  else ~/.local/state/jobfs)\n"
@@ -300,6 +301,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -357,6 +359,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			printf("jobfs %s\n", JF_VERSION);
 			exit(0);
 		default:
 			fputs(usage_text, stderr);

@@ -330,3 +330,27 @@ def test_rmdir(env):
             raise TestFailure("unlink %s succeeded" % f)
     # a draft can be removed
     os.rmdir(env.p("tasks/keep"))
+
+
+def test_queue_events(env):
+    """A queue's events tell what happened to its groups, in plain words:
+    created, each group accepted (task or tasks), ended, stopped by ctl and
+    removed."""
+    a = env.group('command: ["true"]\n', name="a")
+    b = env.group(SLEEPER % (2, 2, env.work, "30"), name="b")
+    env.wait(a, "Succeeded", timeout=20)
+    env.wait(b, pred=lambda s: s["running"] == 2, timeout=20, what="2 running")
+    check(env.ctl(b, "stop") == 0, "stop of b refused")
+    env.wait(b, "Stopped", timeout=20)
+    os.rmdir(env.p(a))
+    ev = env.read("queues/q/events")
+    lines = [" ".join(ln.split(" ")[1:]) for ln in ev.splitlines()]
+    for want in ("Normal Created queue capacity unlimited until spec.yaml says otherwise",
+                 "Normal Accepted group a: 1 task",
+                 "Normal Accepted group b: 2 tasks",
+                 "Normal Completed group a: 1/1 tasks succeeded",
+                 "Normal Stopped group b: stopped by ctl",
+                 "Normal Removed group a (Succeeded)"):
+        check(want in lines, "queue events lack %r:\n%s" % (want, ev))
+    check(" group group " not in ev and "queue queue" not in ev,
+          "a word said twice in the queue's events:\n%s" % ev)

@@ -5,6 +5,7 @@ import csv
 import errno
 import io
 import os
+import re
 import threading
 import time
 
@@ -515,3 +516,19 @@ command: ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status; cat /proc/
     st = env.status(bad)
     check(st["state"] == "Invalid" and "cpu_exclusive" in st["message"],
           "cpu_exclusive without GPUs: %r" % st)
+
+
+def test_version_and_help(env):
+    """jobfs --version says its version and --help its usage, both on
+    stdout with status 0; an unknown option is a usage error (1)."""
+    import subprocess
+    from jfit import jobfs_bin
+    v = subprocess.run([jobfs_bin(), "--version"], capture_output=True, text=True, timeout=10)
+    check(v.returncode == 0 and re.fullmatch(r"jobfs \d+\.\d+\.\d+\n", v.stdout),
+          "--version: %d %r %r" % (v.returncode, v.stdout, v.stderr))
+    h = subprocess.run([jobfs_bin(), "--help"], capture_output=True, text=True, timeout=10)
+    check(h.returncode == 0 and "jobfs --version | --help" in h.stdout and "--state DIR" in h.stdout,
+          "--help: %d %r" % (h.returncode, h.stdout[:200]))
+    u = subprocess.run([jobfs_bin(), "--no-such-option"], capture_output=True, text=True,
+                       timeout=10)
+    check(u.returncode == 1 and "usage: jobfs" in u.stderr, "bad option: %d %r" % (u.returncode, u.stderr[:200]))
