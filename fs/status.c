@@ -52,6 +52,10 @@ static void put_common(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t
 	put_time(o, "started", started);
 	put_time(o, "finished", finished);
 	put_str(o, "cost", money);
+	/* the same amount for programs: integer micro-units and the currency,
+	 * so nobody parses the decimals of the string */
+	put_int(o, "cost_micro", amount);
+	put_str(o, "currency", c->currency);
 	int64_t d = 0;
 	if (from_ms > 0)
 		d = ((finished > 0 ? finished : now) - from_ms) / 1000;

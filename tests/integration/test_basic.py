@@ -70,6 +70,13 @@ def test_product_demo(env):
               "duration", "node_seconds", "completions", "parallelism", "succeeded",
               "failed", "running", "waiting", "preempted", "progress"):
         check(k in js, "status.json lacks %r" % k)
+    # the cost for programs: integer micro-units and the currency, the same
+    # amount as the string
+    amount, cur = money(js["cost"])
+    check(js.get("cost_micro") == amount and isinstance(js["cost_micro"], int)
+          and js.get("currency") == cur,
+          "cost %r but cost_micro %r currency %r" % (js["cost"], js.get("cost_micro"),
+                                                    js.get("currency")))
 
 
 @case(timeout=90)
