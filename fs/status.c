@@ -167,6 +167,23 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	return o;
 }
 
+/*
+ * One rule for names: a group's is its display name, a task's its group's
+ * followed by /tasks/<index> (a batch's tasks: the pod-style <index+1>-<batch>;
+ * a renamed task: its new name), a node's its task's followed by
+ * /nodes/<index>.
+ */
+static void task_name(const struct jf_group_rec *g, const struct jf_task_rec *t, char *buf,
+		      size_t n)
+{
+	if (t->display)
+		snprintf(buf, n, "%s", t->display);
+	else if (g->kind == JF_KIND_BATCH)
+		snprintf(buf, n, "%lld-%s", (long long)t->idx + 1, g->display);
+	else
+		snprintf(buf, n, "%s/tasks/%lld", g->display, (long long)t->idx);
+}
+
 static json_t *task_status(struct jf_fs *fs, int64_t id)
 {
 	struct jf_task_rec t;
@@ -179,12 +196,9 @@ static json_t *task_status(struct jf_fs *fs, int64_t id)
 	}
 	json_t *o = json_object();
 	char name[200];
-	if (g.kind == JF_KIND_BATCH)
-		snprintf(name, sizeof(name), "%lld-%s", (long long)t.idx + 1, g.display);
-	else
-		snprintf(name, sizeof(name), "%s/tasks/%lld", g.display, (long long)t.idx);
+	task_name(&g, &t, name, sizeof(name));
 	put_str(o, "state", jf_state_name(t.state));
-	put_str(o, "name", t.display ? t.display : name);
+	put_str(o, "name", name);
 	put_str(o, "message", t.message);
 	put_common(fs, o, JF_SCOPE_TASK, id, g.submitted_ms, t.started_ms, t.finished_ms,
 		   t.started_ms);
@@ -212,15 +226,25 @@ static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 		return NULL;
 	struct jf_node_rec n;
 	bool ran = jf_node_find(fs->st, task_id, idx, &n) == JF_OK;
+	/* its name follows its task's; it exists, as its task does, from the
+	 * group's submission */
+	char tname[200], name[240];
+	int64_t created = 0;
+	struct jf_group_rec g;
+	if (jf_group_get(fs->st, t.group_id, &g) == JF_OK) {
+		task_name(&g, &t, tname, sizeof(tname));
+		created = g.submitted_ms;
+		jf_group_release(&g);
+	} else {
+		snprintf(tname, sizeof(tname), "%lld", (long long)t.idx);
+	}
+	snprintf(name, sizeof(name), "%s/nodes/%lld", tname, (long long)idx);
 	json_t *o = json_object();
-	char name[64];
-	snprintf(name, sizeof(name), "nodes/%lld", (long long)idx);
 	put_str(o, "state", jf_state_name(ran ? n.state : JF_ST_WAITING));
 	put_str(o, "name", name);
 	put_str(o, "message", ran ? n.message : "");
-	put_common(fs, o, JF_SCOPE_NODE, ran ? n.id : 0, 0, ran ? n.started_ms : 0,
+	put_common(fs, o, JF_SCOPE_NODE, ran ? n.id : 0, created, ran ? n.started_ms : 0,
 		   ran ? n.finished_ms : 0, ran ? n.started_ms : 0);
-	json_object_del(o, "created");
 	put_int(o, "index", idx);
 	put_int(o, "attempt", ran ? n.attempt : 0);
 	put_str(o, "machine", ran ? n.machine : "");

@@ -36,6 +36,11 @@ def test_product_demo(env):
         node = env.status(os.path.join(t, "nodes/0"))
         check(node["state"] == "Succeeded" and int(node["exit_code"]) == 0,
               "%s node: %s" % (k, node))
+        # one rule for names: a node's is its task's followed by /nodes/<n>;
+        # it exists, and says so in `created`, from the submission on
+        check(node["name"] == st["name"] + "/nodes/0" and node["created"] == st["created"]
+              and node["created"], "%s node name %r created %r, task %r %r"
+              % (k, node["name"], node.get("created"), st["name"], st["created"]))
         c, cur = money(env.read(os.path.join(t, "cost")))
         check(c > 0, "%s cost is %r, want > 0" % (k, env.read(os.path.join(t, "cost"))))
         check(money(st["cost"])[0] == c, "%s: status cost %s != cost file" % (k, st["cost"]))
