@@ -22,6 +22,7 @@
 
 #include "core/alloc.h"
 #include "core/billing.h"
+#include "core/err.h"
 
 static void describe_exit(const struct jf_run_result *r, char *buf, size_t n)
 {
@@ -34,6 +35,45 @@ static void describe_exit(const struct jf_run_result *r, char *buf, size_t n)
 			 strsignal(r->term_signal), r->exit_code);
 	else
 		snprintf(buf, n, "exit code %d", r->exit_code);
+}
+
+/*
+ * What an end's words (describe_exit's, kept as the attempt's reason) add
+ * to its exit code, for the task's and the group's message: "" for a
+ * plain exit ("exit code 3"), else the words less a trailing ", exit code
+ * N": a start failure's "exec foo: No such file or directory", "killed by
+ * signal 9 (Killed)", "supervisor lost".  One short line whatever the
+ * backend said: control bytes and bad UTF-8 escaped (core/err.c), cut to
+ * n bytes with "..." on a character boundary.
+ */
+static void end_words(const char *how, int exit_code, char *buf, size_t n)
+{
+	char plain[32], tail[32];
+	buf[0] = '\0';
+	snprintf(plain, sizeof(plain), "exit code %d", exit_code);
+	if (!how || !how[0] || strcmp(how, plain) == 0)
+		return;
+	snprintf(tail, sizeof(tail), ", exit code %d", exit_code);
+	size_t len = strnlen(how, JF_RUN_MSG_MAX), tl = strlen(tail);
+	if (len > tl && memcmp(how + len - tl, tail, tl) == 0)
+		len -= tl;
+	struct jf_error clean;
+	jf_error_set(&clean, JF_OK, 0, "%.*s", (int)len, how);
+	len = strlen(clean.msg);
+	if (len >= n) {
+		len = n > 4 ? n - 4 : 0;
+		while (len > 0 && ((unsigned char)clean.msg[len] & 0xC0) == 0x80)
+			len--; /* not inside a character */
+		memcpy(clean.msg + len, "...", 4);
+		len += 3;
+	}
+	memcpy(buf, clean.msg, len + 1);
+}
+
+/* The words of the task's end (t->fail_words) after ": ", or "". */
+static const char *words_sep(const struct trun *t)
+{
+	return t->fail_words[0] ? ": " : "";
 }
 
 static bool succeeded_idx(void *ctx, int64_t i)
@@ -148,6 +188,60 @@ int64_t jf_eng_group_timers(struct jf_engine *e)
 	return tc.next;
 }
 
+static int first_task(void *ctx, int64_t id, int64_t idx)
+{
+	int64_t *out = ctx;
+	out[0] = id;
+	out[1] = idx;
+	return 1;
+}
+
+/*
+ * "; task I: WORDS (exit C)", or "; task I: exit code C" for a plain exit:
+ * the group's failed task of lowest index and how its last attempt ended
+ * (of its nodes, the one that failed first: a gang's others were killed
+ * for it).  From the store, so a restarted daemon says the same; "" when
+ * no failed task or attempt is found.
+ */
+static void first_failure(struct jf_engine *e, const struct grt *g, char *buf, size_t n)
+{
+	int64_t task[2] = { 0, 0 }; /* id, index */
+	buf[0] = '\0';
+	if (jf_task_list_state(e->st, g->id, JF_ST_FAILED, 1, first_task, task) != JF_OK ||
+	    !task[0])
+		return;
+	struct jf_attempt_rec best = { 0 };
+	bool found = false;
+	for (int64_t i = 0; i < g->spec->nodes; i++) {
+		struct jf_node_rec nr;
+		struct jf_attempt_rec a;
+		if (jf_node_find(e->st, task[0], i, &nr) != JF_OK)
+			continue;
+		int64_t aid = nr.attempt_id;
+		jf_node_release(&nr);
+		if (!aid || jf_attempt_get(e->st, aid, &a) != JF_OK)
+			continue;
+		if (a.end_ms && a.exit_code != 0 && (!found || a.end_ms < best.end_ms)) {
+			if (found)
+				jf_attempt_release(&best);
+			best = a;
+			found = true;
+		} else {
+			jf_attempt_release(&a);
+		}
+	}
+	if (!found)
+		return;
+	char words[JF_FAIL_WORDS_MAX];
+	end_words(best.reason, best.exit_code, words, sizeof(words));
+	if (words[0])
+		snprintf(buf, n, "; task %lld: %s (exit %d)", (long long)task[1], words,
+			 best.exit_code);
+	else
+		snprintf(buf, n, "; task %lld: exit code %d", (long long)task[1], best.exit_code);
+	jf_attempt_release(&best);
+}
+
 void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 {
 	struct jf_group_rec rec;
@@ -172,7 +266,7 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 	const char *reason = "";
 	void *ctx[2] = { e, g };
 	enum jf_group_verdict v = jf_judge_group(g->spec, &gc, succeeded_idx, ctx, &reason);
-	char msg[256];
+	char msg[384];
 	if (v == JF_GV_SUCCEEDED) {
 		snprintf(msg, sizeof(msg), "%lld/%lld tasks succeeded%s", (long long)gc.succeeded,
 			 (long long)completions,
@@ -187,8 +281,10 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 		return;
 	}
 	if (v == JF_GV_FAILED) {
-		snprintf(msg, sizeof(msg), "%s: %lld of %lld tasks failed", reason,
-			 (long long)gc.failed, (long long)completions);
+		char first[JF_FAIL_WORDS_MAX + 64];
+		first_failure(e, g, first, sizeof(first));
+		snprintf(msg, sizeof(msg), "%s: %lld of %lld tasks failed%s", reason,
+			 (long long)gc.failed, (long long)completions, first);
 		end_group(e, g, JF_ST_FAILED, "Failed", msg);
 		return;
 	}
@@ -280,15 +376,17 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 		case JF_V_RETRY_IN_PLACE:
 			in_place = true;
 			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "BackOff",
-				     "attempt %lld %s (exit code %d); restarting in place%s",
-				     (long long)t->attempt, what, t->fail_code, left);
+				     "attempt %lld %s (exit code %d%s%s); restarting in place%s",
+				     (long long)t->attempt, what, t->fail_code, words_sep(t),
+				     t->fail_words, left);
 			break;
 		case JF_V_RETRY_NEW:
 		case JF_V_RETRY_FREE:
 			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_RETRY, "");
 			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "BackOff",
-				     "attempt %lld %s (exit code %d); %s%s", (long long)t->attempt,
-				     what, t->fail_code,
+				     "attempt %lld %s (exit code %d%s%s); %s%s",
+				     (long long)t->attempt, what, t->fail_code, words_sep(t),
+				     t->fail_words,
 				     v == JF_V_RETRY_FREE ? "retrying, not counted ("
 							  : "retrying with a new attempt",
 				     v == JF_V_RETRY_FREE ? "podFailurePolicy Ignore)" : left);
@@ -296,20 +394,27 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 		case JF_V_FAIL_TASK:
 		case JF_V_FAIL_GROUP: {
 			char msg[256];
-			snprintf(msg, sizeof(msg), "%s: attempt %lld %s with exit code %d", reason,
-				 (long long)t->attempt, what, t->fail_code);
+			snprintf(msg, sizeof(msg), "%s: attempt %lld %s with exit code %d%s%s",
+				 reason, (long long)t->attempt, what, t->fail_code, words_sep(t),
+				 t->fail_words);
 			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_FAIL, msg);
 			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Warning", "Failed", "%s",
 				     msg);
 			g->failed_tasks++;
 			if (v == JF_V_FAIL_GROUP) {
+				/* the group's says which task: "REASON: task I attempt ..." */
+				char gmsg[256];
+				snprintf(gmsg, sizeof(gmsg),
+					 "%s: task %lld attempt %lld %s with exit code %d%s%s",
+					 reason, (long long)t->idx, (long long)t->attempt, what,
+					 t->fail_code, words_sep(t), t->fail_words);
 				jf_eng_step_end(e);
 				if (carried)
 					jf_eng_step_end(e);
 				jf_eng_release_slots(e, t);
 				jf_idmap_del(&e->tasks, t->task_id);
 				jf_trun_free(t);
-				end_group(e, g, JF_ST_FAILED, "Failed", msg);
+				end_group(e, g, JF_ST_FAILED, "Failed", gmsg);
 				return;
 			}
 			break;
@@ -394,6 +499,7 @@ bool jf_eng_resolve_ended(struct jf_engine *e, struct grt *g, int64_t task_id, i
 		if (ended && a.exit_code != 0 && !t->failed) {
 			t->failed = true;
 			t->fail_code = a.exit_code;
+			end_words(a.reason, a.exit_code, t->fail_words, sizeof(t->fail_words));
 		}
 		jf_attempt_release(&a);
 	}
@@ -512,6 +618,7 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		    jf_eng_why_rank(t->why) <= jf_eng_why_rank(JF_WHY_TIMEOUT)) {
 			t->failed = true;
 			t->fail_code = res->exit_code;
+			end_words(how, res->exit_code, t->fail_words, sizeof(t->fail_words));
 			snprintf(t->fail_container, sizeof(t->fail_container), "%s",
 				 res->nprocs ? res->procs[0].name : "");
 			for (size_t i = 0; i < res->nprocs; i++)

@@ -77,6 +77,10 @@ struct grt { /* an accepted group's runtime */
 /* Ended groups with nothing running whose parsed spec stays cached. */
 #define JF_DONE_KEEP 64
 
+/* The most of a failure's words (a start failure's "exec foo: No such file
+ * or directory") a task's or a group's message carries, NUL included. */
+#define JF_FAIL_WORDS_MAX 128
+
 struct trun { /* a task with nodes placed */
 	int64_t task_id, group_id, idx;
 	int64_t nodes;
@@ -88,6 +92,8 @@ struct trun { /* a task with nodes placed */
 	bool failed;      /* some node failed this attempt */
 	int fail_code;
 	char fail_container[64];
+	char fail_words[JF_FAIL_WORDS_MAX]; /* what its end said past the code (ending.c: end_words)
+					     */
 	bool fail_timeout;
 	struct jf_sched_slot *slots; /* one per node; held until the task leaves */
 	int64_t *attempt_ids;        /* one per node: its running attempt, 0 = none */

@@ -36,6 +36,11 @@
  *   it starts nothing and exits 100 (backends/local/local.c: recover).
  * - If one proc cannot be executed, the others are SIGKILLed: the node is a
  *   start failure (exit 127, or 126 for EACCES) with that proc's message.
+ *   Each proc that could not start gets a line saying why in stderr and in
+ *   logs, written by the shim (the child only hands its errno over):
+ *       jobfs: exec nosuchcmd: No such file or directory
+ *   (likewise "chdir DIR: ...", "setuid UID: ...", "fork NAME: ..."); in
+ *   logs it is prefixed "[name] " like the proc's own lines.
  * - Output: each proc's stdout and stderr are pipes read with poll().  Bytes
  *   are appended as they come to RUN_DIR/stdout and RUN_DIR/stderr, and by
  *   whole lines to RUN_DIR/logs (a partial line waits in a 64 KiB buffer per

@@ -190,6 +190,7 @@ int run_loop(struct shim *s);
 int outfile_open(struct shim *s, struct outfile *f, const char *name);
 void stream_close(struct shim *s, struct proc *p, struct stream *st);
 void stream_read(struct shim *s, struct proc *p, struct stream *st);
+void proc_note(struct shim *s, struct proc *p, const char *text);
 void report_started(struct shim *s);
 int write_result(struct shim *s);
 

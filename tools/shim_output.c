@@ -19,8 +19,9 @@
  *
  * Use: prepare() opens the three files (outfile_open), run_loop() hands
  * every readable pipe to stream_read() and closes them with
- * stream_close(); report_started() once the procs were started (or could
- * not be), write_result() once they are all done.
+ * stream_close(); proc_note() for a proc that could not start;
+ * report_started() once the procs were started (or could not be),
+ * write_result() once they are all done.
  */
 #include "tools/shim_int.h"
 
@@ -258,6 +259,25 @@ void stream_read(struct shim *s, struct proc *p, struct stream *st)
 		stream_feed(s, p, st, s->chunk, (size_t)r);
 	else if (r == 0 || (errno != EAGAIN && errno != EINTR))
 		stream_close(s, p, st);
+}
+
+/*
+ * A line of the shim's own about proc p, "jobfs: TEXT\n" (why it could not
+ * start): appended to stderr as it is and to logs by the rules of the
+ * proc's own lines ("[name] " first with several procs), rotating as they
+ * do.  TEXT is one clean line (msg_clean).
+ */
+void proc_note(struct shim *s, struct proc *p, const char *text)
+{
+	char line[SHIM_MSG_MAX + 16];
+	int k = snprintf(line, sizeof(line), "jobfs: %s\n", text);
+	if (k < 0)
+		return;
+	size_t n = (size_t)k < sizeof(line) ? (size_t)k : sizeof(line) - 1;
+	line[n - 1] = '\n'; /* cut or not, one whole line */
+	outfile_write(s, &s->ferr, line, n);
+	logs_line(s, p, &p->err, line, n, false);
+	logs_flush(s);
 }
 
 void report_started(struct shim *s)

@@ -205,20 +205,30 @@ __attribute__((noreturn)) static void child_run(struct shim *s, struct proc *p, 
 	child_fail(errfd, ST_EXEC, errno);
 }
 
+/*
+ * Proc i could not be started: its stderr and logs say why in a line of
+ * the shim's own (proc_note), and the first such failure is the node's
+ * (start_msg, failed_code).  In the shim, never in the child: the child of
+ * vfork() makes system calls only, so it hands its errno over the error
+ * pipe and the shim writes the words (child_err_message).
+ */
 static void proc_start_failed(struct shim *s, size_t i, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 static void proc_start_failed(struct shim *s, size_t i, int code, const char *fmt, ...)
 {
+	char msg[SHIM_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	msg_clean(msg);
 	s->procs[i].failed = true;
+	proc_note(s, &s->procs[i], msg);
 	if (s->start_failed)
 		return; /* the first failure is the node's */
 	s->failed_code = code;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s->start_msg, sizeof(s->start_msg), fmt, ap);
-	va_end(ap);
-	msg_clean(s->start_msg);
+	memcpy(s->start_msg, msg, sizeof(msg));
 	s->start_failed = true;
 	s->failed_proc = i;
 }

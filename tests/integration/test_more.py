@@ -46,6 +46,47 @@ def test_command_not_found(env):
 
 
 @case(timeout=60)
+def test_command_not_found_said(env):
+    """A command that cannot start says why where a user looks: the node's
+    stderr and logs (a line of the supervisor's), the task's and the
+    group's status message, the BackOff event."""
+    g = env.group('retries: 1\ncommand: ["nosuchcmd"]\n')
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=20)
+    check(st["state"] == "Failed", "ended %s" % st["state"])
+    why = "exec nosuchcmd: No such file or directory"
+    node = os.path.join(g, "tasks/0/nodes/0")
+    for f in ("stderr", "logs", "logs.prev"):  # logs.prev: the first attempt's
+        text = env.read(os.path.join(node, f))
+        check(text == "jobfs: %s\n" % why, "node %s: %r" % (f, text))
+    check(env.read(os.path.join(node, "stdout")) == "", "node stdout not empty")
+    ts = env.status(os.path.join(g, "tasks/0"))
+    check(ts["state"] == "Failed" and ts["attempt"] == 2, "task: %s" % ts)
+    check(ts["message"] == "RetriesExhausted: attempt 2 failed with exit code 127: " + why,
+          "task message %r" % ts["message"])
+    check(st["message"] == "FailedIndexes: 1 of 1 tasks failed; task 0: %s (exit 127)" % why,
+          "group message %r" % st["message"])
+    ev = env.read(os.path.join(g, "events"))
+    check("attempt 1 failed (exit code 127: %s); retrying" % why in ev,
+          "the BackOff event does not say why:\n%s" % ev)
+    check(not any(c < " " and c != "\n" for c in st["message"] + ts["message"]),
+          "a control byte in a message")
+    # a Kubernetes Job: its backoffLimit fails the group, whose message names the task
+    k = env.group("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: k\nspec:\n"
+                  "  backoffLimit: 0\n  template:\n    spec:\n      containers:\n"
+                  "      - name: c\n        image: busybox\n        command: [\"nosuchcmd\"]\n"
+                  "      restartPolicy: Never\n", name="k")
+    st = env.wait(k, ("Succeeded", "Failed"), timeout=20)
+    ts = env.status(os.path.join(k, "tasks/0"))
+    check(st["state"] == "Failed" and ts["state"] == "Failed", "job %s, task %s" % (st, ts))
+    check(ts["message"] == "BackoffLimitExceeded: attempt 1 failed with exit code 127: " + why,
+          "job task message %r" % ts["message"])
+    check(st["message"] == "BackoffLimitExceeded: task 0 attempt 1 failed with exit code 127: "
+          + why, "job message %r" % st["message"])
+    logs = env.read(os.path.join(k, "tasks/0/nodes/0/logs"))
+    check(logs == "jobfs: %s\n" % why, "job logs %r" % logs)  # one container: no "[c] "
+
+
+@case(timeout=60)
 def test_gang_two_nodes(env):
     g = env.group("""\
 nodes: 2

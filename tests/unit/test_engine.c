@@ -403,6 +403,48 @@ static void test_retry_then_fail(void **state)
 	assert_non_null(strstr(ev, " Warning BackOff "));
 	assert_non_null(strstr(ev, " Warning Failed "));
 	free(ev);
+	/* a plain exit: the messages say the code, nothing more */
+	assert_int_equal(jf_task_find(st, g, 0, &t), JF_OK);
+	assert_string_equal(t.message, "RetriesExhausted: attempt 2 failed with exit code 1");
+	jf_task_release(&t);
+	struct jf_group_rec gr;
+	assert_int_equal(jf_group_get(st, g, &gr), JF_OK);
+	assert_string_equal(gr.message, "FailedIndexes: 1 of 1 tasks failed; task 0: exit code 1");
+	jf_group_release(&gr);
+}
+
+/* A command that cannot start: its words reach the task's and the group's
+ * message, cut short when long ("..."), the prefixes as they were. */
+static void test_start_failure_words(void **state)
+{
+	struct fix *f = *state;
+	char name[200], spec[400], want[300];
+	memset(name, 'x', sizeof(name));
+	memcpy(name, "jobfs-no-such-", 14);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(spec, sizeof(spec), "completions: 2\nretries: 0\ncommand: [\"%s\"]\n", name);
+	int64_t g = submit(f, "nosuch", spec);
+	assert_true(run_until(f, settled, g, 15000, NULL, NULL));
+	assert_int_equal(group_state(f, g), JF_ST_FAILED);
+	struct jf_store *st = jf_engine_store(f->e);
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(st, g, 1, &t), JF_OK);
+	assert_int_equal(t.state, JF_ST_FAILED);
+	/* 127 bytes of words at most: "exec " and the name, cut, and "..." */
+	int keep = 127 - 3 - 5;
+	snprintf(want, sizeof(want),
+		 "RetriesExhausted: attempt 1 failed with exit code 127: exec %.*s...", keep, name);
+	assert_string_equal(t.message, want);
+	jf_task_release(&t);
+	struct jf_group_rec gr;
+	assert_int_equal(jf_group_get(st, g, &gr), JF_OK);
+	snprintf(want, sizeof(want),
+		 "FailedIndexes: 2 of 2 tasks failed; task 0: exec %.*s... (exit 127)", keep, name);
+	assert_string_equal(gr.message, want);
+	jf_group_release(&gr);
+	char *ev = events(f, JF_SCOPE_GROUP, g);
+	assert_non_null(strstr(ev, "failed with exit code 127: exec jobfs-no-such-x"));
+	free(ev);
 }
 
 struct par {
@@ -1162,6 +1204,7 @@ int main(void)
 		T(test_group_succeeds),
 		T(test_group_cache_trim),
 		T(test_retry_then_fail),
+		T(test_start_failure_words),
 		T(test_parallelism),
 		T(test_timeout),
 		T(test_stop),

@@ -413,6 +413,52 @@ static void test_not_found(void **state)
 	assert_int_equal(res.exit_code, 127);
 	assert_non_null(strstr(res.message, "jobfs-no-such-command"));
 	assert_non_null(strstr(res.message, "No such file"));
+	/* the shim says it where the node's output goes, as one line */
+	char *err = jft_read_in(dir, "stderr");
+	assert_string_equal(err, "jobfs: exec jobfs-no-such-command: No such file or directory\n");
+	free(err);
+	char *logs = jft_read_in(dir, "logs");
+	assert_string_equal(logs, "jobfs: exec jobfs-no-such-command: No such file or directory\n");
+	free(logs);
+	assert_int_equal(file_size(dir, "stdout"), 0);
+}
+
+/* A cwd that is not there: the other start failure users meet first. */
+static void test_chdir_failure(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX], gone[PATH_MAX + 8], want[PATH_MAX + 64];
+	struct jf_run_started st;
+	struct jf_run_result res;
+	char *argv[] = { "true", NULL };
+	char *envp[] = { PATH, NULL };
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+
+	run_dir(f, dir, sizeof(dir));
+	snprintf(gone, sizeof(gone), "%s/nowhere", dir);
+	struct jf_launch l = {
+		.run_dir = dir,
+		.cwd = gone,
+		.uid = getuid(),
+		.gid = getgid(),
+		.procs = &p,
+		.nprocs = 1,
+	};
+	struct jf_error e = { 0 };
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(jf_runner_start(f->be, &l, 3, &st, &e), JF_OK);
+	expect_result(f->be, 5000, &res);
+	assert_true(res.start_failed);
+	assert_int_equal(res.exit_code, 127);
+	snprintf(want, sizeof(want), "chdir %s: No such file or directory", gone);
+	assert_string_equal(res.message, want);
+	snprintf(want, sizeof(want), "jobfs: chdir %s: No such file or directory\n", gone);
+	char *err = jft_read_in(dir, "stderr");
+	assert_string_equal(err, want);
+	free(err);
+	char *logs = jft_read_in(dir, "logs");
+	assert_string_equal(logs, want);
+	free(logs);
 }
 
 /* A file that is there but not executable: 126. */
@@ -436,6 +482,11 @@ static void test_not_executable(void **state)
 	assert_true(res.start_failed);
 	assert_int_equal(res.exit_code, 126);
 	assert_non_null(strstr(res.message, "Permission denied"));
+	char want[PATH_MAX + 64];
+	snprintf(want, sizeof(want), "jobfs: exec %s: Permission denied\n", prog);
+	char *logs = jft_read_in(dir, "logs");
+	assert_string_equal(logs, want);
+	free(logs);
 }
 
 /* One proc cannot start: the others are stopped, the node is a start failure. */
@@ -461,6 +512,14 @@ static void test_partial_start_failure(void **state)
 	assert_int_equal(res.procs[0].exit_code, 137);
 	assert_int_equal(res.procs[1].exit_code, 127);
 	assert_non_null(strstr(res.message, "exec jobfs-no-such-command"));
+	/* logs: the line is the client's, prefixed as its own lines would be */
+	char *logs = jft_read_in(dir, "logs");
+	assert_string_equal(
+		logs, "[client] jobfs: exec jobfs-no-such-command: No such file or directory\n");
+	free(logs);
+	char *err = jft_read_in(dir, "stderr");
+	assert_string_equal(err, "jobfs: exec jobfs-no-such-command: No such file or directory\n");
+	free(err);
 }
 
 static void test_term(void **state)
@@ -1431,6 +1490,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_procs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_found, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chdir_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_executable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_start_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_term, setup, teardown),

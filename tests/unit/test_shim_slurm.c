@@ -859,6 +859,16 @@ static void test_exec_failure(void **state)
 	assert_int_equal(jint(r, "exit_code"), 127);
 	assert_non_null(strstr(jstr(r, "message"), "exec /nonexistent/prog"));
 	json_decref(r);
+	/* said in the node's stderr and logs as in the local mode */
+	char p[PATH_MAX];
+	const char *names[] = { "stderr", "logs" };
+	for (int k = 0; k < 2; k++) {
+		char *t = jft_read_file(pathf(p, "%s/0/0/0/%s", f->dir, names[k]));
+		assert_non_null(t);
+		assert_string_equal(t,
+				    "jobfs: exec /nonexistent/prog: No such file or directory\n");
+		free(t);
+	}
 }
 
 /* ---- timeout and signals ---- */

@@ -840,7 +840,8 @@ static void test_week(void **state)
 		      "%lld ms\n",
 		      (long long)f->ngroups, (long long)f->settles,
 		      (long long)((f->clk.now_ms - T0) / 1000), (long long)wall);
-	assert_true(wall < 30000);
+	/* how long it took is a figure, not a property: printed, never asserted
+	 * (a loaded machine is slower, not wrong) */
 	assert_true(f->clk.now_ms >= T0 + 7 * DAY_MS - HOUR_MS);
 	int64_t states[JF_ST__COUNT] = { 0 };
 	for (size_t i = 0; i < f->ngroups; i++) {
