@@ -101,6 +101,19 @@ const enum jf_file *jf_obj_files(enum jf_obj obj)
 	}
 }
 
+/*
+ * A file a reader may wait on for ever is looked up, opened and read by
+ * name but left out of readdir, the way /proc resolves thread ids it does
+ * not list: `grep -r`, `rg`, `cp -r`, `tar` and `find | xargs cat` open
+ * what they list and read it to end-of-file, and a `watch` of anything
+ * unfinished (a queue, always) has none.  Every other file ends: rendered
+ * files at their stat size, events and logs where they are at the moment.
+ */
+bool jf_file_listed(enum jf_file f)
+{
+	return f != JF_F_WATCH;
+}
+
 enum jf_file jf_file_lookup(enum jf_obj obj, const char *name)
 {
 	for (const enum jf_file *f = jf_obj_files(obj); *f != JF_F_DIR; f++)

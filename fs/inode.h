@@ -75,7 +75,11 @@ bool jf_ino_split(uint64_t ino, struct jf_ino *out);
 const char *jf_file_name(enum jf_file f);
 /* The file named name in object obj, or JF_F_DIR if there is none. */
 enum jf_file jf_file_lookup(enum jf_obj obj, const char *name);
-/* Files of obj, in listing order, ending with JF_F_DIR. */
+/* Files of obj, in listing order, ending with JF_F_DIR: every file a
+ * lookup finds, listed or not. */
 const enum jf_file *jf_obj_files(enum jf_obj obj);
+/* Whether readdir lists f.  `watch` is served by name only: a read of it
+ * can block for ever, so recursive tools must not come across it. */
+bool jf_file_listed(enum jf_file f);
 
 #endif

@@ -328,8 +328,9 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 	if (off <= k && !add(&d, "..", FUSE_ROOT_ID, S_IFDIR, k + 1))
 		goto done;
 	k++;
+	/* an unlisted file keeps its offset, so offsets mean the same either way */
 	for (const enum jf_file *f = jf_obj_files(i.obj); *f != JF_F_DIR; f++, k++)
-		if (off <= k &&
+		if (off <= k && jf_file_listed(*f) &&
 		    !add(&d, jf_file_name(*f), jf_ino_make(i.obj, i.id, *f), S_IFREG, k + 1))
 			goto done;
 	for (int s = 0; s < nsub; s++, k++)

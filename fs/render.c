@@ -6,7 +6,8 @@
  * stat reports is the length of that buffer, and an open serves the same
  * buffer (see resolve.c's cache), so `cat`, `cp`, `tar` and `jq` read
  * exactly what stat promised.  Streamed files (events, logs, watch) are
- * read at their offset instead.
+ * read at their offset instead; `watch` is served by name but not listed
+ * (inode.c's jf_file_listed), as its read waits for the next change.
  *
  * The billing files (/billing/ledger.csv, summary, cost) show each reader
  * only the rows they may see: a private queue's rows to its owner and the
@@ -55,6 +56,8 @@ static const char readme_text[] =
 	"  cat .../status  status.json     state, counts, cost, times (fresh on every read)\n"
 	"  tail -f .../events  .../logs    follow events and a node's stdout+stderr\n"
 	"  cat .../watch                   block until the object changes; a line per change\n"
+	"                                  (beside every events file; not listed, so that\n"
+	"                                  grep -r, cp -r and tar end: open it by name)\n"
 	"  echo stop > .../ctl             pause | resume | stop | restart\n"
 	"  cat billing/ledger.csv          one row per billed segment; billing/summary\n"
 	"  cat cluster/gpus                GPU models, stock and prices\n"
