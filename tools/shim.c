@@ -313,17 +313,9 @@ int prepare(struct shim *s, char *err, size_t errlen)
 		 * reads no user database (it is linked statically, and glibc's
 		 * NSS would need the shared libraries of its own build).  Without
 		 * them (a launch.json of the Slurm backend, whose jobs already run
-		 * as their user) the process keeps only its primary group.
+		 * as their user) the process keeps only its primary group:
+		 * child_run passes launch.json's list, empty then, to setgroups.
 		 */
-		size_t n = s->l.has_groups ? s->l.ngroups : 0;
-		s->groups = calloc(n + 1, sizeof(gid_t));
-		if (!s->groups) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		for (size_t i = 0; i < n; i++)
-			s->groups[i] = s->l.groups[i];
-		s->ngroups = (int)n;
 	}
 	if (s->l.ncpus > 0) {
 		cpu_set_t allowed;
@@ -474,7 +466,6 @@ static void shim_release(struct shim *s)
 		close(s->ready_fd);
 	free(s->logbuf);
 	free(s->chunk);
-	free(s->groups);
 	for (size_t i = 0; i < s->nvars; i++)
 		free(s->vars[i]);
 	for (size_t i = 0; i < SHIM_MAX_PROCS; i++)

@@ -130,8 +130,6 @@ struct shim {
 	size_t loglen;
 	char *chunk; /* read buffer */
 	bool drop;   /* change user in the children */
-	gid_t *groups;
-	int ngroups;
 	bool pin;
 	cpu_set_t cpus;
 	char cg[256];         /* cpuset cgroup of the node, "" if none */

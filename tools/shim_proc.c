@@ -178,7 +178,7 @@ __attribute__((noreturn)) static void child_run(struct shim *s, struct proc *p, 
 		child_fail(errfd, ST_AFFINITY, errno);
 	cgroup_join(s);
 	if (s->drop) {
-		if (setgroups((size_t)s->ngroups, s->groups) < 0)
+		if (setgroups(s->l.ngroups, s->l.groups) < 0)
 			child_fail(errfd, ST_SETGROUPS, errno);
 		if (setgid(s->l.gid) < 0)
 			child_fail(errfd, ST_SETGID, errno);
