@@ -334,6 +334,38 @@ static enum jf_err make_rows(struct jf_store *st, int64_t group_id, int64_t firs
 	return jf_q_exec(st, s);
 }
 
+/* What a group's rows not made yet are: Q_GROUP_UNMADE's row; ENOENT when
+ * there is no such group.  message is the caller's to free (NULL unless
+ * with_message). */
+struct unmade {
+	int64_t completions, unmade, finished_ms;
+	int state;
+	char *message;
+};
+
+static enum jf_err unmade_get(struct jf_store *st, int64_t group_id, bool with_message,
+			      struct unmade *u)
+{
+	memset(u, 0, sizeof(*u));
+	sqlite3_stmt *s = jf_q(st, Q_GROUP_UNMADE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, group_id);
+	int step = sqlite3_step(s);
+	if (step == SQLITE_ROW) {
+		u->completions = sqlite3_column_int64(s, 0);
+		u->unmade = sqlite3_column_int64(s, 1);
+		u->state = sqlite3_column_int(s, 2);
+		u->finished_ms = sqlite3_column_int64(s, 4);
+		if (with_message && !(u->message = jf_q_dup(s, 3))) {
+			sqlite3_reset(s);
+			return JF_ENOMEM;
+		}
+	}
+	sqlite3_reset(s);
+	return step == SQLITE_ROW ? JF_OK : step == SQLITE_DONE ? JF_ENOENT : JF_EIO;
+}
+
 /*
  * The rows made are the lowest indexes not made yet, in the state, with
  * the message and finish time, the unmade ones have: one INSERT of a
@@ -349,40 +381,26 @@ enum jf_err jf_group_make_tasks(struct jf_store *st, int64_t group_id, int64_t m
 	enum jf_err rc = jf_store_begin(st);
 	if (rc)
 		return rc;
-	sqlite3_stmt *s = jf_q(st, Q_GROUP_UNMADE);
-	if (!s)
+	struct unmade u;
+	if ((rc = unmade_get(st, group_id, true, &u)))
 		goto fail;
-	sqlite3_bind_int64(s, 1, group_id);
-	int step = sqlite3_step(s);
-	if (step != SQLITE_ROW) {
-		sqlite3_reset(s);
-		rc = step == SQLITE_DONE ? JF_ENOENT : JF_EIO;
-		goto fail;
-	}
-	int64_t completions = sqlite3_column_int64(s, 0);
-	int64_t unmade = sqlite3_column_int64(s, 1);
-	int state = sqlite3_column_int(s, 2);
-	char *message = jf_q_dup(s, 3);
-	int64_t finished_ms = sqlite3_column_int64(s, 4);
-	sqlite3_reset(s);
-	int64_t n = unmade < max ? unmade : max;
-	if (!message) {
-		rc = JF_ENOMEM;
-	} else if (unmade < 0 || unmade > completions) {
+	int64_t n = u.unmade < max ? u.unmade : max;
+	if (u.unmade < 0 || u.unmade > u.completions) {
 		/* a row edited by hand: make nothing of it */
 		snprintf(st->errmsg, sizeof(st->errmsg),
 			 "group %lld: %lld unmade tasks of %lld completions", (long long)group_id,
-			 (long long)unmade, (long long)completions);
+			 (long long)u.unmade, (long long)u.completions);
 		rc = JF_EINVAL;
 	} else if (n > 0) {
-		rc = make_rows(st, group_id, completions - unmade, n, state, message, finished_ms);
+		rc = make_rows(st, group_id, u.completions - u.unmade, n, u.state, u.message,
+			       u.finished_ms);
 	}
-	free(message);
+	free(u.message);
 	if (rc)
 		goto fail;
 	if ((rc = jf_store_commit(st)))
 		return rc;
-	*left = unmade - n;
+	*left = u.unmade - n;
 	return JF_OK;
 fail:
 	jf_store_rollback(st);
@@ -686,21 +704,12 @@ enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigne
 	enum jf_err rc = jf_store_begin(st);
 	if (rc)
 		return rc;
-	sqlite3_stmt *s = jf_q(st, Q_GROUP_UNMADE);
-	if (!s)
+	struct unmade u;
+	rc = unmade_get(st, group_id, false, &u);
+	if (rc != JF_OK && rc != JF_ENOENT)
 		goto fail;
-	sqlite3_bind_int64(s, 1, group_id);
-	int64_t unmade = 0;
-	int ustate = -1;
-	int step = sqlite3_step(s);
-	if (step == SQLITE_ROW) {
-		unmade = sqlite3_column_int64(s, 1);
-		ustate = sqlite3_column_int(s, 2);
-	}
-	sqlite3_reset(s);
-	if (step != SQLITE_ROW && step != SQLITE_DONE)
-		goto fail;
-	s = jf_q(st, Q_TASK_SET_STATE_ALL);
+	rc = JF_OK;
+	sqlite3_stmt *s = jf_q(st, Q_TASK_SET_STATE_ALL);
 	if (!s)
 		goto fail;
 	sqlite3_bind_int64(s, 1, group_id);
@@ -711,7 +720,8 @@ enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigne
 	if ((rc = jf_q_exec(st, s)))
 		goto fail;
 	int64_t n = sqlite3_changes(st->db);
-	if (unmade > 0 && ustate >= 0 && ustate < JF_ST__COUNT && (from_mask & (1u << ustate))) {
+	if (u.unmade > 0 && u.state >= 0 && u.state < JF_ST__COUNT &&
+	    (from_mask & (1u << u.state))) {
 		s = jf_q(st, Q_GROUP_UNMADE_STATE);
 		if (!s)
 			goto fail;
@@ -722,7 +732,7 @@ enum jf_err jf_task_set_state_all(struct jf_store *st, int64_t group_id, unsigne
 		sqlite3_bind_int64(s, 5, now_ms);
 		if ((rc = jf_q_exec(st, s)))
 			goto fail;
-		n += unmade;
+		n += u.unmade;
 	}
 	jf_counts_group_changed(st, group_id);
 	if ((rc = jf_store_commit(st)))
