@@ -12,8 +12,9 @@ JOBFS_BIN (default build/tools/jobfs beside this repository) started as
 (AddressSanitizer, LeakSanitizer, UBSan "runtime error:") on its stderr.
 
 Output: one line per test, `PASS name (1.2s)`, `SKIP name: why` or
-`FAIL name: why` followed by the daemon's stderr tail; last line
-`N passed, N failed[, N skipped]`.  Exit status 1 if anything failed.
+`FAIL name: why` followed by the daemon's stderr tail; then
+`N passed, N failed[, N skipped]` and, after it, `failed: name: why` for
+each failed test again.  Exit status 1 if anything failed.
 """
 import argparse
 import importlib
@@ -303,6 +304,7 @@ def main():
     print("jobfs: %s" % binpath, flush=True)
 
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    failed = []
     t_start = time.monotonic()
     for t in tests:
         r = run_one(t, args)
@@ -313,6 +315,7 @@ def main():
             print("SKIP %s: %s" % (t["name"], r["why"]), flush=True)
         else:
             where = (" [%s]" % r["where"]) if r.get("where") else ""
+            failed.append("%s: %s%s" % (t["name"], r["why"][:200], where))
             print("FAIL %s: %s%s (%.1fs)" % (t["name"], r["why"], where, r["secs"]), flush=True)
             if r["tails"]:
                 print(r["tails"])
@@ -328,6 +331,10 @@ def main():
     if counts["SKIP"]:
         line += ", %d skipped" % counts["SKIP"]
     print(line)
+    # the names again after the count, where a log's last lines (all that
+    # a CI report may show) still hold them
+    for f in failed:
+        print("failed: " + f)
     return 1 if counts["FAIL"] else 0
 
 
