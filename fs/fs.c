@@ -85,6 +85,8 @@ enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs
 	jf_idmap_init(&fs->gcache);
 	jf_idmap_init(&fs->looked);
 	jf_idmap_init(&fs->logsize);
+	jf_idmap_init(&fs->made);
+	jf_idmap_init(&fs->creating);
 	if (!fs->mountpoint) {
 		jf_error_set(err, JF_EINVAL, 0, "mount point %s: %s", opt->mountpoint,
 			     strerror(errno));
@@ -276,6 +278,8 @@ void jf_fs_free(struct jf_fs *fs)
 	}
 	jf_idmap_release(&fs->looked);
 	jf_idmap_release(&fs->logsize);
+	jf_idmap_release(&fs->made);
+	jf_idmap_release(&fs->creating);
 	if (fs->sfd >= 0)
 		close(fs->sfd);
 	if (fs->e)

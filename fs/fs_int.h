@@ -100,6 +100,11 @@ struct jf_fs {
 				     * holds, all it can cache or watch (notify.c) */
 	struct jf_idmap logsize;    /* log-file ino -> (void *)(last size + 1), with
 				     * JF_LOG_IDLE while its node does not run */
+	struct jf_idmap made;       /* group id -> (void *)(task rows made + 1), for the
+				     * tasks/ directories the kernel holds (notify.c) */
+	struct jf_idmap creating;   /* (group id << 32 | task index) -> (void *)(when
+				     * queued, ms + 1): task directories whose
+				     * IN_CREATE the toucher is raising */
 	struct scratch scratch[JF_SCRATCH_MAX];
 	int64_t scratch_next;
 	struct watcher *watchers;
@@ -216,6 +221,12 @@ void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 bool jf_ino_known(struct jf_fs *fs, uint64_t ino);
 /* The kernel was handed ino (an entry reply): count it. */
 void jf_ino_looked(struct jf_fs *fs, uint64_t ino);
+/* The kernel forgot nlookup of its lookups of ino. */
+void jf_ino_forget(struct jf_fs *fs, uint64_t ino, uint64_t nlookup);
+/* Is name in the group's tasks/ a directory whose IN_CREATE the toucher is
+ * raising (its lookup then answers the toucher ENOENT)?  take: and it is
+ * raised now (the toucher's mkdir), so forget it. */
+bool jf_ino_creating(struct jf_fs *fs, int64_t group_id, const char *name, bool take);
 void jf_fs_on_change(void *ctx, const struct jf_change *ch);
 void jf_fs_poll_logs(struct jf_fs *fs);
 void jf_watch_wake(struct jf_fs *fs);

@@ -38,10 +38,116 @@ bool jf_ino_known(struct jf_fs *fs, uint64_t ino)
 	return jf_idmap_get(&fs->looked, (int64_t)ino) != NULL;
 }
 
+/* Task rows of a group made so far (those not made yet are not listed). */
+static int64_t tasks_made(struct jf_fs *fs, int64_t group_id)
+{
+	struct jf_group_rec g;
+	if (jf_group_get(fs->st, group_id, &g) != JF_OK)
+		return -1;
+	int64_t made = g.spec && g.completions > g.unmade ? g.completions - g.unmade : 0;
+	jf_group_release(&g);
+	return made;
+}
+
 void jf_ino_looked(struct jf_fs *fs, uint64_t ino)
 {
 	uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)ino);
 	jf_idmap_put(&fs->looked, (int64_t)ino, (void *)(n + 1));
+	struct jf_ino i;
+	if (n == 0 && jf_ino_split(ino, &i) && i.obj == JF_O_TASKS && i.file == JF_F_DIR &&
+	    !jf_idmap_get(&fs->made, i.id)) {
+		/* what the kernel may list from now on: tasks made after this
+		 * get an IN_CREATE (announce_tasks) */
+		int64_t made = tasks_made(fs, i.id);
+		if (made >= 0)
+			jf_idmap_put(&fs->made, i.id, (void *)(uintptr_t)(made + 1));
+	}
+}
+
+void jf_ino_forget(struct jf_fs *fs, uint64_t ino, uint64_t nlookup)
+{
+	uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)ino);
+	if (!n)
+		return;
+	if (n > nlookup) {
+		jf_idmap_put(&fs->looked, (int64_t)ino, (void *)(n - nlookup));
+		return;
+	}
+	jf_idmap_del(&fs->looked, (int64_t)ino);
+	jf_idmap_del(&fs->logsize, (int64_t)ino);
+	struct jf_ino i;
+	if (jf_ino_split(ino, &i) && i.obj == JF_O_TASKS && i.file == JF_F_DIR)
+		jf_idmap_del(&fs->made, i.id);
+}
+
+/* ---- task directories the daemon makes: IN_CREATE through the toucher ---- */
+
+#define CREATING_MS 10000 /* a create the toucher did not make by then never comes */
+
+static int64_t creating_key(int64_t group_id, const char *name)
+{
+	char *end;
+	errno = 0;
+	long long idx = strtoll(name, &end, 10);
+	if (errno || end == name || *end || idx < 0 || idx > UINT32_MAX ||
+	    (name[0] == '0' && name[1]))
+		return 0;
+	return (group_id << 32) | idx;
+}
+
+bool jf_ino_creating(struct jf_fs *fs, int64_t group_id, const char *name, bool take)
+{
+	int64_t key = creating_key(group_id, name);
+	uintptr_t at = key ? (uintptr_t)jf_idmap_get(&fs->creating, key) : 0;
+	if (!at)
+		return false;
+	bool live = jf_engine_now(fs->e) - (int64_t)(at - 1) < CREATING_MS;
+	if (take || !live)
+		jf_idmap_del(&fs->creating, key);
+	return live;
+}
+
+/* Creates the toucher never made (the kernel held the entry already, or
+ * the helper died): forgotten after CREATING_MS. */
+static void creating_sweep(struct jf_fs *fs, int64_t now)
+{
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&fs->creating, &i, &k, &v))
+		if (now - (int64_t)((uintptr_t)v - 1) >= CREATING_MS)
+			jf_idmap_del(&fs->creating, k);
+}
+
+/*
+ * A group's tasks/ that the kernel holds (a watcher may watch it) got
+ * task rows: raise IN_CREATE for each new task directory.  Bounded by the
+ * toucher (JF_TOUCH_CREATES a round); tasks past that are listed all the
+ * same, without an event.
+ */
+static void announce_tasks(struct jf_fs *fs, int64_t group_id)
+{
+	uintptr_t was = (uintptr_t)jf_idmap_get(&fs->made, group_id);
+	if (!was || !fs->nt)
+		return;
+	int64_t made = tasks_made(fs, group_id);
+	int64_t from = (int64_t)was - 1;
+	if (made <= from)
+		return;
+	jf_idmap_put(&fs->made, group_id, (void *)(uintptr_t)(made + 1));
+	char base[600];
+	if (!jf_obj_path(fs, JF_O_GROUP, group_id, base, sizeof(base)))
+		return;
+	int64_t now = jf_engine_now(fs->e);
+	if (fs->creating.live > 4 * JF_TOUCH_CREATES)
+		creating_sweep(fs, now);
+	for (int64_t idx = from; idx < made; idx++) {
+		char path[700];
+		snprintf(path, sizeof(path), "%s/tasks/%lld", base, (long long)idx);
+		if (!jf_toucher_create(fs->nt, path))
+			break;
+		jf_idmap_put(&fs->creating, (group_id << 32) | idx, (void *)(uintptr_t)(now + 1));
+	}
 }
 
 /* ---- changes ---- */
@@ -186,6 +292,8 @@ void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 	    any_known(fs, JF_O_TASK, ch->task_id, obj_changed_files) &&
 	    jf_obj_path(fs, JF_O_TASK, ch->task_id, path, sizeof(path)))
 		touch_files(fs, JF_O_TASK, ch->task_id, path, obj_changed_files);
+	if (ch->kind == JF_CH_GROUP && ch->structure && ch->group_id)
+		announce_tasks(fs, ch->group_id);
 	if (ch->group_id && any_known(fs, JF_O_GROUP, ch->group_id, obj_changed_files) &&
 	    jf_obj_path(fs, JF_O_GROUP, ch->group_id, path, sizeof(path)))
 		touch_files(fs, JF_O_GROUP, ch->group_id, path, obj_changed_files);

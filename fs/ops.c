@@ -73,6 +73,13 @@ static void jf_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	/* a task directory whose IN_CREATE the toucher raises: it is not
+	 * there for the toucher until its mkdir (toucher.h) */
+	if (p.obj == JF_O_TASKS && fs->nt && fuse_req_ctx(req)->pid == jf_toucher_pid(fs->nt) &&
+	    jf_ino_creating(fs, p.id, name, false)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
 	int rc = jf_perm_req(fs, req, &p, JF_PERM_READ);
 	if (!rc)
 		rc = jf_resolve(fs, &p, name, &c);
@@ -85,16 +92,7 @@ static void jf_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void jf_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct jf_fs *fs = FS(req);
-	uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)ino);
-	if (n) {
-		if (n <= nlookup) {
-			jf_idmap_del(&fs->looked, (int64_t)ino);
-			jf_idmap_del(&fs->logsize, (int64_t)ino);
-		} else {
-			jf_idmap_put(&fs->looked, (int64_t)ino, (void *)(n - nlookup));
-		}
-	}
+	jf_ino_forget(FS(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 

@@ -38,6 +38,17 @@ void jf_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	/* the toucher raising IN_CREATE for a task directory the daemon made:
+	 * answered with the directory that is there (toucher.h) */
+	if (p.obj == JF_O_TASKS && fs->nt && ctx->pid == jf_toucher_pid(fs->nt)) {
+		struct jf_ino t;
+		if (!jf_ino_creating(fs, p.id, name, true) || jf_resolve(fs, &p, name, &t)) {
+			fuse_reply_err(req, EEXIST);
+			return;
+		}
+		jf_reply_entry(req, fs, &t);
+		return;
+	}
 	/* the new queue, group or batch is its maker's (engine records ctx uid) */
 	int prc = jf_perm_req(fs, req, &p, JF_PERM_WRITE);
 	if (prc) {

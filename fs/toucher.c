@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,6 +58,8 @@ struct jf_toucher {
 	struct item *items;
 	size_t n;
 	struct jf_idmap queued;
+	char *cre; /* "+path\n" lines of creates queued since the last flush */
+	size_t crelen, ncre;
 	char *out;
 	size_t off, len;
 };
@@ -72,6 +75,11 @@ static int64_t mono_ms(void)
 
 static void touch_one(const char *mnt, size_t mntlen, const char *rel, size_t rellen)
 {
+	bool create = rel[0] == '+';
+	if (create) {
+		rel++;
+		rellen--;
+	}
 	char full[4096 + TOUCH_PATH];
 	if (mntlen + 1 + rellen + 1 > sizeof(full))
 		return;
@@ -79,6 +87,13 @@ static void touch_one(const char *mnt, size_t mntlen, const char *rel, size_t re
 	full[mntlen] = '/';
 	memcpy(full + mntlen + 1, rel, rellen);
 	full[mntlen + 1 + rellen] = '\0';
+	if (create) {
+		/* answered with the entry that exists: see jf_toucher_create */
+		if (mkdir(full, 0755) < 0) {
+			/* EEXIST: the kernel held it already, and a watcher saw it then */
+		}
+		return;
+	}
 	int fd = open(full, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -204,9 +219,10 @@ struct jf_toucher *jf_toucher_new(const char *mnt)
 	t->mntlen = t->mnt ? strlen(t->mnt) : 0;
 	t->items = malloc(TOUCH_MAX * sizeof(*t->items));
 	t->out = malloc(OUT_CAP);
+	t->cre = malloc(OUT_CAP);
 	t->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	jf_idmap_init(&t->queued);
-	if (!t->mnt || !t->items || !t->out || t->tfd < 0 || spawn(t) < 0) {
+	if (!t->mnt || !t->items || !t->out || !t->cre || t->tfd < 0 || spawn(t) < 0) {
 		int e = errno;
 		jf_toucher_free(t);
 		errno = e;
@@ -249,6 +265,7 @@ void jf_toucher_free(struct jf_toucher *t)
 	jf_idmap_release(&t->queued);
 	free(t->items);
 	free(t->out);
+	free(t->cre);
 	free(t->mnt);
 	free(t);
 }
@@ -290,6 +307,22 @@ void jf_toucher_queue(struct jf_toucher *t, uint64_t ino, const char *path)
 	arm(t);
 }
 
+bool jf_toucher_create(struct jf_toucher *t, const char *path)
+{
+	if (!t || t->stopped || !path)
+		return false;
+	size_t l = strlen(path);
+	if (l == 0 || l >= TOUCH_PATH || t->ncre >= JF_TOUCH_CREATES || t->crelen + l + 2 > OUT_CAP)
+		return false;
+	t->cre[t->crelen++] = '+';
+	memcpy(t->cre + t->crelen, path, l);
+	t->crelen += l;
+	t->cre[t->crelen++] = '\n';
+	t->ncre++;
+	arm(t);
+	return true;
+}
+
 void jf_toucher_flush(struct jf_toucher *t, struct fuse_session *se)
 {
 	if (!t)
@@ -317,6 +350,14 @@ void jf_toucher_flush(struct jf_toucher *t, struct fuse_session *se)
 			t->len += l + 1;
 		}
 	}
+	/* creates after the touches: a directory's own files were touched
+	 * first, while no watcher could watch them yet */
+	size_t take = t->crelen <= OUT_CAP - t->len ? t->crelen : 0;
+	if (take) {
+		memcpy(t->out + t->len, t->cre, take);
+		t->len += take;
+	}
+	t->crelen = t->ncre = 0;
 	t->n = 0;
 	jf_idmap_release(&t->queued);
 	jf_idmap_init(&t->queued);

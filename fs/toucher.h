@@ -51,6 +51,19 @@ int jf_toucher_fd(const struct jf_toucher *t);
 /* Queue an attribute invalidation of ino and, path non-NULL (relative to
  * the mount), a touch of it.  Deduplicated by ino; at most 4096 queued. */
 void jf_toucher_queue(struct jf_toucher *t, uint64_t ino, const char *path);
+/*
+ * Queue an IN_CREATE for a directory the daemon made itself (a task's
+ * directory when its row is made): the helper mkdir()s path (relative to
+ * the mount), which the daemon answers with the entry that exists - the
+ * lookup before it must answer ENOENT to the helper (fs: `creating`), or
+ * the kernel refuses the mkdir itself, EEXIST, and raises nothing.  So
+ * the kernel instantiates the dentry and raises IN_CREATE | IN_ISDIR in
+ * the parent, which recursive watchers (inotifywait -r, watchdog) take
+ * to add a watch there.  At most JF_TOUCH_CREATES queued between two
+ * flushes; false when this one was not queued.
+ */
+#define JF_TOUCH_CREATES 16384
+bool jf_toucher_create(struct jf_toucher *t, const char *path);
 /* The timer fired: invalidate what is queued (se may be NULL: no
  * invalidation) and hand its paths to the helper; what its socket cannot
  * take now waits for the next round. */

@@ -3,11 +3,13 @@
 # Quiet and quick when everything is already there.  clang, libclang-rt-14-dev
 # (libFuzzer and the sanitizer runtimes) and llvm-14 (llvm-symbolizer) are
 # for scripts/fuzz.sh; clang-format for scripts/format.sh; ripgrep for
-# tests/integration/test_recursive.py (rg over the mount must end).
+# tests/integration/test_recursive.py (rg over the mount must end); rsync
+# and python3-watchdog for tests/integration/test_fs_times.py and
+# test_inotify_tree.py (rsync sends nothing twice; a recursive observer).
 set -eu
 PKGS="gcc meson ninja-build pkg-config libfuse3-dev fuse3 libyaml-dev libjansson-dev
 libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotify-tools
-perl tar procps util-linux passwd sqlite3 psmisc gdb ripgrep
+perl tar procps util-linux passwd sqlite3 psmisc gdb ripgrep rsync python3-watchdog
 clang clang-format libclang-rt-14-dev llvm-14"
 missing=""
 for p in $PKGS; do

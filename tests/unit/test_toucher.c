@@ -169,6 +169,54 @@ static void test_touches_what_is_queued(void **state)
 	close(ifd);
 }
 
+/* A create is a mkdir by the helper, after the round's touches: on a plain
+ * directory it makes the directory (on the mount the daemon answers it with
+ * the one that is there), and the watch sees IN_CREATE | IN_ISDIR. */
+static void test_creates_are_mkdirs(void **state)
+{
+	(void)state;
+	int ifd = inotify_init1(IN_CLOEXEC);
+	assert_true(ifd >= 0);
+	assert_true(inotify_add_watch(ifd, dir, IN_CREATE) >= 0);
+	struct jf_toucher *t = jf_toucher_new(dir);
+	assert_non_null(t);
+	assert_true(jf_toucher_create(t, "d0"));
+	assert_true(jf_toucher_create(t, "d1"));
+	assert_false(jf_toucher_create(t, ""));
+	assert_false(jf_toucher_create(t, NULL));
+	flush(t);
+	int made = 0;
+	struct pollfd p = { .fd = ifd, .events = POLLIN };
+	for (int ms = 5000; made < 2 && poll(&p, 1, ms) == 1; ms = 1000) {
+		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+		ssize_t len = read(ifd, buf, sizeof(buf));
+		for (char *q = buf; len > 0 && q < buf + len;) {
+			struct inotify_event *ev = (struct inotify_event *)q;
+			if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->name[0] == 'd')
+				made++;
+			q += sizeof(*ev) + ev->len;
+		}
+	}
+	assert_int_equal(made, 2);
+	char p0[PATH_MAX + 8];
+	snprintf(p0, sizeof(p0), "%s/d0", dir);
+	struct stat sb;
+	assert_int_equal(stat(p0, &sb), 0);
+	assert_true(S_ISDIR(sb.st_mode));
+	rmdir(p0);
+	snprintf(p0, sizeof(p0), "%s/d1", dir);
+	rmdir(p0);
+	/* at most JF_TOUCH_CREATES a round */
+	int n = 0;
+	while (jf_toucher_create(t, "x") && n <= JF_TOUCH_CREATES)
+		n++;
+	assert_int_equal(n, JF_TOUCH_CREATES);
+	jf_toucher_free(t);
+	snprintf(p0, sizeof(p0), "%s/x", dir);
+	rmdir(p0);
+	close(ifd);
+}
+
 /* The helper's descriptors: exactly 0, 1, 2 (/dev/null) and 3 (its socket). */
 static void test_helper_holds_nothing_of_ours(void **state)
 {
@@ -254,6 +302,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_touches_what_is_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_creates_are_mkdirs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_helper_holds_nothing_of_ours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_dead_helper_is_replaced, setup, teardown),
 	};
