@@ -70,6 +70,7 @@ enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
 	fs->e = e;
+	fs->start_ms = jf_engine_now(e);
 	fs->loop = l;
 	fs->logs_timer = -1;
 	fs->st = jf_engine_store(e);
@@ -87,6 +88,9 @@ enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs
 	jf_idmap_init(&fs->logsize);
 	jf_idmap_init(&fs->made);
 	jf_idmap_init(&fs->creating);
+	jf_idmap_init(&fs->mtimes);
+	jf_idmap_init(&fs->seen);
+	jf_idmap_init(&fs->listed);
 	if (!fs->mountpoint) {
 		jf_error_set(err, JF_EINVAL, 0, "mount point %s: %s", opt->mountpoint,
 			     strerror(errno));
@@ -280,6 +284,8 @@ void jf_fs_free(struct jf_fs *fs)
 	jf_idmap_release(&fs->logsize);
 	jf_idmap_release(&fs->made);
 	jf_idmap_release(&fs->creating);
+	jf_mtime_release(fs);
+	jf_idmap_release(&fs->seen);
 	if (fs->sfd >= 0)
 		close(fs->sfd);
 	if (fs->e)

@@ -43,6 +43,7 @@ struct watcher {
 	size_t pending_size;
 	struct fuse_pollhandle *ph;
 	bool interrupted;
+	uid_t uid; /* the opener: what it has seen moves with what it is given */
 };
 
 enum fh_kind {
@@ -105,6 +106,12 @@ struct jf_fs {
 	struct jf_idmap creating;   /* (group id << 32 | task index) -> (void *)(when
 				     * queued, ms + 1): task directories whose
 				     * IN_CREATE the toucher is raising */
+	struct jf_idmap mtimes;     /* file ino -> struct mt (mtime.c) */
+	struct jf_idmap seen;       /* (scope, object, uid) -> (void *)(events offset
+				     * + 1) that user has seen (notify.c: a watch's start) */
+	struct jf_idmap listed;     /* directory ino -> (void *)(ms + 1): its entries
+				     * last came or went */
+	int64_t start_ms;           /* the daemon's start, engine clock */
 	struct scratch scratch[JF_SCRATCH_MAX];
 	int64_t scratch_next;
 	struct watcher *watchers;
@@ -157,8 +164,12 @@ struct jf_obj_info {
 	struct jf_perm_obj perm;
 	uid_t uid;
 	gid_t gid;
-	int gstate;      /* its group's state, -1 if not a group's own */
-	int64_t done_ms; /* when its group finished, 0 if it has not */
+	int gstate;          /* its group's state, -1 if not a group's own */
+	int64_t own_done_ms; /* when the object itself (group, task, node) finished,
+			      * 0 while it has not */
+	int64_t born_ms;     /* when it was made (a task: its group's acceptance), 0
+			      * for the fixed tree */
+	int64_t accepted_ms; /* its group's acceptance, 0 for a draft */
 };
 /* 0, or ENOENT when the object is gone. */
 int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *in);
@@ -175,6 +186,18 @@ int jf_perm_req(struct jf_fs *fs, fuse_req_t req, const struct jf_ino *ino, enum
 bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n);
 struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid, const char *name);
 struct scratch *jf_scratch_get(struct jf_fs *fs, int64_t id);
+
+/* mtime.c: the time stat shows for ino (README "Times"), in ms.  data/len:
+ * a rendered file's content as reader sees it; size: an events file's. */
+int64_t jf_mtime(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj_info *in,
+		 uid_t reader, const char *data, size_t len, int64_t size);
+/* The entries of this directory came or went now (queues/, groups/, tasks/, /tasks). */
+void jf_mtime_listing_changed(struct jf_fs *fs, enum jf_obj obj, int64_t id);
+/* The engine changed what ino shows, now (the first hint since the last stat counts). */
+void jf_mtime_hint(struct jf_fs *fs, uint64_t ino);
+/* The kernel forgot ino: what was remembered of it goes. */
+void jf_mtime_forget(struct jf_fs *fs, uint64_t ino);
+void jf_mtime_release(struct jf_fs *fs);
 
 /* ops.c, ops_write.c, ops_file.c */
 extern const struct fuse_lowlevel_ops jf_fs_ops;
@@ -230,6 +253,12 @@ bool jf_ino_creating(struct jf_fs *fs, int64_t group_id, const char *name, bool 
 void jf_fs_on_change(void *ctx, const struct jf_change *ch);
 void jf_fs_poll_logs(struct jf_fs *fs);
 void jf_watch_wake(struct jf_fs *fs);
+/* uid has seen the object's events up to off: it read them there, or a
+ * write of its acted on the object (off < 0: up to what they hold now). */
+void jf_watch_seen(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid, int64_t off);
+/* Where a watch uid opens on the object starts: after what uid has seen of
+ * it, if that is not all there is, else at the end. */
+int64_t jf_watch_start(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid);
 void jf_watch_read(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size);
 /* The watched object is finished (Succeeded, Failed, Stopped): no change will come. */
 bool jf_watch_finished(struct jf_fs *fs, const struct watcher *w);

@@ -75,6 +75,7 @@ void jf_ino_forget(struct jf_fs *fs, uint64_t ino, uint64_t nlookup)
 	}
 	jf_idmap_del(&fs->looked, (int64_t)ino);
 	jf_idmap_del(&fs->logsize, (int64_t)ino);
+	jf_mtime_forget(fs, ino);
 	struct jf_ino i;
 	if (jf_ino_split(ino, &i) && i.obj == JF_O_TASKS && i.file == JF_F_DIR)
 		jf_idmap_del(&fs->made, i.id);
@@ -175,6 +176,7 @@ static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const cha
 		fuse_lowlevel_notify_inval_inode(fs->se, dir, -1, 0);
 	for (; *files != JF_F_DIR; files++) {
 		uint64_t ino = jf_ino_make(obj, id, *files);
+		jf_mtime_hint(fs, ino);
 		if (!dir_known && !jf_ino_known(fs, ino))
 			continue;
 		char path[600];
@@ -292,6 +294,16 @@ void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 	    any_known(fs, JF_O_TASK, ch->task_id, obj_changed_files) &&
 	    jf_obj_path(fs, JF_O_TASK, ch->task_id, path, sizeof(path)))
 		touch_files(fs, JF_O_TASK, ch->task_id, path, obj_changed_files);
+	if (ch->structure) {
+		/* a directory's entries came or went: its mtime moves (mtime.c) */
+		if (ch->kind == JF_CH_QUEUE)
+			jf_mtime_listing_changed(fs, JF_O_QUEUES, 0);
+		if (ch->kind == JF_CH_GROUP)
+			jf_mtime_listing_changed(fs, ch->queue_id ? JF_O_GROUPS : JF_O_BATCHES,
+						 ch->queue_id);
+		if (ch->group_id && (ch->kind == JF_CH_GROUP || ch->kind == JF_CH_TASK))
+			jf_mtime_listing_changed(fs, JF_O_TASKS, ch->group_id);
+	}
 	if (ch->kind == JF_CH_GROUP && ch->structure && ch->group_id)
 		announce_tasks(fs, ch->group_id);
 	if (ch->group_id && any_known(fs, JF_O_GROUP, ch->group_id, obj_changed_files) &&
@@ -312,6 +324,42 @@ static void watch_interrupt(fuse_req_t req, void *data)
 		w->pending = NULL;
 		fuse_reply_err(req, EINTR);
 	}
+}
+
+/* ---- where a watch starts ---- */
+
+#define SEEN_MAX 65536 /* remembered (scope, object, user) triples; past it, all forgotten */
+
+static int64_t seen_key(enum jf_scope sc, int64_t id, uid_t uid)
+{
+	if (id <= 0 || id >= (INT64_C(1) << 38))
+		return 0;
+	return ((int64_t)sc << 58) | (id << 20) | (int64_t)(uid & 0xfffff);
+}
+
+void jf_watch_seen(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid, int64_t off)
+{
+	int64_t key = seen_key(sc, id, uid);
+	if (!key)
+		return;
+	if (off < 0 && jf_event_size(fs->st, sc, id, &off) != JF_OK)
+		return;
+	if (fs->seen.live >= SEEN_MAX && !jf_idmap_get(&fs->seen, key)) {
+		jf_idmap_release(&fs->seen);
+		jf_idmap_init(&fs->seen);
+	}
+	jf_idmap_put(&fs->seen, key, (void *)(uintptr_t)(off + 1));
+}
+
+int64_t jf_watch_start(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid)
+{
+	int64_t size = 0;
+	jf_event_size(fs->st, sc, id, &size);
+	int64_t key = seen_key(sc, id, uid);
+	uintptr_t seen = key ? (uintptr_t)jf_idmap_get(&fs->seen, key) : 0;
+	if (seen && (int64_t)seen - 1 < size)
+		return (int64_t)seen - 1;
+	return size;
 }
 
 static bool deliver(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size)
@@ -337,6 +385,7 @@ static bool deliver(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t 
 	if (cut == 0)
 		cut = got;
 	w->off += (int64_t)cut;
+	jf_watch_seen(fs, w->scope, w->id, w->uid, w->off);
 	fuse_reply_buf(req, buf, cut);
 	free(buf);
 	return true;

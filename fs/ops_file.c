@@ -264,7 +264,8 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			h->w->scope = JF_SCOPE_TASK;
 			h->w->id = i.id >> JF_NODE_BITS;
 		}
-		jf_event_size(fs->st, h->w->scope, h->w->id, &h->w->off);
+		h->w->uid = fuse_req_ctx(req)->uid;
+		h->w->off = jf_watch_start(fs, h->w->scope, h->w->id, h->w->uid);
 		h->w->next = fs->watchers;
 		fs->watchers = h->w;
 		fi->nonseekable = 1;
@@ -356,6 +357,8 @@ void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 		}
 		if (id)
 			jf_event_read(fs->st, sc, id, off, buf, size, &got);
+		if (got)
+			jf_watch_seen(fs, sc, id, fuse_req_ctx(req)->uid, off + (int64_t)got);
 		fuse_reply_buf(req, buf, got);
 		free(buf);
 		return;
@@ -571,6 +574,11 @@ static int act(struct jf_fs *fs, struct fh *h)
 			task_id = t.id;
 			jf_task_release(&t);
 		}
+		/* the writer's next watch shows what its verb did */
+		if (task_id)
+			jf_watch_seen(fs, JF_SCOPE_TASK, task_id, h->uid, -1);
+		else
+			jf_watch_seen(fs, JF_SCOPE_GROUP, group_id, h->uid, -1);
 		enum jf_err rc = jf_engine_ctl(fs->e, group_id, task_id, s, &err);
 		h->len = 0;
 		return jf_errno(prc && rc != JF_ENOENT ? prc : rc);

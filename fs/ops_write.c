@@ -115,6 +115,9 @@ enum jf_err jf_submit_text(struct jf_fs *fs, const struct jf_ino *spec_ino, cons
 {
 	struct jf_error err;
 	jf_error_clear(&err);
+	/* the writer's next watch shows what the spec did (Accepted, ...) */
+	jf_watch_seen(fs, spec_ino->obj == JF_O_QUEUE ? JF_SCOPE_QUEUE : JF_SCOPE_GROUP,
+		      spec_ino->id, uid, -1);
 	if (spec_ino->obj == JF_O_QUEUE)
 		return jf_engine_queue_spec(fs->e, spec_ino->id, text, len, &err);
 	return jf_engine_submit(fs->e, spec_ino->id, text, len, uid, gid, &err);

@@ -214,6 +214,7 @@ static int queue_info(struct jf_fs *fs, int64_t queue_id, bool own, struct jf_ob
 		in->uid = q.uid;
 		in->gid = q.gid;
 		in->perm.owner = q.uid;
+		in->born_ms = q.created_ms;
 	}
 	jf_queue_release(&q);
 	return 0;
@@ -230,7 +231,10 @@ static int group_info(struct jf_fs *fs, int64_t group_id, struct jf_obj_info *in
 	in->perm.owner = g.uid;
 	in->gstate = g.state;
 	if (jf_state_final(g.state))
-		in->done_ms = g.finished_ms;
+		in->own_done_ms = g.finished_ms;
+	in->born_ms = g.created_ms;
+	if (g.spec)
+		in->accepted_ms = g.submitted_ms;
 	int64_t queue_id = g.queue_id;
 	jf_group_release(&g);
 	return queue_id ? queue_info(fs, queue_id, false, in) : 0;
@@ -272,9 +276,22 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 		if (jf_task_get(fs->st, tid, &t) != JF_OK)
 			return ENOENT;
 		int64_t group_id = t.group_id;
+		int64_t done = jf_state_final(t.state) ? t.finished_ms : 0;
 		jf_task_release(&t);
 		rc = group_info(fs, group_id, in);
 		in->gstate = -1;
+		/* a task's own times, not its group's: made at the acceptance */
+		in->born_ms = in->accepted_ms;
+		in->own_done_ms = done;
+		if (!rc && ino->obj == JF_O_NODE) {
+			struct jf_node_rec n;
+			in->own_done_ms = 0;
+			if (jf_node_find(fs->st, tid, ino->id & JF_NODE_MASK, &n) == JF_OK) {
+				if (jf_state_final(n.state))
+					in->own_done_ms = n.finished_ms;
+				jf_node_release(&n);
+			}
+		}
 		return rc;
 	}
 	case JF_O_MACHINE:
@@ -414,23 +431,33 @@ int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj
 	sb->st_uid = in->uid;
 	sb->st_gid = in->gid;
 	sb->st_blksize = 4096;
-	int64_t now = jf_engine_now(fs->e);
-	sb->st_mtim.tv_sec = (in->done_ms > 0 ? in->done_ms : now) / 1000;
-	sb->st_atim = sb->st_ctim = sb->st_mtim;
 	mode_t mode = jf_perm_mode(&fs->perm, &in->perm);
+	int64_t ms;
 	if (ino->file == JF_F_DIR) {
 		sb->st_mode = S_IFDIR | mode;
 		sb->st_nlink = 2;
-		return 0;
+		ms = jf_mtime(fs, ino, in, reader, NULL, 0, 0);
+	} else {
+		sb->st_nlink = 1;
+		sb->st_mode = S_IFREG | mode;
+		const struct cached *c = NULL;
+		if (ino->file == JF_F_DATA) {
+			struct scratch *s = jf_scratch_get(fs, ino->id);
+			sb->st_size = s ? (int64_t)s->len : 0;
+			ms = s ? s->mtime_ms : 0;
+		} else if (jf_file_rendered(ino->file) &&
+			   (c = jf_cached_render(fs, ino, reader, NULL))) {
+			sb->st_size = (off_t)c->len;
+			ms = jf_mtime(fs, ino, in, reader, c->data, c->len, 0);
+		} else {
+			sb->st_size = file_size(fs, ino, reader);
+			ms = jf_mtime(fs, ino, in, reader, NULL, 0, sb->st_size);
+		}
+		sb->st_blocks = (sb->st_size + 511) / 512;
 	}
-	sb->st_nlink = 1;
-	if (ino->file == JF_F_DATA) {
-		struct scratch *s = jf_scratch_get(fs, ino->id);
-		sb->st_mtim.tv_sec = s ? s->mtime_ms / 1000 : 0;
-	}
-	sb->st_mode = S_IFREG | mode;
-	sb->st_size = file_size(fs, ino, reader);
-	sb->st_blocks = (sb->st_size + 511) / 512;
+	sb->st_mtim.tv_sec = ms / 1000;
+	sb->st_mtim.tv_nsec = (ms % 1000) * 1000000;
+	sb->st_atim = sb->st_ctim = sb->st_mtim;
 	return 0;
 }
 

@@ -102,10 +102,19 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	put_str(o, "state", state);
 	put_str(o, "name", q.name);
 	put_str(o, "message", "");
-	put_common(fs, o, JF_SCOPE_QUEUE, id, q.created_ms, 0, 0, q.created_ms);
+	/* wall time from its groups' first start to now while it has work, to
+	 * their last end once idle: an idle queue's status does not change */
+	int64_t first = 0, last = 0;
+	jf_queue_span(fs->st, id, &first, &last);
+	bool idle = strcmp(state, "Idle") == 0;
+	put_common(fs, o, JF_SCOPE_QUEUE, id, q.created_ms, first, idle ? last : 0, first);
 	put_counts(o, c, total, 0);
 	json_object_del(o, "parallelism");
-	put_int(o, "capacity", q.capacity);
+	/* 0 in the store is no limit: say so, not 0 */
+	if (q.capacity > 0)
+		put_int(o, "capacity", q.capacity);
+	else
+		put_str(o, "capacity", "unlimited");
 	put_int(o, "nodes_held", held);
 	put_int(o, "group_timeout_seconds", q.group_timeout);
 	jf_queue_release(&q);

@@ -243,6 +243,10 @@ enum jf_err jf_queue_count_tasks(struct jf_store *st, int64_t queue_id, enum jf_
 				 int64_t *counts);
 /* Nodes held (Initializing or Running) by a queue's groups. */
 enum jf_err jf_queue_running_nodes(struct jf_store *st, int64_t queue_id, int64_t *n);
+/* When the queue's groups (those still there) first started, 0 if none
+ * has, and last finished, 0 if none has. */
+enum jf_err jf_queue_span(struct jf_store *st, int64_t queue_id, int64_t *first_start,
+			  int64_t *last_finish);
 void jf_group_release(struct jf_group_rec *g);
 
 /* tasks */

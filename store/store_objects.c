@@ -575,6 +575,21 @@ enum jf_err jf_queue_running_nodes(struct jf_store *st, int64_t queue_id, int64_
 	return finish(s, JF_OK);
 }
 
+enum jf_err jf_queue_span(struct jf_store *st, int64_t queue_id, int64_t *first_start,
+			  int64_t *last_finish)
+{
+	*first_start = *last_finish = 0;
+	sqlite3_stmt *s = jf_q(st, Q_QUEUE_SPAN);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, queue_id);
+	if (STEP_ROW(s)) {
+		*first_start = sqlite3_column_int64(s, 0);
+		*last_finish = sqlite3_column_int64(s, 1);
+	}
+	return finish(s, JF_OK);
+}
+
 void jf_group_release(struct jf_group_rec *g)
 {
 	if (!g)

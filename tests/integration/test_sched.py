@@ -106,6 +106,10 @@ def test_scenario_a_queue_capacity(env):
     succeed, and the queue holds nothing at the end."""
     rec = rec_dir(env, "a")
     q = env.queue("qa")
+    # made by mkdir, without a spec: no limit, and it says so (both files)
+    check(env.status(q)["capacity"] == "unlimited", "queue status: %s" % env.status(q))
+    js = json.loads(env.read(os.path.join(q, "status.json")))
+    check(js["capacity"] == "unlimited", "status.json capacity %r" % js["capacity"])
     write_queue_spec(env, q, "capacity: 20\n")
     check(env.status(q)["capacity"] == 20, "queue status: %s" % env.status(q))
     g = env.group(spec(rec, "a", 0.3, completions=100, parallelism=10), name="g", queue="qa")

@@ -60,6 +60,8 @@ completions: 1
 command: ["/bin/sh", "-c", "sleep 1.5"]
 """)
     env.wait(os.path.join(g, "tasks/0"), "Running", timeout=10)
+    # what the submission did is seen: the watch starts after it
+    env.read(os.path.join(g, "events"))
     fd = os.open(env.p(g, "watch"), os.O_RDONLY | os.O_NONBLOCK)
     try:
         p = select.poll()
@@ -84,6 +86,8 @@ def test_select_on_two_watches(env):
     a = env.group('command: ["/bin/sh", "-c", "sleep 0.3"]\n', name="a")
     b = env.group('command: ["/bin/sh", "-c", "sleep 30"]\n', name="b")
     env.wait(os.path.join(b, "tasks/0"), "Running", timeout=10)
+    # both submissions' events are seen: the watches start after them
+    env.read(os.path.join(b, "events"))
     fa = os.open(env.p(a, "watch"), os.O_RDONLY)
     fb = os.open(env.p(b, "watch"), os.O_RDONLY)
     try:
@@ -198,3 +202,32 @@ def test_inotify_directory(env):
                                for l in ls[n0:]), 10,
                 "an inotify event on tasks/0/status, through the directory")
     check(st["state"] == "Succeeded", "group ended %s" % st["state"])
+
+
+@case(timeout=60)
+def test_watch_after_submission_misses_nothing(env):
+    """A watch starts after what its opener has seen: the writer of a spec
+    has seen the events up to its write, so `echo spec > spec.yaml; cat
+    watch` shows Accepted and everything after, once."""
+    env.queue()
+    g = "queues/q/groups/w"
+    env.mkdir(g)
+    env.submit(g, 'completions: 2\nparallelism: 1\ncommand: ["/bin/sh", "-c", "sleep 0.3"]\n')
+    out = env.sh("cat %s" % env.p(g, "watch"), timeout=20).stdout.splitlines()
+    check(out and " Accepted " in out[0], "the watch's first line: %r" % out[:2])
+    check(out == env.read(os.path.join(g, "events")).splitlines(),
+          "the watch is not the group's events: %r" % out)
+
+
+@case(timeout=60)
+def test_events_then_watch_is_gapless(env):
+    """`cat events; cat watch`: the watch goes on where the reader's read
+    of events ended, no line lost between the two and none twice."""
+    g = env.group('completions: 3\nparallelism: 1\ncommand: ["/bin/sh", "-c", "sleep 0.4"]\n')
+    env.wait(os.path.join(g, "tasks/0"), "Running", timeout=10)
+    before = env.read(os.path.join(g, "events")).splitlines()
+    out = env.sh("cat %s" % env.p(g, "watch"), timeout=20).stdout.splitlines()
+    env.wait(g, "Succeeded", timeout=10)
+    every = env.read(os.path.join(g, "events")).splitlines()
+    check(before + out == every, "events (%d lines) + watch (%d lines) != events (%d lines):"
+          " %r" % (len(before), len(out), len(every), out[:3]))
