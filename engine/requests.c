@@ -164,7 +164,17 @@ static enum jf_err req_queue_spec(struct jf_engine *e, int64_t id, const char *t
 	struct jf_event_scope sc = { .queue_id = id };
 	if (rc) {
 		jf_queue_spec_release(&q);
+		/* the queue keeps its last accepted spec; its status says why
+		 * this one was refused until one is accepted */
+		char msg[JF_ERRMSG_MAX + 96];
+		snprintf(msg, sizeof(msg),
+			 "spec.yaml refused: %s; the queue keeps its last accepted "
+			 "spec",
+			 err->msg);
+		jf_eng_step_begin(e);
+		jf_queue_set_message(e->st, id, msg);
 		jf_event_add(e->st, &sc, jf_eng_now(e), "Warning", "Invalid", "queue", err->msg);
+		jf_eng_step_end(e);
 		jf_eng_changed(e, JF_CH_QUEUE, id, 0, 0, 0, false);
 		return rc;
 	}

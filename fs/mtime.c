@@ -53,8 +53,7 @@ static uint64_t hash(const char *p, size_t n)
 
 static bool listing_varies(enum jf_obj obj)
 {
-	return obj == JF_O_QUEUES || obj == JF_O_GROUPS || obj == JF_O_TASKS ||
-	       obj == JF_O_BATCHES;
+	return obj == JF_O_QUEUES || obj == JF_O_GROUPS || obj == JF_O_TASKS || obj == JF_O_BATCHES;
 }
 
 void jf_mtime_listing_changed(struct jf_fs *fs, enum jf_obj obj, int64_t id)
@@ -86,8 +85,7 @@ static int64_t log_mtime(struct jf_fs *fs, const struct jf_ino *ino)
 }
 
 /* A file measured for the first time: when it may have changed last. */
-static int64_t first_sight(struct jf_fs *fs, const struct jf_ino *ino,
-			   const struct jf_obj_info *in)
+static int64_t first_sight(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj_info *in)
 {
 	if (ino->obj == JF_O_GROUP && ino->file == JF_F_SPEC && in->accepted_ms > 0)
 		return in->accepted_ms; /* an accepted spec never changes */

@@ -101,7 +101,7 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	const char *state = held > 0 ? "Running" : c[JF_ST_WAITING] > 0 ? "Waiting" : "Idle";
 	put_str(o, "state", state);
 	put_str(o, "name", q.name);
-	put_str(o, "message", "");
+	put_str(o, "message", q.message);
 	/* wall time from its groups' first start to now while it has work, to
 	 * their last end once idle: an idle queue's status does not change */
 	int64_t first = 0, last = 0;

@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 9
+#define JF_STORE_SCHEMA 10
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -48,6 +48,7 @@ struct jf_queue_rec {
 	int64_t created_ms;
 	uint32_t uid, gid;
 	int64_t events_bytes;
+	char *message; /* why the last spec.yaml was refused, "" if it was not */
 };
 
 struct jf_group_rec {
@@ -163,6 +164,8 @@ enum jf_err jf_queue_get(struct jf_store *st, int64_t id, struct jf_queue_rec *q
 enum jf_err jf_queue_find(struct jf_store *st, const char *name, struct jf_queue_rec *q);
 enum jf_err jf_queue_set_spec(struct jf_store *st, int64_t id, const char *text, int64_t capacity,
 			      int64_t group_timeout);
+/* Why the queue's last spec.yaml was refused; jf_queue_set_spec clears it. */
+enum jf_err jf_queue_set_message(struct jf_store *st, int64_t id, const char *message);
 enum jf_err jf_queue_delete(struct jf_store *st, int64_t id);
 /* List queues with id > after, in id order, calling fn until it returns
  * non-zero; at most limit rows. */

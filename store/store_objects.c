@@ -66,7 +66,8 @@ static enum jf_err queue_row(sqlite3_stmt *s, struct jf_queue_rec *q)
 	q->uid = (uint32_t)sqlite3_column_int64(s, 6);
 	q->gid = (uint32_t)sqlite3_column_int64(s, 7);
 	q->events_bytes = sqlite3_column_int64(s, 8);
-	return finish(s, q->spec ? JF_OK : JF_ENOMEM);
+	q->message = jf_q_dup(s, 9);
+	return finish(s, q->spec && q->message ? JF_OK : JF_ENOMEM);
 }
 
 enum jf_err jf_queue_get(struct jf_store *st, int64_t id, struct jf_queue_rec *q)
@@ -97,6 +98,16 @@ enum jf_err jf_queue_set_spec(struct jf_store *st, int64_t id, const char *text,
 	jf_q_text(s, 2, text ? text : "");
 	sqlite3_bind_int64(s, 3, capacity);
 	sqlite3_bind_int64(s, 4, group_timeout);
+	return jf_q_exec(st, s);
+}
+
+enum jf_err jf_queue_set_message(struct jf_store *st, int64_t id, const char *message)
+{
+	sqlite3_stmt *s = jf_q(st, Q_QUEUE_SET_MESSAGE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, message ? message : "");
 	return jf_q_exec(st, s);
 }
 
@@ -139,7 +150,9 @@ void jf_queue_release(struct jf_queue_rec *q)
 	if (!q)
 		return;
 	free(q->spec);
+	free(q->message);
 	q->spec = NULL;
+	q->message = NULL;
 }
 
 /* ---- groups ---- */

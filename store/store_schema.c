@@ -183,6 +183,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE groups ADD COLUMN unmade_message TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE groups ADD COLUMN unmade_ms INTEGER NOT NULL DEFAULT 0;"
 	"CREATE INDEX groups_unmade ON groups(seq, id) WHERE unmade > 0;",
+	/* 9 -> 10: why the queue's last spec.yaml was refused ('' once one is
+	 * accepted), shown in its status as a group shows its own */
+	"ALTER TABLE queues ADD COLUMN message TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -144,12 +144,15 @@ static int task_state(struct jf_store *st, int64_t id)
 
 /* ---- schema ---- */
 
-/* What migration 8 -> 9 added, taken away again: a version-8 database. */
+/* What migration 9 -> 10 added, taken away again: a version-9 database. */
+#define UNDO_10 "ALTER TABLE queues DROP COLUMN message; "
+
+/* What migrations 8 -> 10 added, taken away again: a version-8 database. */
 #define UNDO_9                                                                                     \
-	"DROP INDEX groups_unmade; ALTER TABLE groups DROP COLUMN unmade; "                        \
-	"ALTER TABLE groups DROP COLUMN unmade_state; "                                            \
-	"ALTER TABLE groups DROP COLUMN unmade_message; "                                          \
-	"ALTER TABLE groups DROP COLUMN unmade_ms; "
+	UNDO_10 "DROP INDEX groups_unmade; ALTER TABLE groups DROP COLUMN unmade; "                \
+		"ALTER TABLE groups DROP COLUMN unmade_state; "                                    \
+		"ALTER TABLE groups DROP COLUMN unmade_message; "                                  \
+		"ALTER TABLE groups DROP COLUMN unmade_ms; "
 
 static int64_t sql_int(const char *db, const char *sql)
 {
@@ -462,6 +465,7 @@ static void test_queues(void **state)
 	assert_int_equal(q.uid, 1000);
 	assert_int_equal(q.gid, 100);
 	assert_int_equal(q.events_bytes, 0);
+	assert_string_equal(q.message, "");
 	jf_queue_release(&q);
 	jf_queue_release(&q); /* twice is harmless */
 	assert_int_equal(jf_queue_find(f->st, "nope", &q), JF_ENOENT);
@@ -2678,6 +2682,34 @@ static void test_make_tasks_rollback(void **state)
 	assert_int_equal(c[JF_ST_WAITING], 0);
 }
 
+/* 9 -> 10: a queue of an older database has no refusal to show; a
+ * refusal is kept until a spec is accepted. */
+static void test_migrate_9_to_10(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	assert_int_equal(jf_queue_set_spec(f->st, q, "capacity: 4\n", 4, 0), JF_OK);
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_10 "PRAGMA user_version = 9");
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
+	struct jf_queue_rec r;
+	assert_int_equal(jf_queue_get(f->st, q, &r), JF_OK);
+	assert_string_equal(r.message, "");
+	assert_string_equal(r.spec, "capacity: 4\n");
+	jf_queue_release(&r);
+	assert_int_equal(jf_queue_set_message(f->st, q, "spec.yaml refused: bad"), JF_OK);
+	assert_int_equal(jf_queue_get(f->st, q, &r), JF_OK);
+	assert_string_equal(r.message, "spec.yaml refused: bad");
+	assert_int_equal(r.capacity, 4);
+	jf_queue_release(&r);
+	assert_int_equal(jf_queue_set_spec(f->st, q, "capacity: 5\n", 5, 0), JF_OK);
+	assert_int_equal(jf_queue_get(f->st, q, &r), JF_OK);
+	assert_string_equal(r.message, "");
+	jf_queue_release(&r);
+}
+
 /* 8 -> 9: the groups of an older database have all their rows. */
 static void test_migrate_8_to_9(void **state)
 {
@@ -2737,6 +2769,7 @@ int main(void)
 		T(test_migrate_6_to_7),
 		T(test_migrate_7_to_8),
 		T(test_migrate_8_to_9),
+		T(test_migrate_9_to_10),
 		T(test_make_tasks),
 		T(test_make_tasks_moves),
 		T(test_make_tasks_rollback),
