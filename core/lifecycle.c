@@ -3,6 +3,7 @@
  *
  * Group:  Draft --submit--> Waiting <--idle-- Running
  *         Draft/Invalid --reject--> Invalid --submit--> Waiting
+ *         Draft/Invalid --clear--> Draft (an emptied spec.yaml)
  *         Waiting --start--> Running --succeed/fail--> Succeeded/Failed
  *         Waiting/Running --pause--> Paused --resume--> Waiting
  *         any live state --stop--> Stopped; any accepted state --restart--> Waiting
@@ -34,7 +35,7 @@ static const char *const event_names[JF_EV__COUNT] = {
 	[JF_EV_START] = "start",   [JF_EV_SUCCEED] = "succeed", [JF_EV_FAIL] = "fail",
 	[JF_EV_RETRY] = "retry",   [JF_EV_PAUSE] = "pause",     [JF_EV_RESUME] = "resume",
 	[JF_EV_STOP] = "stop",     [JF_EV_RESTART] = "restart", [JF_EV_PREEMPT] = "preempt",
-	[JF_EV_IDLE] = "idle",
+	[JF_EV_IDLE] = "idle",     [JF_EV_CLEAR] = "clear",
 };
 
 /* Cells hold next_state + 1 so that the zero of an unwritten cell means "no". */
@@ -44,10 +45,12 @@ static const signed char group_table[JF_ST__COUNT][JF_EV__COUNT] = {
 	[JF_ST_DRAFT] = {
 		[JF_EV_SUBMIT] = TO(JF_ST_WAITING),
 		[JF_EV_REJECT] = TO(JF_ST_INVALID),
+		[JF_EV_CLEAR] = TO(JF_ST_DRAFT),
 	},
 	[JF_ST_INVALID] = {
 		[JF_EV_SUBMIT] = TO(JF_ST_WAITING),
 		[JF_EV_REJECT] = TO(JF_ST_INVALID),
+		[JF_EV_CLEAR] = TO(JF_ST_DRAFT),
 	},
 	[JF_ST_WAITING] = {
 		[JF_EV_START] = TO(JF_ST_RUNNING),

@@ -45,7 +45,8 @@ enum jf_event {
 	JF_EV_STOP,
 	JF_EV_RESTART,
 	JF_EV_PREEMPT,
-	JF_EV_IDLE, /* group: nothing running any more, tasks wait */
+	JF_EV_IDLE,  /* group: nothing running any more, tasks wait */
+	JF_EV_CLEAR, /* group: its draft emptied, a draft again */
 	JF_EV__COUNT
 };
 

@@ -9,7 +9,9 @@
  */
 #include "core/names.h"
 
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define QUOTE_CUT 40 /* bytes of the name shown before "..." */
@@ -135,4 +137,38 @@ bool jf_batch_child_name(const char *dirname, const char *batch, int64_t *index)
 	if (index)
 		*index = v;
 	return true;
+}
+
+static bool ends_with(const char *s, size_t len, const char *tail)
+{
+	size_t n = strlen(tail);
+	return len >= n && memcmp(s + len - n, tail, n) == 0;
+}
+
+bool jf_name_editor_temp(const char *name)
+{
+	static const char *const tails[] = { "~", ".tmp", ".swp", ".swx", ".bak" };
+	size_t len = name ? strlen(name) : 0;
+	if (len == 0 || len > 200 || strchr(name, '/'))
+		return false;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	if (name[0] == '.' || strstr(name, "spec.y") || !strncmp(name, "tmp", 3))
+		return true;
+	for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++)
+		if (ends_with(name, len, tails[i]))
+			return true;
+	/* sed -i: "sed" and six of mkstemp's letters and digits */
+	if (len == 9 && !strncmp(name, "sed", 3)) {
+		size_t i = 3;
+		while (i < len && isalnum((unsigned char)name[i]))
+			i++;
+		if (i == len)
+			return true;
+	}
+	/* vim checks it may write a directory with 4913, then 4913 + 123k */
+	char *end;
+	long v = strtol(name, &end, 10);
+	return !*end && isdigit((unsigned char)name[0]) && v >= 4913 && v <= 99999 &&
+	       (v - 4913) % 123 == 0;
 }

@@ -27,6 +27,21 @@ bool jf_name_valid(const char *name, struct jf_error *err);
  * leading zeros; *index (if not NULL) gets i. */
 bool jf_batch_child_name(const char *dirname, const char *batch, int64_t *index);
 
+/*
+ * Is name one an editor or a tool writes beside a file it saves, and
+ * renames onto it (or removes)?  Those are the only files a group or queue
+ * directory lets one make, kept in memory until then:
+ *   - hidden names (.spec.yaml.swp, .#spec.yaml, .goutputstream-XXXXXX,
+ *     rsync's .spec.yaml.XXXXXX);
+ *   - names that contain "spec.y" (spec.yaml~, #spec.yaml#, spec.yaml.new,
+ *     spec.yml.tmp);
+ *   - sed -i's sedXXXXXX, vim's write test 4913 (and 4913 + k*123 up to
+ *     5036, its retries), names ending in ~, .tmp, .swp, .swx, .bak, and
+ *     names starting with tmp (Python's tempfile, `mktemp tmp.XXX`).
+ * Anything else ("notes", "results.csv") would vanish at the next mount.
+ */
+bool jf_name_editor_temp(const char *name);
+
 /* Copy s into buf (n bytes, always NUL-terminated when n > 0) for quoting
  * in a message: bytes outside printable ASCII, quotes and backslashes come
  * out as \xNN, and a long s is cut with "..." after about 40 bytes. */

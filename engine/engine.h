@@ -145,6 +145,11 @@ enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const 
 enum jf_err jf_engine_rename_task(struct jf_engine *e, int64_t task_id, const char *name,
 				  struct jf_error *err);
 enum jf_err jf_engine_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_error *err);
+/* A Warning event in a group's events (group_id != 0) or else a queue's,
+ * for what the tree refused where an errno alone would say too little (a
+ * shell prints "Operation not permitted" and nothing more). */
+void jf_engine_warn(struct jf_engine *e, int64_t queue_id, int64_t group_id, const char *reason,
+		    const char *msg);
 
 /* The backend's name ("local", "slurm"), and NULL while it can be reached,
  * else what is wrong: "slurm cannot be reached since 2026-12-01T18:00:03Z:

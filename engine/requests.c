@@ -8,6 +8,7 @@
  */
 #include "engine/engine_int.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,12 +211,59 @@ enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *te
 	return request_end(e, req_queue_spec(e, id, text, len, err), err);
 }
 
+static void req_warn(struct jf_engine *e, int64_t queue_id, int64_t group_id, const char *reason,
+		     const char *msg)
+{
+	enum jf_group_kind kind = JF_KIND_GROUP;
+	if (group_id) {
+		struct jf_group_rec g;
+		if (jf_group_get(e->st, group_id, &g) != JF_OK)
+			return;
+		kind = g.kind;
+		queue_id = g.queue_id;
+		jf_group_release(&g);
+	} else if (!queue_id) {
+		return;
+	}
+	jf_eng_step_begin(e);
+	if (group_id) {
+		jf_eng_group_event(e, 0, group_id, kind, "Warning", reason, "%s", msg);
+	} else {
+		struct jf_event_scope sc = { .queue_id = queue_id };
+		jf_event_add(e->st, &sc, jf_eng_now(e), "Warning", reason, "queue", msg);
+	}
+	jf_eng_step_end(e);
+	if (group_id)
+		jf_eng_changed(e, JF_CH_GROUP, queue_id, group_id, 0, 0, false);
+	else
+		jf_eng_changed(e, JF_CH_QUEUE, queue_id, 0, 0, 0, false);
+}
+
+void jf_engine_warn(struct jf_engine *e, int64_t queue_id, int64_t group_id, const char *reason,
+		    const char *msg)
+{
+	jf_eng_enter(e);
+	req_warn(e, queue_id, group_id, reason, msg);
+	jf_eng_leave(e);
+}
+
+/* A refused name says the rule where the user looks: the events of the
+ * queue (or group) it was to be made in, beside the bare EINVAL. */
+static enum jf_err bad_name(struct jf_engine *e, int64_t queue_id, int64_t group_id,
+			    const char *what, struct jf_error *err)
+{
+	char msg[JF_ERRMSG_MAX + 64];
+	snprintf(msg, sizeof(msg), "%s refused: %s", what, err->msg);
+	req_warn(e, queue_id, group_id, "InvalidName", msg);
+	return JF_EINVAL;
+}
+
 static enum jf_err req_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_group_kind kind,
 			       const char *dirname, uid_t uid, gid_t gid, int64_t *id,
 			       struct jf_error *err)
 {
 	if (!jf_name_valid(dirname, err))
-		return JF_EINVAL;
+		return bad_name(e, queue_id, 0, "mkdir", err);
 	if (may_make(uid, kind == JF_KIND_BATCH ? "a batch" : "a group", err))
 		return JF_EACCES;
 	enum jf_err rc =
@@ -281,6 +329,38 @@ static char *join_lines(char **v, size_t n)
 	return s;
 }
 
+static bool blank(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", text[i]))
+			return false;
+	return true;
+}
+
+/* `: > spec.yaml` or `truncate -s 0` on a draft: nothing to judge, so the
+ * group is a fresh draft again, as mkdir left it (not Invalid: an empty
+ * file is not a wrong spec, it is no spec yet). */
+static enum jf_err clear_draft(struct jf_engine *e, const struct jf_group_rec *g,
+			       struct jf_error *err)
+{
+	assert(jf_group_next(g->state, JF_EV_CLEAR) == JF_ST_DRAFT);
+	jf_eng_step_begin(e);
+	enum jf_err rc = jf_group_clear_draft(e->st, g->id);
+	if (rc == JF_OK && (g->state != JF_ST_DRAFT || (g->draft && *g->draft)))
+		jf_eng_group_event(e, 0, g->id, g->kind, "Normal", "Cleared",
+				   "spec.yaml emptied: the %s is a draft again",
+				   g->kind == JF_KIND_BATCH ? "batch" : "group");
+	if (rc == JF_OK && !jf_eng_step_end(e))
+		rc = JF_EIO;
+	else if (rc)
+		jf_eng_step_abort(e);
+	if (rc)
+		return jf_error_set(err, rc, 0, "cannot store the emptied spec: %s",
+				    jf_err_name(rc));
+	notify_group(e, g->queue_id, g->id, false);
+	return JF_OK;
+}
+
 static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char *text, size_t len,
 			      uid_t uid, gid_t gid, struct jf_error *err)
 {
@@ -301,6 +381,10 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 				  "the spec is read-only once accepted (state %s); use ctl restart "
 				  "or make a new group",
 				  jf_state_name(g.state));
+		goto out;
+	}
+	if (blank(text, len)) {
+		rc = clear_draft(e, &g, err);
 		goto out;
 	}
 	char queue[JF_NAME_MAX] = "";
@@ -661,7 +745,7 @@ static enum jf_err req_rename_group(struct jf_engine *e, int64_t group_id, const
 				    struct jf_error *err)
 {
 	if (!jf_name_valid(dirname, err))
-		return JF_EINVAL;
+		return bad_name(e, 0, group_id, "rename", err);
 	struct jf_group_rec g;
 	if (jf_group_get(e->st, group_id, &g) != JF_OK)
 		return jf_error_set(err, JF_ENOENT, 0, "no such group");
@@ -690,8 +774,6 @@ enum jf_err jf_engine_rename_group(struct jf_engine *e, int64_t group_id, const 
 static enum jf_err req_rename_task(struct jf_engine *e, int64_t task_id, const char *name,
 				   struct jf_error *err)
 {
-	if (!jf_name_valid(name, err))
-		return JF_EINVAL;
 	struct jf_task_rec t;
 	if (jf_task_get(e->st, task_id, &t) != JF_OK)
 		return jf_error_set(err, JF_ENOENT, 0, "no such task");
@@ -700,6 +782,15 @@ static enum jf_err req_rename_task(struct jf_engine *e, int64_t task_id, const c
 	jf_task_release(&t);
 	if (!g)
 		return jf_error_set(err, JF_ENOENT, 0, "the task's group has no accepted spec");
+	if (!jf_name_valid(name, err)) {
+		char msg[JF_ERRMSG_MAX + 64];
+		snprintf(msg, sizeof(msg), "rename refused: %s", err->msg);
+		jf_eng_step_begin(e);
+		jf_eng_event(e, g, task_id, idx, 0, 0, "Warning", "InvalidName", "%s", msg);
+		jf_eng_step_end(e);
+		jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, task_id, 0, false);
+		return JF_EINVAL;
+	}
 	char dflt[160];
 	jf_eng_task_object(g, idx, -1, dflt, sizeof(dflt));
 	const char *base = strrchr(dflt, '/') ? strrchr(dflt, '/') + 1 : dflt;

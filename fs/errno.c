@@ -19,7 +19,8 @@ int jf_errno(enum jf_err e)
 	case JF_EBUSY:
 		return EBUSY;
 	case JF_EROFS:
-		return EROFS;
+		/* an accepted spec: EROFS would read as if the whole mount were */
+		return EACCES;
 	case JF_EACCES:
 		return EACCES;
 	case JF_ENOMEM:

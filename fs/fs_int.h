@@ -182,6 +182,15 @@ int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj
  * what may be made where) still apply to them.
  */
 int jf_perm_req(struct jf_fs *fs, fuse_req_t req, const struct jf_ino *ino, enum jf_perm_act act);
+/* ops_file.c: 0 when a spec.yaml may be written (a queue's, a draft's),
+ * EROFS once accepted (the tree answers EACCES), ENOENT. */
+int jf_spec_writable(struct jf_fs *fs, const struct jf_ino *i);
+/* A Warning in the group's events: its accepted spec.yaml was not how'd. */
+void jf_warn_spec_locked(struct jf_fs *fs, const struct jf_ino *i, const char *how);
+/* truncate(2) of a draft's spec.yaml to size: submits its first size bytes
+ * (a longer size is EINVAL: NUL bytes are no spec).  0 or an errno. */
+int jf_spec_truncate(struct jf_fs *fs, const struct jf_ino *i, off_t size,
+		     const struct fuse_ctx *ctx);
 /* The object's path below the mount, "" for root; false if gone. */
 bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n);
 struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid, const char *name);

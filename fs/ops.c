@@ -128,9 +128,15 @@ static int setattr_allowed(fuse_req_t req, struct jf_fs *fs, const struct jf_ino
 		return rc;
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		rc = jf_perm_req(fs, req, i, JF_PERM_WRITE);
-		/* an open spec accepted meanwhile: its flush says EROFS */
+		if (!rc && i->file == JF_F_SPEC && !(fi && fi->fh))
+			rc = jf_spec_writable(fs, i);
+		/* an open spec accepted meanwhile: its flush says so */
 		if (rc == EROFS && fi && fi->fh)
 			rc = 0;
+		if (rc == EROFS) {
+			jf_warn_spec_locked(fs, i, "truncated");
+			rc = EACCES;
+		}
 		if (rc)
 			return rc;
 	}
@@ -162,7 +168,36 @@ static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		fuse_reply_err(req, prc);
 		return;
 	}
-	if (to_set & FUSE_SET_ATTR_SIZE) {
+	/* a mode or an owner other than the one shown cannot be kept: say so
+	 * (EPERM, as on a file one may not chmod), but let cp -p and rsync
+	 * -a give a file the mode and owner it has */
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		struct stat cur;
+		int rc = jf_stat(fs, &i, fuse_req_ctx(req)->uid, &cur);
+		if (rc) {
+			fuse_reply_err(req, rc);
+			return;
+		}
+		bool same = true;
+		if ((to_set & FUSE_SET_ATTR_MODE) && i.file != JF_F_DATA)
+			same = (attr->st_mode & 07777) == (cur.st_mode & 07777);
+		if ((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != cur.st_uid)
+			same = false;
+		if ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != cur.st_gid)
+			same = false;
+		if (!same) {
+			fuse_reply_err(req, EPERM);
+			return;
+		}
+	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) && i.file == JF_F_SPEC && !(fi && fi->fh)) {
+		/* truncate(1) of a draft: the draft becomes its first size bytes */
+		int rc = jf_spec_truncate(fs, &i, attr->st_size, fuse_req_ctx(req));
+		if (rc) {
+			fuse_reply_err(req, rc);
+			return;
+		}
+	} else if (to_set & FUSE_SET_ATTR_SIZE) {
 		if (i.file == JF_F_DATA) {
 			struct scratch *s = jf_scratch_get(fs, i.id);
 			if (!s || attr->st_size > SCRATCH_MAX_BYTES) {
@@ -173,9 +208,17 @@ static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 				s->len = (size_t)attr->st_size;
 		} else if (fi && fi->fh) {
 			struct fh *h = (struct fh *)(uintptr_t)fi->fh;
+			if (h->kind == FH_SPEC && (size_t)attr->st_size > h->len) {
+				/* what would follow is NUL bytes, never a spec */
+				fuse_reply_err(req, EINVAL);
+				return;
+			}
 			if ((h->kind == FH_SPEC || h->kind == FH_CTL) &&
-			    (size_t)attr->st_size < h->len)
+			    (size_t)attr->st_size < h->len) {
 				h->len = (size_t)attr->st_size;
+				/* ftruncate(fd, 0) and nothing written: an empty spec */
+				h->dirty = h->kind == FH_SPEC ? true : h->dirty;
+			}
 		} else if (i.file != JF_F_SPEC && i.file != JF_F_CTL) {
 			fuse_reply_err(req, EACCES);
 			return;
@@ -186,13 +229,24 @@ static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		if (s)
 			s->mode = attr->st_mode & 0777;
 	}
-	/* times and owners: accepted and ignored (touch, cp -p, sed -i work) */
+	/* times: accepted and ignored (touch, cp -p, sed -i work) */
 	struct stat sb;
 	int rc = jf_stat(fs, &i, fuse_req_ctx(req)->uid, &sb);
-	if (rc)
+	if (rc) {
 		fuse_reply_err(req, rc);
-	else
-		fuse_reply_attr(req, &sb, jf_file_per_reader(&i) ? 0 : fs->attr_timeout);
+		return;
+	}
+	double timeout = jf_file_per_reader(&i) ? 0 : fs->attr_timeout;
+	if ((to_set & FUSE_SET_ATTR_SIZE) && fi && fi->fh) {
+		/* an open spec or ctl holds its text until close: its size is
+		 * the handle's, and not for the cache (the close submits it) */
+		struct fh *h = (struct fh *)(uintptr_t)fi->fh;
+		if (h->kind == FH_SPEC || h->kind == FH_CTL) {
+			sb.st_size = (off_t)h->len;
+			timeout = 0;
+		}
+	}
+	fuse_reply_attr(req, &sb, timeout);
 }
 
 /* ---- directories ---- */
@@ -435,7 +489,36 @@ static void jf_op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	int rc = jf_obj_info(fs, &i, &in);
 	if (!rc)
 		rc = jf_perm_access(&fs->perm, &in.perm, fuse_req_ctx(req)->uid, mask);
-	fuse_reply_err(req, rc);
+	/* an accepted spec is not writable, like any file one may not write */
+	fuse_reply_err(req, rc == EROFS ? EACCES : rc);
+}
+
+/* Links, symlinks and device nodes: the tree holds only what jobfs makes.
+ * EPERM, as a filesystem says that does not allow the kind of file
+ * (ENOSYS would read as a missing feature). */
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	(void)link;
+	(void)parent;
+	(void)name;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)rdev;
+	fuse_reply_err(req, EPERM);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -469,6 +552,9 @@ const struct fuse_lowlevel_ops jf_fs_ops = {
 	.unlink = jf_op_unlink,
 	.rename = jf_op_rename,
 	.create = jf_op_create,
+	.symlink = op_symlink,
+	.link = op_link,
+	.mknod = op_mknod,
 	.open = jf_op_open,
 	.read = jf_op_read,
 	.write = jf_op_write,

@@ -150,7 +150,7 @@ static enum jf_scope events_scope(struct jf_fs *fs, const struct jf_ino *i, int6
 	}
 }
 
-static int spec_writable(struct jf_fs *fs, const struct jf_ino *i)
+int jf_spec_writable(struct jf_fs *fs, const struct jf_ino *i)
 {
 	if (i->obj == JF_O_QUEUE)
 		return 0;
@@ -159,6 +159,39 @@ static int spec_writable(struct jf_fs *fs, const struct jf_ino *i)
 		return ENOENT;
 	int rc = (g.state == JF_ST_DRAFT || g.state == JF_ST_INVALID) ? 0 : EROFS;
 	jf_group_release(&g);
+	return rc;
+}
+
+void jf_warn_spec_locked(struct jf_fs *fs, const struct jf_ino *i, const char *how)
+{
+	struct jf_group_rec g;
+	if (i->obj != JF_O_GROUP || jf_group_get(fs->st, i->id, &g) != JF_OK)
+		return;
+	char msg[320];
+	snprintf(msg, sizeof(msg),
+		 "spec.yaml not %s (EACCES): it is read-only once accepted (state %s); write "
+		 "ctl (restart, stop) or make a new %s for a new spec",
+		 how, jf_state_name(g.state), g.kind == JF_KIND_BATCH ? "batch" : "group");
+	jf_group_release(&g);
+	jf_engine_warn(fs->e, 0, i->id, "ReadOnly", msg);
+}
+
+int jf_spec_truncate(struct jf_fs *fs, const struct jf_ino *i, off_t size,
+		     const struct fuse_ctx *ctx)
+{
+	char *cur = NULL;
+	size_t n = 0;
+	int rc = jf_render(fs, i, ctx->uid, &cur, &n);
+	if (rc)
+		return rc;
+	if (size < 0 || (size_t)size > n) {
+		/* what would follow is NUL bytes, never a spec */
+		free(cur);
+		return EINVAL;
+	}
+	if ((size_t)size < n)
+		rc = jf_errno(jf_submit_text(fs, i, cur, (size_t)size, ctx->uid, ctx->gid));
+	free(cur);
 	return rc;
 }
 
@@ -192,20 +225,23 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	/* perm.h: private queues for reading, the owner for writing */
 	int prc = jf_perm_req(fs, req, &i, writing ? JF_PERM_WRITE : JF_PERM_READ);
+	if (!prc && writing) {
+		if (i.file == JF_F_SPEC)
+			prc = jf_spec_writable(fs, &i);
+		else if (i.file != JF_F_CTL && i.file != JF_F_DATA)
+			prc = EACCES;
+	}
+	if (prc == EROFS) {
+		/* EACCES, not EROFS: "Read-only file system" reads as if the
+		 * whole mount were; the events say why */
+		jf_warn_spec_locked(fs, &i, "written");
+		prc = EACCES;
+	}
 	if (prc) {
 		fuse_reply_err(req, prc);
 		return;
 	}
 	if (writing) {
-		int rc = 0;
-		if (i.file == JF_F_SPEC)
-			rc = spec_writable(fs, &i);
-		else if (i.file != JF_F_CTL && i.file != JF_F_DATA)
-			rc = EACCES;
-		if (rc) {
-			fuse_reply_err(req, rc);
-			return;
-		}
 		enum fh_kind k = i.file == JF_F_SPEC  ? FH_SPEC
 				 : i.file == JF_F_CTL ? FH_CTL
 						      : FH_SCRATCH;
@@ -214,6 +250,8 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			goto nomem;
 		h->uid = ctx->uid;
 		h->gid = ctx->gid;
+		/* `: > spec.yaml` writes nothing: it still empties a draft */
+		h->dirty = k == FH_SPEC && (fi->flags & O_TRUNC);
 		if (k == FH_SPEC && !(fi->flags & O_TRUNC)) {
 			/* O_APPEND or in-place edits start from what is there */
 			char *cur = NULL;

@@ -81,6 +81,74 @@ void jf_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	jf_reply_entry(req, fs, &c);
 }
 
+/* The group an object of a group's tree belongs to, 0 if none. */
+static int64_t owning_group(struct jf_fs *fs, const struct jf_ino *c)
+{
+	switch (c->obj) {
+	case JF_O_GROUP:
+	case JF_O_TASKS:
+		return c->id;
+	case JF_O_TASK:
+	case JF_O_NODES:
+	case JF_O_NODE: {
+		struct jf_task_rec t;
+		int64_t tid = c->obj == JF_O_NODE ? c->id >> JF_NODE_BITS : c->id;
+		if (jf_task_get(fs->st, tid, &t) != JF_OK)
+			return 0;
+		int64_t g = t.group_id;
+		jf_task_release(&t);
+		return g;
+	}
+	default:
+		return 0;
+	}
+}
+
+/*
+ * What `rm -rf` of a group (or of a queue) does on its way to the rmdir
+ * that removes it: unlink every file, rmdir every directory below.  Those
+ * remove nothing by themselves (a group's files are its state, shown, and
+ * go with it) but succeed where the rmdir that follows would: 0 when the
+ * group is finished or a draft (the queue has no live group), EBUSY while
+ * it is live, EPERM for files that are no group's or queue's (README,
+ * cluster/, billing/).
+ */
+static int removable(struct jf_fs *fs, const struct jf_ino *c)
+{
+	if (c->obj == JF_O_QUEUE || c->obj == JF_O_GROUPS) {
+		int64_t all = 0, live = 0;
+		if (jf_queue_group_counts(fs->st, c->id, &all, &live) != JF_OK)
+			return EIO;
+		if (live)
+			return EBUSY;
+		/* groups/ itself: empty once rm has removed every group */
+		return c->obj == JF_O_GROUPS && all ? ENOTEMPTY : 0;
+	}
+	int64_t gid = owning_group(fs, c);
+	if (!gid)
+		return c->obj == JF_O_NONE ? ENOENT : EPERM;
+	struct jf_group_rec g;
+	if (jf_group_get(fs->st, gid, &g) != JF_OK)
+		return ENOENT;
+	int rc = jf_state_final(g.state) || g.state == JF_ST_DRAFT || g.state == JF_ST_INVALID
+			 ? 0
+			 : EBUSY;
+	jf_group_release(&g);
+	return rc;
+}
+
+/* The queue (or group) directory p is: where a Warning about what was
+ * refused in it goes. */
+static void warn_in(struct jf_fs *fs, const struct jf_ino *p, const char *reason, const char *msg)
+{
+	if (p->obj == JF_O_QUEUE || p->obj == JF_O_GROUPS)
+		jf_engine_warn(fs->e, p->id, 0, reason, msg);
+	else if (p->obj == JF_O_GROUP || p->obj == JF_O_TASKS)
+		jf_engine_warn(fs->e, 0, p->id, reason, msg);
+	else if (p->obj == JF_O_TASK || p->obj == JF_O_NODES || p->obj == JF_O_NODE)
+		jf_engine_warn(fs->e, 0, owning_group(fs, p), reason, msg);
+}
+
 void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct jf_fs *fs = FS(req);
@@ -105,8 +173,13 @@ void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		rc = jf_engine_rmqueue(fs->e, c.id, &err);
 	else if (c.obj == JF_O_GROUP && c.file == JF_F_DIR)
 		rc = jf_engine_rmgroup(fs->e, c.id, &err);
-	else
-		rc = c.file == JF_F_DIR ? JF_EACCES : JF_EINVAL;
+	else if (c.file == JF_F_DIR && c.obj != JF_O_SCRATCH) {
+		/* a directory inside a group (or a queue's groups/): rm -rf */
+		int r = removable(fs, &c);
+		fuse_reply_err(req, r == EPERM ? EACCES : r);
+		return;
+	} else
+		rc = JF_EINVAL;
 	fuse_reply_err(req, rc == JF_EINVAL ? ENOTDIR : jf_errno(rc));
 }
 
@@ -127,6 +200,34 @@ void jf_scratch_free(struct scratch *s)
 {
 	free(s->data);
 	memset(s, 0, sizeof(*s));
+}
+
+/* A group or task directory renamed out of where it lives. */
+static void moved_out(struct jf_fs *fs, const struct jf_ino *c, const char *name, const char *what,
+		      const char *home)
+{
+	char q[JF_NAME_QUOTE_MAX], msg[512];
+	jf_name_quote(name, q, sizeof(q));
+	snprintf(msg, sizeof(msg),
+		 "mv of %s %s elsewhere refused (EPERM): a %s stays in %s; its spec, events "
+		 "and cost are kept there. To run it elsewhere, make a new %s there and "
+		 "write its spec.yaml",
+		 what, q, what, home, what);
+	warn_in(fs, c, "Refused", msg);
+}
+
+/* A file that would not be kept: only editors' temporary files are made. */
+static void refuse_name(struct jf_fs *fs, const struct jf_ino *p, const char *name, const char *how)
+{
+	char q[JF_NAME_QUOTE_MAX], msg[640];
+	jf_name_quote(name, q, sizeof(q));
+	snprintf(msg, sizeof(msg),
+		 "file %s not %s (EPERM): a %s directory holds only what jobfs makes, "
+		 "and editors' temporary files (hidden names, names with spec.yaml in them, "
+		 "*~, *.tmp, *.swp, sedXXXXXX, tmp*), kept in memory until renamed onto "
+		 "spec.yaml; keep other files outside the mount",
+		 q, how, p->obj == JF_O_QUEUE ? "queue" : "group");
+	warn_in(fs, p, "Refused", msg);
 }
 
 void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -177,6 +278,11 @@ void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 			fuse_reply_err(req, EACCES);
 			return;
 		}
+		if (!jf_name_editor_temp(newname)) {
+			refuse_name(fs, &p, newname, "renamed to");
+			fuse_reply_err(req, EPERM);
+			return;
+		}
 		struct scratch *other = jf_scratch_find(fs, p.obj, p.id, newname);
 		if (other && other != s)
 			jf_scratch_free(other);
@@ -187,7 +293,9 @@ void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 	if (c.obj == JF_O_TASK && c.file == JF_F_DIR &&
 	    (p.obj == JF_O_TASKS || p.obj == JF_O_GROUP)) {
 		if (np.obj != p.obj || np.id != p.id) {
-			fuse_reply_err(req, EXDEV);
+			/* not EXDEV: mv would copy file by file into a new place */
+			moved_out(fs, &c, name, "task", "its group");
+			fuse_reply_err(req, EPERM);
 			return;
 		}
 		struct jf_ino other;
@@ -203,7 +311,12 @@ void jf_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 	if (c.obj == JF_O_GROUP && c.file == JF_F_DIR &&
 	    (p.obj == JF_O_GROUPS || p.obj == JF_O_BATCHES)) {
 		if (np.obj != p.obj || np.id != p.id) {
-			fuse_reply_err(req, EXDEV);
+			/* refused whole, and not with EXDEV, at which mv falls back
+			 * to mkdir and copying file by file: that made a stray
+			 * draft group in the target */
+			moved_out(fs, &c, name, "group",
+				  p.obj == JF_O_GROUPS ? "the queue it was made in" : "/tasks");
+			fuse_reply_err(req, EPERM);
 			return;
 		}
 		struct jf_ino other;
@@ -277,9 +390,10 @@ void jf_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	struct jf_error err;
-	if (strlen(name) > 200 || (!jf_name_valid(name, &err) && name[0] != '.')) {
-		fuse_reply_err(req, EINVAL);
+	if (!jf_name_editor_temp(name)) {
+		/* "notes" would be listed, then gone at the next mount */
+		refuse_name(fs, &p, name, "made");
+		fuse_reply_err(req, EPERM);
 		return;
 	}
 	struct scratch *s = NULL;
@@ -337,7 +451,8 @@ void jf_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (c.obj != JF_O_SCRATCH) {
-		fuse_reply_err(req, c.file == JF_F_DIR ? EISDIR : EACCES);
+		int r = c.file == JF_F_DIR ? EISDIR : removable(fs, &c);
+		fuse_reply_err(req, r == EPERM ? EACCES : r);
 		return;
 	}
 	struct scratch *s = jf_scratch_get(fs, c.id);

@@ -67,7 +67,11 @@ static const char readme_text[] =
 	"  tasks/<name>/<i>-<name>/nodes/<n>/...\n"
 	"\n"
 	"A spec is checked when the file is closed: a bad one is refused (EINVAL),\n"
-	"status says state: Invalid and why, and the draft can be written again.\n";
+	"status says state: Invalid and why, and the draft can be written again;\n"
+	"an emptied one (: > spec.yaml) makes a draft again. Once accepted it is\n"
+	"read-only (EACCES). rm -rf removes a finished group (EBUSY while live).\n"
+	"The tree keeps only what jobfs makes: other files, links, chmod and mv\n"
+	"to another queue are EPERM, and the events say why.\n";
 
 static int dup_out(const char *s, size_t n, char **out, size_t *len)
 {

@@ -167,6 +167,9 @@ enum jf_err jf_queue_set_spec(struct jf_store *st, int64_t id, const char *text,
 /* Why the queue's last spec.yaml was refused; jf_queue_set_spec clears it. */
 enum jf_err jf_queue_set_message(struct jf_store *st, int64_t id, const char *message);
 enum jf_err jf_queue_delete(struct jf_store *st, int64_t id);
+/* How many groups the queue has, and how many of them are live (not
+ * final, not a draft). */
+enum jf_err jf_queue_group_counts(struct jf_store *st, int64_t id, int64_t *all, int64_t *live);
 /* List queues with id > after, in id order, calling fn until it returns
  * non-zero; at most limit rows. */
 enum jf_err jf_queue_list(struct jf_store *st, int64_t after, int limit,
@@ -187,6 +190,8 @@ enum jf_err jf_group_list(struct jf_store *st, int64_t queue_id, enum jf_group_k
 enum jf_err jf_group_list_active(struct jf_store *st, int (*fn)(void *ctx, int64_t id), void *ctx);
 enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft,
 			    const char *message);
+/* A Draft or Invalid group back to a Draft with no text (an emptied spec). */
+enum jf_err jf_group_clear_draft(struct jf_store *st, int64_t id);
 /*
  * Task rows are made JF_TASKS_CHUNK at a time: a million of them in one
  * transaction held the daemon for 3-5 s on a 2-core VM, so jf_group_accept

@@ -111,6 +111,20 @@ enum jf_err jf_queue_set_message(struct jf_store *st, int64_t id, const char *me
 	return jf_q_exec(st, s);
 }
 
+enum jf_err jf_queue_group_counts(struct jf_store *st, int64_t id, int64_t *all, int64_t *live)
+{
+	sqlite3_stmt *s = jf_q(st, Q_QUEUE_GROUP_COUNTS);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	*all = *live = 0;
+	if (!STEP_ROW(s))
+		return finish(s, JF_EIO);
+	*all = sqlite3_column_int64(s, 0);
+	*live = sqlite3_column_int64(s, 1);
+	return finish(s, JF_OK);
+}
+
 enum jf_err jf_queue_delete(struct jf_store *st, int64_t id)
 {
 	sqlite3_stmt *s = jf_q(st, Q_QUEUE_HAS_GROUPS);
@@ -288,6 +302,15 @@ enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft, 
 	sqlite3_bind_int64(s, 1, id);
 	jf_q_text(s, 2, draft);
 	jf_q_text(s, 3, message);
+	return jf_q_exec(st, s);
+}
+
+enum jf_err jf_group_clear_draft(struct jf_store *st, int64_t id)
+{
+	sqlite3_stmt *s = jf_q(st, Q_GROUP_CLEAR_DRAFT);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
 	return jf_q_exec(st, s);
 }
 

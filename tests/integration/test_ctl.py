@@ -319,15 +319,21 @@ def test_rmdir(env):
     env.poll_until(rmdir_ok, 10, "rmdir of the stopped group to succeed")
     os.rmdir(env.p("queues/q"))
     check(os.listdir(env.p("queues")) == [], "queues after rmdir")
-    # files cannot be removed
+    # a live group's files cannot be removed; a draft's unlink is rm -rf's
+    # way to its rmdir: it succeeds and removes nothing by itself
+    live = env.group(SLEEPER % (1, 1, env.work, "30"), name="live", queue="q3")
+    env.wait(live, "Running", timeout=10)
     env.mkdir("tasks/keep")
     for f in ("status", "spec.yaml", "ctl"):
         try:
-            os.unlink(env.p("tasks/keep", f))
+            os.unlink(env.p(live, f))
         except OSError as e:
-            check(e.errno in (errno.EACCES, errno.EPERM, errno.EROFS), "unlink %s: %s" % (f, e))
+            check(e.errno == errno.EBUSY, "unlink %s of a live group: %s" % (f, e))
         else:
             raise TestFailure("unlink %s succeeded" % f)
+        os.unlink(env.p("tasks/keep", f))
+        check(os.path.exists(env.p("tasks/keep", f)), "unlink removed %s by itself" % f)
+    check(env.ctl(live, "stop") == 0, "stop")
     # a draft can be removed
     os.rmdir(env.p("tasks/keep"))
 

@@ -287,6 +287,44 @@ static void test_duration_clock(void **state)
 	assert_string_equal(buf, "01");
 }
 
+/* What editors and tools write beside a file they save, and nothing else. */
+static void test_editor_temp(void **state)
+{
+	(void)state;
+	static const char *const temps[] = {
+		".spec.yaml.swp",
+		".spec.yaml.swx",
+		".#spec.yaml",
+		"#spec.yaml#",
+		"spec.yaml~",
+		"spec.yaml.new",
+		"spec.yml.tmp",
+		"sedAb12Xz",
+		"sed000000",
+		"4913",
+		"5036",
+		".goutputstream-ABC123",
+		".spec.yaml.Xy7Q2a",
+		"tmp.yaml",
+		"tmpk3j_x9q",
+		"draft.tmp",
+		"x.bak",
+		"notes~",
+	};
+	static const char *const kept[] = {
+		"notes",      "notes.txt", "results.csv", "spec", "sed", "sedAb12X",
+		"sedAb12Xzz", "sed-12345", "4914",        "4912", "12",  "README",
+		"",           ".",         "..",          "a/b",
+	};
+	for (size_t i = 0; i < sizeof(temps) / sizeof(temps[0]); i++)
+		if (!jf_name_editor_temp(temps[i]))
+			fail_msg("%s is an editor's temporary file", temps[i]);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (jf_name_editor_temp(kept[i]))
+			fail_msg("'%s' is not an editor's temporary file", kept[i]);
+	assert_false(jf_name_editor_temp(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_name_long_message_is_cut),
 		cmocka_unit_test(test_name_quote),
 		cmocka_unit_test(test_batch_child_name),
+		cmocka_unit_test(test_editor_temp),
 		cmocka_unit_test(test_time_format),
 		cmocka_unit_test(test_time_parse),
 		cmocka_unit_test(test_duration_clock),

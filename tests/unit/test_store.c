@@ -684,6 +684,46 @@ static int collect_active(void *ctx, int64_t id)
 	return 0;
 }
 
+/* An emptied draft is a draft again; an accepted group is not cleared. A
+ * queue counts its groups and its live ones (what rm -rf may remove). */
+static void test_clear_draft_counts(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g1 = mkgroup(f->st, q, JF_KIND_GROUP, "g1");
+	int64_t g2 = mkgroup(f->st, q, JF_KIND_GROUP, "g2");
+	int64_t all = -1, live = -1;
+	assert_int_equal(jf_queue_group_counts(f->st, q, &all, &live), JF_OK);
+	assert_int_equal(all, 2);
+	assert_int_equal(live, 0);
+
+	assert_int_equal(jf_group_reject(f->st, g1, "bogus: 1\n", "line 1: unknown key"), JF_OK);
+	assert_int_equal(jf_group_clear_draft(f->st, g1), JF_OK);
+	struct jf_group_rec g;
+	assert_int_equal(jf_group_get(f->st, g1, &g), JF_OK);
+	assert_int_equal(g.state, JF_ST_DRAFT);
+	assert_null(g.draft);
+	assert_string_equal(g.message, "");
+	jf_group_release(&g);
+
+	accept(f->st, g2, 3, 1);
+	assert_int_equal(jf_group_clear_draft(f->st, g2), JF_OK);
+	assert_int_equal(jf_group_get(f->st, g2, &g), JF_OK);
+	assert_int_equal(g.state, JF_ST_WAITING);
+	assert_string_equal(g.spec, "completions: 3\n");
+	jf_group_release(&g);
+	assert_int_equal(jf_queue_group_counts(f->st, q, &all, &live), JF_OK);
+	assert_int_equal(all, 2);
+	assert_int_equal(live, 1);
+	assert_int_equal(jf_group_set_state(f->st, g2, JF_ST_SUCCEEDED, "", T0 + 9000), JF_OK);
+	assert_int_equal(jf_queue_group_counts(f->st, q, &all, &live), JF_OK);
+	assert_int_equal(live, 0);
+	int64_t empty = mkqueue(f->st, "empty");
+	assert_int_equal(jf_queue_group_counts(f->st, empty, &all, &live), JF_OK);
+	assert_int_equal(all, 0);
+	assert_int_equal(live, 0);
+}
+
 static void test_group_states(void **state)
 {
 	struct fix *f = *state;
@@ -2751,6 +2791,7 @@ int main(void)
 		T(test_queues),
 		T(test_groups),
 		T(test_reject_accept),
+		T(test_clear_draft_counts),
 		T(test_group_states),
 		T(test_tasks),
 		T(test_nodes_attempts),
