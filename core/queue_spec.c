@@ -3,7 +3,8 @@
  *
  * Keys: capacity (nodes, >= 0, 0 = unlimited), group_timeout (a duration,
  * 0 = off), partition and spot_partition (Slurm partitions for the
- * queue's on-demand and spot work), private (bool).  Unknown
+ * queue's on-demand and spot work), private (bool), keep_logs (a duration
+ * or "forever": how long a finished group's logs stay).  Unknown
  * keys are errors; an empty text (or only comments) is all defaults.  *out
  * is written only on success, so a refused spec leaves it unchanged.
  */
@@ -17,6 +18,7 @@
 
 #define QUEUE_MAX_CAPACITY 1000000
 #define QUEUE_MAX_TIMEOUT  (366LL * 86400)
+#define QUEUE_MAX_KEEP     (3660LL * 86400)
 
 static bool partition_ok(const char *s)
 {
@@ -33,8 +35,10 @@ static bool partition_ok(const char *s)
 static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec *q,
 			      struct jf_error *err)
 {
-	static const char *const known[] = { "capacity",       "group_timeout", "partition",
-					     "spot_partition", "private",       NULL };
+	static const char *const known[] = { "capacity",  "group_timeout",
+					     "partition", "spot_partition",
+					     "private",   "keep_logs",
+					     NULL };
 	enum jf_err rc = jf_ymap_check_keys(root, "", known, err);
 	if (rc)
 		return rc;
@@ -54,6 +58,23 @@ static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec 
 		if (q->group_timeout > QUEUE_MAX_TIMEOUT)
 			return jf_yerror(err, JF_EINVAL, n, "group_timeout",
 					 "duration %.64s is out of range: at most 366d", t);
+	}
+	if ((n = jf_ymap_get(root, "keep_logs"))) {
+		const char *t;
+		if ((rc = jf_ynode_text(n, "keep_logs", 0, &t, err)))
+			return rc;
+		if (!strcmp(t, "forever"))
+			q->keep_logs = 0;
+		else if (!jf_duration_parse(t, &q->keep_logs) || q->keep_logs <= 0)
+			return jf_yerror(err, JF_EINVAL, n, "keep_logs",
+					 "bad duration \"%.64s\": use e.g. 12h, 7d or 30d, or "
+					 "forever",
+					 t);
+		else if (q->keep_logs > QUEUE_MAX_KEEP)
+			return jf_yerror(
+				err, JF_EINVAL, n, "keep_logs",
+				"duration %.64s is out of range: at most 3660d (or forever)", t);
+		q->keep_logs_set = true;
 	}
 	static const char *const pkeys[] = { "partition", "spot_partition" };
 	for (int k = 0; k < 2; k++) {

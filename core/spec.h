@@ -179,6 +179,8 @@ struct jf_queue_spec {
 	char *partition;       /* slurm partition, NULL = command-line default */
 	char *spot_partition;  /* the same for spot work */
 	bool private_;         /* `private: true` */
+	bool keep_logs_set;    /* keep_logs given: it overrides the daemon's --keep-logs */
+	int64_t keep_logs;     /* seconds a finished group's logs are kept; 0 = forever */
 };
 
 /* How many times jf_spec_parse ran in this process (the tests check that

@@ -565,6 +565,12 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		jf_eng_demand(e, g->req.model, -g->req.gpus);
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
 	jf_ledger_close(e->st, attempt_id, end_ms);
+	if (!r->no_dirs) {
+		/* its records are the store's now: they go, its logs stay */
+		char dir[4096];
+		jf_eng_run_dir(e, r->node_id, r->attempt, dir, sizeof(dir));
+		jf_eng_trash(e, JF_TRASH_TIDY, dir);
+	}
 	struct jf_obj node = { g ? g->queue_id : 0, r->group_id, r->task_id, r->node_id };
 	jf_eng_move(e, &node,
 		    nstate == JF_ST_STOPPED     ? JF_EV_STOP

@@ -74,6 +74,8 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	e->array_max = cfg->array_max > 0 ? cfg->array_max : 1000;
 	if (e->delegated)
 		jf_eng_delegate_machines(e);
+	e->keep_logs_ms = cfg->keep_logs_ms > 0 ? cfg->keep_logs_ms : 0;
+	e->trash_pending = true; /* the last daemon may have left rows */
 	e->log_cap = cfg->log_cap_bytes > 0    ? cfg->log_cap_bytes
 		     : cfg->log_cap_bytes == 0 ? JF_LOG_CAP_DEFAULT
 					       : 0;
@@ -884,6 +886,13 @@ int64_t jf_engine_tick(struct jf_engine *e)
 	jf_eng_enter(e);
 	bool more = tick_make(e);
 	int64_t next = jf_eng_group_timers(e);
+	/* not a timer of its own either: a virtual clock (jobfs-sim) would
+	 * never be idle; the daemon's periodic tick carries it */
+	jf_eng_keep_check(e);
+	/* without a loop (tests that drive the engine) all of it at once */
+	while (jf_eng_trash_turn(e) && !e->loop)
+		;
+	more = more || e->trash_pending;
 	int64_t now = jf_eng_now(e);
 	if (e->window_check_ms && now >= e->window_check_ms) {
 		/* spot groups waiting for a low-risk window: has one come? */

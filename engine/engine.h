@@ -60,6 +60,10 @@ struct jf_engine_config {
 					 * past it the file is rotated and only the latest
 					 * cap..2 x cap bytes are kept; 0 = the default,
 					 * JF_LOG_CAP_DEFAULT; JF_LOG_CAP_NONE = no cap */
+	int64_t keep_logs_ms;           /* a finished group's run directories (logs,
+					 * work files) go this long after its end,
+					 * unless its queue's keep_logs says; 0 =
+					 * kept while the group exists */
 };
 
 #define JF_LOG_CAP_DEFAULT (INT64_C(1) << 30) /* 1Gi */

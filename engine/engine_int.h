@@ -163,6 +163,11 @@ struct jf_engine {
 	struct jf_idmap tasks;     /* task id -> struct trun */
 	struct jf_idmap runs;      /* attempt id -> struct run */
 	int64_t log_cap;           /* bytes per log file, 0 = no cap */
+	int64_t keep_logs_ms;      /* the daemon's retention of finished groups' logs */
+	int64_t keep_check_ms;     /* next look for finished groups past their retention */
+	bool trash_pending;        /* the store's trash may have rows (trash.c) */
+	bool trash_said;           /* a removal that failed was told on stderr */
+	int64_t trash_freed;       /* bytes the trash freed since start */
 	int64_t rotation_check_ms; /* next look at running nodes' log rotations */
 	int64_t window_check_ms;   /* spot tasks wait for a low-risk window: look again then */
 	bool scheduling;           /* guards re-entry */
@@ -280,6 +285,16 @@ void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx,
  * submission order) that has rows not made yet, in one step, and tell the
  * tree its tasks/ changed; true while some group has more to make. */
 bool jf_eng_make_tasks(struct jf_engine *e);
+/* retain.c: the state directory's trash and the retention of logs. */
+void jf_eng_run_dir(const struct jf_engine *e, int64_t node_id, int64_t attempt, char *buf,
+		    size_t n);
+/* Within a step: path to go (store.h: jf_trash_add). */
+void jf_eng_trash(struct jf_engine *e, enum jf_trash_kind kind, const char *path);
+/* A tick's share of the trash; true when more is left. */
+bool jf_eng_trash_turn(struct jf_engine *e);
+/* Finished groups past their retention: their run directories to the
+ * trash, a LogsRemoved event each; ms until the next look. */
+int64_t jf_eng_keep_check(struct jf_engine *e);
 
 /* schedule.c: one planning pass (core/plan.c) and the starts it decides,
  * then the preemptions on-demand work needs (core/preempt.c) */

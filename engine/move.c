@@ -79,6 +79,12 @@ int jf_eng_move(struct jf_engine *e, const struct jf_obj *o, enum jf_event ev, c
 					    : jf_node_set_state(e->st, id, to, message, now);
 	if (rc != JF_OK)
 		return -1;
+	if (lv == JF_LV_TASK && jf_state_final(to) && !e->delegated) {
+		/* JOB_CHECKPOINT_DIR: nothing written there, nothing to keep */
+		char ckpt[4096];
+		snprintf(ckpt, sizeof(ckpt), "%s/ckpt/%lld", e->state_dir, (long long)id);
+		jf_eng_trash(e, JF_TRASH_EMPTY, ckpt);
+	}
 	jf_eng_changed(e,
 		       lv == JF_LV_GROUP  ? JF_CH_GROUP
 		       : lv == JF_LV_TASK ? JF_CH_TASK

@@ -845,10 +845,20 @@ static enum jf_err req_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_
 		if (rc == JF_OK) {
 			/* the queue says what left it, with the removal itself */
 			jf_eng_step_begin(e);
-			rc = jf_group_delete(e->st, group_id);
+			/* its run and checkpoint directories go with it (its
+			 * ledger rows stay), a batch of them a tick */
+			int64_t dirs = 0;
+			rc = jf_trash_group(e->st, group_id, e->state_dir, &dirs);
+			if (rc == JF_OK)
+				rc = jf_group_delete(e->st, group_id);
 			if (rc == JF_OK && g.queue_id)
 				jf_eng_group_event(e, g.queue_id, 0, g.kind, "Normal", "Removed",
-						   "%s (%s)", g.dirname, jf_state_name(g.state));
+						   "%s (%s), %lld director%s of its runs and "
+						   "checkpoints freed",
+						   g.dirname, jf_state_name(g.state),
+						   (long long)dirs, dirs == 1 ? "y" : "ies");
+			if (rc == JF_OK && dirs)
+				e->trash_pending = true;
 			if (rc == JF_OK)
 				rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
 			else

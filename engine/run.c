@@ -230,8 +230,7 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 	int64_t attempt = nrec.attempt + 1;
 	jf_node_release(&nrec);
 
-	snprintf(run_dir, sizeof(run_dir), "%s/runs/%lld/%lld", e->state_dir, (long long)node_id,
-		 (long long)attempt);
+	jf_eng_run_dir(e, node_id, attempt, run_dir, sizeof(run_dir));
 	snprintf(ckpt, sizeof(ckpt), "%s/ckpt/%lld", e->state_dir, (long long)t->task_id);
 	snprintf(work, sizeof(work), "%s/work", run_dir);
 	bool dirs_ok =
@@ -277,8 +276,7 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 		return;
 	int64_t node_id = r->node_id, attempt_id = r->attempt_id, attempt = r->attempt;
 	jf_gpu_ids_format(slot->gpu_mask, gpu_ids, sizeof(gpu_ids));
-	snprintf(run_dir, sizeof(run_dir), "%s/runs/%lld/%lld", e->state_dir, (long long)node_id,
-		 (long long)attempt);
+	jf_eng_run_dir(e, node_id, attempt, run_dir, sizeof(run_dir));
 	snprintf(ckpt, sizeof(ckpt), "%s/ckpt/%lld", e->state_dir, (long long)t->task_id);
 	snprintf(work, sizeof(work), "%s/work", run_dir);
 	if (r->no_dirs) {

@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 10
+#define JF_STORE_SCHEMA 11
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -190,6 +190,40 @@ enum jf_err jf_group_list(struct jf_store *st, int64_t queue_id, enum jf_group_k
 enum jf_err jf_group_list_active(struct jf_store *st, int (*fn)(void *ctx, int64_t id), void *ctx);
 enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft,
 			    const char *message);
+/*
+ * The trash: paths under the state directory to remove, recorded in the
+ * transaction that decides it (an attempt's end, a group's removal), so a
+ * daemon killed before it got to them removes them after its restart.
+ * JF_TRASH_TIDY: an ended attempt's run directory keeps its non-empty
+ * logs and work files, loses its records and empty files, and goes when
+ * nothing is left; JF_TRASH_TREE: the whole tree; JF_TRASH_EMPTY: the
+ * directory if empty (a finished task's checkpoint directory).
+ */
+enum jf_trash_kind { JF_TRASH_TIDY = 0, JF_TRASH_TREE = 1, JF_TRASH_EMPTY = 2 };
+enum jf_err jf_trash_add(struct jf_store *st, enum jf_trash_kind kind, const char *path);
+/* A group's run directories (every attempt's), its tasks' checkpoint
+ * directories STATE/ckpt/<task>, and on Slurm STATE/ckpt/g<group> and its
+ * batches' STATE/slurm/<id>, all as JF_TRASH_TREE; *n gets how many. Call
+ * before jf_group_delete, in its transaction. */
+enum jf_err jf_trash_group(struct jf_store *st, int64_t group_id, const char *state_dir,
+			   int64_t *n);
+/* The run directories of a group's attempts as JF_TRASH_TREE, and the
+ * group marked logs_freed_ms = now (the retention setting's work). */
+enum jf_err jf_trash_group_logs(struct jf_store *st, int64_t group_id, int64_t now_ms, int64_t *n);
+/* Up to limit rows, oldest first, to fn; *last gets the id of the last
+ * given (0 if none). jf_trash_done removes the rows up to that id. */
+enum jf_err jf_trash_take(struct jf_store *st, int limit,
+			  void (*fn)(void *ctx, enum jf_trash_kind kind, const char *path),
+			  void *ctx, int64_t *last);
+enum jf_err jf_trash_done(struct jf_store *st, int64_t upto);
+enum jf_err jf_trash_count(struct jf_store *st, int64_t *n);
+/* Finished groups (Succeeded, Failed, Stopped) of a queue (0: the batches
+ * of /tasks) that ended at or before before_ms and whose logs are still
+ * kept: id, queue id and end to fn, oldest end first, at most limit. */
+enum jf_err
+jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms, int limit,
+			int (*fn)(void *ctx, int64_t id, int64_t queue_id, int64_t finished_ms),
+			void *ctx);
 /* A Draft or Invalid group back to a Draft with no text (an emptied spec). */
 enum jf_err jf_group_clear_draft(struct jf_store *st, int64_t id);
 /*

@@ -186,6 +186,13 @@ static const char *const migrations[] = {
 	/* 9 -> 10: why the queue's last spec.yaml was refused ('' once one is
 	 * accepted), shown in its status as a group shows its own */
 	"ALTER TABLE queues ADD COLUMN message TEXT NOT NULL DEFAULT '';",
+	/* 10 -> 11: what is to go from the state directory (an ended
+	 * attempt's records, a removed group's run and checkpoint
+	 * directories), written in the step that decides it, removed after;
+	 * and when a finished group's logs went by the retention setting */
+	"CREATE TABLE trash (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL,"
+	"  path TEXT NOT NULL);"
+	"ALTER TABLE groups ADD COLUMN logs_freed_ms INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

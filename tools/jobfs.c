@@ -46,6 +46,7 @@
 
 static const char usage_text[] =
 	"usage: jobfs [--state DIR] [--cluster FILE] [--backend local|slurm] [--log-cap SIZE]\n"
+	"             [--keep-logs DURATION]\n"
 	"             [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]\n"
 	"             [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]\n"
 	"             [--foreground] [--allow-other] [--debug] MOUNTPOINT\n"
@@ -61,6 +62,10 @@ static const char usage_text[] =
 	"                  past it the file is rotated and only the last SIZE to\n"
 	"                  2 x SIZE bytes are kept; 256Mi, 1Gi, ... (default 1Gi,\n"
 	"                  at least 64Ki; 0 = no cap)\n"
+	"  --keep-logs DURATION  a finished group's run directories (logs, work\n"
+	"                  files) are removed this long after it ended: 12h, 7d, ...\n"
+	"                  (default forever: until the group is removed); a queue's\n"
+	"                  keep_logs overrides it\n"
 	"  --slurm URL     slurmrestd: unix:/path/slurmrestd.socket (local auth) or\n"
 	"                  http://host:port (JWT from $SLURM_JWT)\n"
 	"  --slurm-ondemand PARTITION, --slurm-spot PARTITION\n"
@@ -88,7 +93,8 @@ struct opts {
 	const char *slurm_jobcomp;
 	int64_t slurm_poll_ms;
 	int64_t slurm_array_max;
-	int64_t log_cap; /* engine.h: 0 default, JF_LOG_CAP_NONE */
+	int64_t log_cap;      /* engine.h: 0 default, JF_LOG_CAP_NONE */
+	int64_t keep_logs_ms; /* 0 = forever */
 	bool foreground;
 	bool allow_other;
 	bool debug;
@@ -291,6 +297,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "cluster", required_argument, NULL, 'c' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "log-cap", required_argument, NULL, 'l' },
+		{ "keep-logs", required_argument, NULL, 'K' },
 		{ "slurm", required_argument, NULL, 'S' },
 		{ "slurm-ondemand", required_argument, NULL, 'O' },
 		{ "slurm-spot", required_argument, NULL, 'P' },
@@ -320,6 +327,23 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (parse_log_cap(optarg, &o->log_cap) < 0)
 				return -1;
 			break;
+		case 'K': {
+			int64_t sec = 0;
+			if (!strcmp(optarg, "forever")) {
+				o->keep_logs_ms = 0;
+				break;
+			}
+			if (!jf_duration_parse(optarg, &sec) || sec <= 0 ||
+			    sec > INT64_C(3660) * 86400) {
+				fprintf(stderr,
+					"jobfs: --keep-logs \"%s\": not a duration; give e.g. "
+					"12h, 7d or 30d (at most 3660d), or forever\n",
+					optarg);
+				return -1;
+			}
+			o->keep_logs_ms = sec * 1000;
+			break;
+		}
 		case 'S':
 			o->slurm_url = optarg;
 			break;
@@ -601,6 +625,7 @@ int main(int argc, char **argv)
 		.runner = runner,
 		.scheduler = scheduler,
 		.log_cap_bytes = o.log_cap,
+		.keep_logs_ms = o.keep_logs_ms,
 		.partition_ondemand = o.slurm_ondemand,
 		.partition_spot = o.slurm_spot ? o.slurm_spot : (slurm ? "spot" : NULL),
 		.array_max = o.slurm_array_max,

@@ -356,7 +356,8 @@ def test_queue_events(env):
                  "Normal Accepted group b: 2 tasks",
                  "Normal Completed group a: 1/1 tasks succeeded",
                  "Normal Stopped group b: stopped by ctl",
-                 "Normal Removed group a (Succeeded)"):
+                 "Normal Removed group a (Succeeded), 2 directories of its runs and "
+                 "checkpoints freed"):
         check(want in lines, "queue events lack %r:\n%s" % (want, ev))
     check(" group group " not in ev and "queue queue" not in ev,
           "a word said twice in the queue's events:\n%s" % ev)

@@ -335,6 +335,97 @@ static void test_group_succeeds(void **state)
 	}
 }
 
+static bool exists_at(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return jft_exists(p);
+}
+
+/* The run directory of task idx's node 0, attempt 1. */
+static void run_dir_of(struct fix *f, int64_t g, int64_t idx, char *buf, size_t n)
+{
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(jf_engine_store(f->e), g, idx, &t), JF_OK);
+	struct jf_node_rec nr;
+	assert_int_equal(jf_node_find(jf_engine_store(f->e), t.id, 0, &nr), JF_OK);
+	snprintf(buf, n, "%s/runs/%lld/1", f->dir, (long long)nr.id);
+	jf_node_release(&nr);
+	jf_task_release(&t);
+}
+
+/*
+ * The state directory does not only grow: an ended attempt keeps only its
+ * output (its records go, a trivial task leaves no directory), a finished
+ * task's empty checkpoint directory goes, the daemon's keep_logs removes a
+ * finished group's run directories once the injected clock passes it (a
+ * LogsRemoved event), a queue's keep_logs: forever overrides it, and
+ * rmdir frees what is left while the ledger rows stay.
+ */
+static void test_state_dir_freed(void **state)
+{
+	struct fix *f = *state;
+	f->e->keep_logs_ms = 3600 * 1000;
+	int64_t quiet = submit(f, "quiet", "completions: 2\ncommand: [\"true\"]\n");
+	int64_t loud =
+		submit(f, "loud", "command: [\"/bin/sh\", \"-c\", \"echo hi; echo x > out\"]\n");
+	struct jf_error err = { 0 };
+	int64_t q2 = 0, kept = 0;
+	assert_int_equal(jf_engine_mkqueue(f->e, "kept", getuid(), getgid(), &q2, &err), JF_OK);
+	const char *qs = "keep_logs: forever\n";
+	assert_int_equal(jf_engine_queue_spec(f->e, q2, qs, strlen(qs), &err), JF_OK);
+	assert_int_equal(
+		jf_engine_mkgroup(f->e, q2, JF_KIND_GROUP, "k", getuid(), getgid(), &kept, &err),
+		JF_OK);
+	const char *ks = "command: [\"/bin/sh\", \"-c\", \"echo kept\"]\n";
+	assert_int_equal(jf_engine_submit(f->e, kept, ks, strlen(ks), getuid(), getgid(), &err),
+			 JF_OK);
+	assert_true(run_until(f, settled, quiet, 15000, NULL, NULL));
+	assert_true(run_until(f, settled, loud, 15000, NULL, NULL));
+	assert_true(run_until(f, settled, kept, 15000, NULL, NULL));
+	turn(f, 0); /* the tick carries out the trash */
+	char dq[1024], dl[1024], dk[1024], ck[1024];
+	run_dir_of(f, quiet, 0, dq, sizeof(dq));
+	run_dir_of(f, loud, 0, dl, sizeof(dl));
+	run_dir_of(f, kept, 0, dk, sizeof(dk));
+	assert_false(jft_exists(dq));
+	assert_true(exists_at(dl, "stdout"));
+	assert_true(exists_at(dl, "logs"));
+	assert_true(exists_at(dl, "work/out"));
+	assert_false(exists_at(dl, "result"));
+	assert_false(exists_at(dl, "launch.json"));
+	assert_false(exists_at(dl, "stderr")); /* empty */
+	struct jf_task_rec t;
+	assert_int_equal(jf_task_find(jf_engine_store(f->e), loud, 0, &t), JF_OK);
+	snprintf(ck, sizeof(ck), "%s/ckpt/%lld", f->dir, (long long)t.id);
+	jf_task_release(&t);
+	assert_false(jft_exists(ck));
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM trash", 0), 0);
+
+	/* an hour and a minute later: the daemon's keep_logs passed */
+	char *ev = events(f, JF_SCOPE_GROUP, loud);
+	assert_null(strstr(ev, "LogsRemoved"));
+	free(ev);
+	f->offset_ms += 3660 * 1000;
+	turn(f, 0);
+	assert_false(jft_exists(dl));
+	assert_true(exists_at(dk, "stdout")); /* its queue keeps logs forever */
+	ev = events(f, JF_SCOPE_GROUP, loud);
+	assert_non_null(strstr(ev, " Normal LogsRemoved "));
+	assert_non_null(strstr(ev, "kept 1h after the group ended"));
+	free(ev);
+	assert_true(sql_count(f, "SELECT logs_freed_ms FROM groups WHERE id = ?1", loud) > 0);
+	assert_int_equal(group_state(f, loud), JF_ST_SUCCEEDED);
+
+	/* rmdir: the kept group's directory goes too, its ledger rows stay */
+	int rows = closed_ledger_rows(f, kept);
+	assert_int_equal(jf_engine_rmgroup(f->e, kept, &err), JF_OK);
+	turn(f, 0);
+	assert_false(jft_exists(dk));
+	assert_int_equal(closed_ledger_rows(f, kept), rows);
+	assert_int_equal(sql_count(f, "SELECT count(*) FROM trash", 0), 0);
+}
+
 static bool all_settled(struct fix *f, int64_t n)
 {
 	for (int64_t g = 1; g <= n; g++)
@@ -1202,6 +1293,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_group_succeeds),
+		T(test_state_dir_freed),
 		T(test_group_cache_trim),
 		T(test_retry_then_fail),
 		T(test_start_failure_words),

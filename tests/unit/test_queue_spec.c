@@ -95,6 +95,17 @@ static void every_key(void **state)
 	q = parse_ok("group_timeout: 90\n");
 	assert_int_equal(q.group_timeout, 90);
 	jf_queue_spec_release(&q);
+	q = parse_ok("keep_logs: 7d\n");
+	assert_true(q.keep_logs_set);
+	assert_int_equal(q.keep_logs, 7 * 86400);
+	jf_queue_spec_release(&q);
+	q = parse_ok("keep_logs: forever\n");
+	assert_true(q.keep_logs_set);
+	assert_int_equal(q.keep_logs, 0);
+	jf_queue_spec_release(&q);
+	q = parse_ok("capacity: 2\n");
+	assert_false(q.keep_logs_set); /* absent: the daemon's --keep-logs */
+	jf_queue_spec_release(&q);
 	q = parse_ok("group_timeout: 1h30m\ncapacity: 1000000\n");
 	assert_int_equal(q.group_timeout, 5400);
 	assert_int_equal(q.capacity, 1000000);
@@ -117,6 +128,9 @@ static void errors(void **state)
 	ERR("group_timeout: \"\"\n", 1, "key 'group_timeout'", "bad duration");
 	ERR("group_timeout: -5m\n", 1, "key 'group_timeout'", "bad duration");
 	ERR("group_timeout: 367d\n", 1, "key 'group_timeout'", "out of range");
+	ERR("keep_logs: 0\n", 1, "key 'keep_logs'", "or forever");
+	ERR("keep_logs: soon\n", 1, "key 'keep_logs'", "bad duration \"soon\"");
+	ERR("keep_logs: 3661d\n", 1, "key 'keep_logs'", "out of range");
 	ERR("partition: \"a b\"\n", 1, "key 'partition'", "bad partition name");
 	ERR("partition: \"\"\n", 1, "key 'partition'", "bad partition name");
 	ERR("partition: [x]\n", 1, "key 'partition'", "expected a string");

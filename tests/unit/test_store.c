@@ -144,8 +144,11 @@ static int task_state(struct jf_store *st, int64_t id)
 
 /* ---- schema ---- */
 
-/* What migration 9 -> 10 added, taken away again: a version-9 database. */
-#define UNDO_10 "ALTER TABLE queues DROP COLUMN message; "
+/* What migration 10 -> 11 added, taken away again: a version-10 database. */
+#define UNDO_11 "DROP TABLE trash; ALTER TABLE groups DROP COLUMN logs_freed_ms; "
+
+/* What migrations 9 -> 11 added, taken away again: a version-9 database. */
+#define UNDO_10 UNDO_11 "ALTER TABLE queues DROP COLUMN message; "
 
 /* What migrations 8 -> 10 added, taken away again: a version-8 database. */
 #define UNDO_9                                                                                     \
@@ -2722,6 +2725,110 @@ static void test_make_tasks_rollback(void **state)
 	assert_int_equal(c[JF_ST_WAITING], 0);
 }
 
+struct taken {
+	int n;
+	char paths[8][128];
+	int kinds[8];
+};
+
+static void take_one(void *ctx, enum jf_trash_kind kind, const char *path)
+{
+	struct taken *t = ctx;
+	if (t->n < 8) {
+		snprintf(t->paths[t->n], sizeof(t->paths[0]), "%s", path);
+		t->kinds[t->n] = kind;
+	}
+	t->n++;
+}
+
+static int count_kept(void *ctx, int64_t id, int64_t queue_id, int64_t finished_ms)
+{
+	(void)id;
+	(void)queue_id;
+	(void)finished_ms;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/* 10 -> 11, and the trash: rows in order, taken a batch at a time and
+ * removed up to the last taken; a group's directories all named; the
+ * finished groups whose logs are kept, per queue, until marked freed. */
+static void test_trash(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 2, 2);
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_11 "PRAGMA user_version = 10");
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
+
+	int64_t t0 = task_id(f->st, g, 0), t1 = task_id(f->st, g, 1), n0 = 0, n1 = 0, a = 0;
+	assert_int_equal(jf_node_ensure(f->st, t0, 0, &n0), JF_OK);
+	assert_int_equal(jf_node_ensure(f->st, t1, 0, &n1), JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/s/runs/1/1", "m0", "0", 1000, &a),
+			 JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/s/runs/2/1", "m0", "1", 1000, &a),
+			 JF_OK);
+
+	assert_int_equal(jf_trash_add(f->st, JF_TRASH_TIDY, "/s/runs/1/1"), JF_OK);
+	assert_int_equal(jf_trash_add(f->st, JF_TRASH_EMPTY, "/s/ckpt/1"), JF_OK);
+	struct taken tk = { 0 };
+	int64_t last = 0;
+	assert_int_equal(jf_trash_take(f->st, 1, take_one, &tk, &last), JF_OK);
+	assert_int_equal(tk.n, 1);
+	assert_string_equal(tk.paths[0], "/s/runs/1/1");
+	assert_int_equal(tk.kinds[0], JF_TRASH_TIDY);
+	assert_int_equal(jf_trash_done(f->st, last), JF_OK);
+	int64_t n = 0;
+	assert_int_equal(jf_trash_count(f->st, &n), JF_OK);
+	assert_int_equal(n, 1);
+	memset(&tk, 0, sizeof(tk));
+	assert_int_equal(jf_trash_take(f->st, 10, take_one, &tk, &last), JF_OK);
+	assert_int_equal(tk.n, 1);
+	assert_int_equal(tk.kinds[0], JF_TRASH_EMPTY);
+	assert_int_equal(jf_trash_done(f->st, last), JF_OK);
+
+	/* a finished group: its logs are kept until freed */
+	assert_int_equal(jf_group_set_state(f->st, g, JF_ST_SUCCEEDED, "", T0 + 5000), JF_OK);
+	int kept = 0;
+	assert_int_equal(jf_group_list_logs_kept(f->st, q, T0 + 10000, 10, count_kept, &kept),
+			 JF_OK);
+	assert_int_equal(kept, 1);
+	kept = 0;
+	assert_int_equal(jf_group_list_logs_kept(f->st, q, T0 + 1000, 10, count_kept, &kept),
+			 JF_OK);
+	assert_int_equal(kept, 0); /* ended after before_ms */
+	kept = 0;
+	assert_int_equal(jf_group_list_logs_kept(f->st, 0, T0 + 10000, 10, count_kept, &kept),
+			 JF_OK);
+	assert_int_equal(kept, 0); /* not a batch of /tasks */
+	assert_int_equal(jf_trash_group_logs(f->st, g, T0 + 20000, &n), JF_OK);
+	assert_int_equal(n, 2);
+	kept = 0;
+	assert_int_equal(jf_group_list_logs_kept(f->st, q, T0 + 30000, 10, count_kept, &kept),
+			 JF_OK);
+	assert_int_equal(kept, 0);
+
+	/* removal: both run directories and both checkpoint directories */
+	assert_int_equal(jf_trash_group(f->st, g, "/s", &n), JF_OK);
+	assert_int_equal(n, 4);
+	assert_int_equal(jf_group_delete(f->st, g), JF_OK);
+	memset(&tk, 0, sizeof(tk));
+	assert_int_equal(jf_trash_take(f->st, 10, take_one, &tk, &last), JF_OK);
+	assert_int_equal(tk.n, 6);
+	char want[64];
+	snprintf(want, sizeof(want), "/s/ckpt/%lld", (long long)t0);
+	bool seen = false;
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(tk.kinds[i], JF_TRASH_TREE);
+		seen = seen || !strcmp(tk.paths[i], want);
+	}
+	assert_true(seen);
+}
+
 /* 9 -> 10: a queue of an older database has no refusal to show; a
  * refusal is kept until a spec is accepted. */
 static void test_migrate_9_to_10(void **state)
@@ -2792,6 +2899,7 @@ int main(void)
 		T(test_groups),
 		T(test_reject_accept),
 		T(test_clear_draft_counts),
+		T(test_trash),
 		T(test_group_states),
 		T(test_tasks),
 		T(test_nodes_attempts),
