@@ -73,10 +73,13 @@ static int64_t log_mtime(struct jf_fs *fs, const struct jf_ino *ino)
 		return 0;
 	struct stat sb;
 	int64_t ms = 0;
+	/* an empty file counts as none: its content never changed since the
+	 * node was made, and an ended attempt's empty logs are removed
+	 * (engine/retain.c) without their files' times moving */
 	snprintf(old, sizeof(old), "%s.1", path);
-	if (stat(old, &sb) == 0)
+	if (stat(old, &sb) == 0 && sb.st_size > 0)
 		ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
-	if (stat(path, &sb) == 0) {
+	if (stat(path, &sb) == 0 && sb.st_size > 0) {
 		int64_t m = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
 		if (m > ms)
 			ms = m;
