@@ -22,15 +22,14 @@
 #include "core/spec.h"
 #include "engine/trash.h"
 
-#define JF_TRASH_TURN	  256
-#define JF_KEEP_CHECK_MS  60000
-#define JF_KEEP_GROUPS	  64
+#define JF_TRASH_TURN    256
+#define JF_KEEP_CHECK_MS 60000
+#define JF_KEEP_GROUPS   64
 
 void jf_eng_run_dir(const struct jf_engine *e, int64_t node_id, int64_t attempt, char *buf,
 		    size_t n)
 {
-	snprintf(buf, n, "%s/runs/%lld/%lld", e->state_dir, (long long)node_id,
-		 (long long)attempt);
+	snprintf(buf, n, "%s/runs/%lld/%lld", e->state_dir, (long long)node_id, (long long)attempt);
 }
 
 void jf_eng_trash(struct jf_engine *e, enum jf_trash_kind kind, const char *path)

@@ -35,7 +35,8 @@ bool jf_trash_path_ok(const char *state_dir, const char *path)
 	for (const char *p = path + n + 1; *p;) {
 		const char *end = strchr(p, '/');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
 			return false;
 		if (!end)
 			break;
@@ -119,7 +120,7 @@ static int remove_tree(const char *path, int64_t *freed)
 
 static bool is_log(const char *name)
 {
-	static const char *const logs[] = { "stdout",	"stderr",   "logs",
+	static const char *const logs[] = { "stdout",   "stderr",   "logs",
 					    "stdout.1", "stderr.1", "logs.1" };
 	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++)
 		if (!strcmp(name, logs[i]))

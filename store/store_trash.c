@@ -30,13 +30,12 @@ static enum jf_err insert_counted(struct jf_store *st, sqlite3_stmt *s, int64_t 
 	return rc;
 }
 
-enum jf_err jf_trash_group(struct jf_store *st, int64_t group_id, const char *state_dir,
-			   int64_t *n)
+enum jf_err jf_trash_group(struct jf_store *st, int64_t group_id, const char *state_dir, int64_t *n)
 {
 	if (n)
 		*n = 0;
 	static const enum jf_q qs[] = { Q_TRASH_GROUP_RUNS, Q_TRASH_GROUP_CKPT,
-					    Q_TRASH_GROUP_SLURM };
+					Q_TRASH_GROUP_SLURM };
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		sqlite3_stmt *s = jf_q(st, qs[i]);
 		if (!s)
@@ -71,8 +70,8 @@ enum jf_err jf_trash_group_logs(struct jf_store *st, int64_t group_id, int64_t n
 }
 
 enum jf_err jf_trash_take(struct jf_store *st, int limit,
-			  void (*fn)(void *ctx, enum jf_trash_kind kind, const char *path), void *ctx,
-			  int64_t *last)
+			  void (*fn)(void *ctx, enum jf_trash_kind kind, const char *path),
+			  void *ctx, int64_t *last)
 {
 	*last = 0;
 	sqlite3_stmt *s = jf_q(st, Q_TRASH_TAKE);
@@ -111,11 +110,10 @@ enum jf_err jf_trash_count(struct jf_store *st, int64_t *n)
 	return rc == SQLITE_ROW ? JF_OK : JF_EIO;
 }
 
-enum jf_err jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms,
-				    int limit,
-				    int (*fn)(void *ctx, int64_t id, int64_t queue_id,
-					      int64_t finished_ms),
-				    void *ctx)
+enum jf_err
+jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms, int limit,
+			int (*fn)(void *ctx, int64_t id, int64_t queue_id, int64_t finished_ms),
+			void *ctx)
 {
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_LOGS_KEPT);
 	if (!s)
@@ -124,7 +122,7 @@ enum jf_err jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64
 	sqlite3_bind_int(s, 2, limit);
 	sqlite3_bind_int64(s, 3, queue_id);
 	/* collect first: fn may run other statements */
-	int64_t (*rows)[3] = calloc((size_t)(limit > 0 ? limit : 1), sizeof(*rows));
+	int64_t(*rows)[3] = calloc((size_t)(limit > 0 ? limit : 1), sizeof(*rows));
 	if (!rows) {
 		sqlite3_reset(s);
 		return JF_ENOMEM;
