@@ -167,7 +167,6 @@ struct jf_engine {
 	int64_t keep_check_ms;     /* next look for finished groups past their retention */
 	bool trash_pending;        /* the store's trash may have rows (trash.c) */
 	bool trash_said;           /* a removal that failed was told on stderr */
-	int64_t trash_freed;       /* bytes the trash freed since start */
 	int64_t rotation_check_ms; /* next look at running nodes' log rotations */
 	int64_t window_check_ms;   /* spot tasks wait for a low-risk window: look again then */
 	bool scheduling;           /* guards re-entry */

@@ -41,7 +41,6 @@ void jf_eng_trash(struct jf_engine *e, enum jf_trash_kind kind, const char *path
 struct turn {
 	struct jf_engine *e;
 	int n, failed;
-	int64_t freed;
 	char first_failure[512];
 };
 
@@ -49,7 +48,7 @@ static void remove_one(void *ctx, enum jf_trash_kind kind, const char *path)
 {
 	struct turn *t = ctx;
 	t->n++;
-	int rc = jf_trash_remove(t->e->state_dir, kind, path, &t->freed);
+	int rc = jf_trash_remove(t->e->state_dir, kind, path, NULL);
 	if (rc && !t->failed++)
 		snprintf(t->first_failure, sizeof(t->first_failure), "%s: %s", path, strerror(rc));
 }
@@ -72,7 +71,6 @@ bool jf_eng_trash_turn(struct jf_engine *e)
 		jf_eng_step_abort(e);
 	else
 		jf_eng_step_end(e); /* failed: done again, harmlessly, next turn */
-	e->trash_freed += t.freed;
 	if (t.failed && !e->trash_said) {
 		/* once: a tree that cannot go would say so at every turn */
 		fprintf(stderr, "jobfs: state directory: %d of %d removals failed, first %s\n",
@@ -87,7 +85,6 @@ bool jf_eng_trash_turn(struct jf_engine *e)
 struct keep_ctx {
 	struct jf_engine *e;
 	int64_t keep_ms, now;
-	int freed;
 };
 
 static int free_logs(void *ctx, int64_t id, int64_t queue_id, int64_t finished_ms)
@@ -121,7 +118,6 @@ static int free_logs(void *ctx, int64_t id, int64_t queue_id, int64_t finished_m
 	if (!jf_eng_step_end(e))
 		return 1;
 	e->trash_pending = true;
-	k->freed++;
 	return 0;
 }
 
