@@ -74,6 +74,15 @@ enum jf_err jf_q_exec(struct jf_store *st, sqlite3_stmt *s)
 	return jf_q_err(rc);
 }
 
+enum jf_err jf_q_exec_id(struct jf_store *st, enum jf_q q, int64_t id)
+{
+	sqlite3_stmt *s = jf_q(st, q);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	return jf_q_exec(st, s);
+}
+
 const char *jf_store_last_error(const struct jf_store *st)
 {
 	return st->errmsg[0] ? st->errmsg : "no error recorded";

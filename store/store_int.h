@@ -68,6 +68,8 @@ struct jf_store {
 sqlite3_stmt *jf_q(struct jf_store *st, enum jf_q q);
 /* Run a statement that returns no rows (binds already done): JF_OK or JF_EIO. */
 enum jf_err jf_q_exec(struct jf_store *st, sqlite3_stmt *s);
+/* Run q, which returns no rows, with ?1 = id: JF_OK or JF_EIO. */
+enum jf_err jf_q_exec_id(struct jf_store *st, enum jf_q q, int64_t id);
 /* Map a sqlite result code to jf_err: constraint violations are JF_EEXIST. */
 enum jf_err jf_q_err(int rc);
 /* Column text duplicated on the heap ("" for NULL); NULL only on ENOMEM. */

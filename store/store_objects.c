@@ -307,11 +307,7 @@ enum jf_err jf_group_reject(struct jf_store *st, int64_t id, const char *draft, 
 
 enum jf_err jf_group_clear_draft(struct jf_store *st, int64_t id)
 {
-	sqlite3_stmt *s = jf_q(st, Q_GROUP_CLEAR_DRAFT);
-	if (!s)
-		return JF_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	return jf_q_exec(st, s);
+	return jf_q_exec_id(st, Q_GROUP_CLEAR_DRAFT, id);
 }
 
 enum jf_err jf_group_accept(struct jf_store *st, int64_t id, const char *spec_text,
@@ -522,11 +518,7 @@ enum jf_err jf_group_set_message(struct jf_store *st, int64_t id, const char *me
 
 enum jf_err jf_group_add_failure(struct jf_store *st, int64_t id)
 {
-	sqlite3_stmt *s = jf_q(st, Q_GROUP_ADD_FAILURE);
-	if (!s)
-		return JF_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	return jf_q_exec(st, s);
+	return jf_q_exec_id(st, Q_GROUP_ADD_FAILURE, id);
 }
 
 enum jf_err jf_group_reset(struct jf_store *st, int64_t id, int64_t task_id)
@@ -564,11 +556,7 @@ enum jf_err jf_group_rename(struct jf_store *st, int64_t id, const char *dirname
 enum jf_err jf_group_delete(struct jf_store *st, int64_t id)
 {
 	jf_counts_group_changed(st, id); /* its tasks go with it */
-	sqlite3_stmt *s = jf_q(st, Q_GROUP_DELETE);
-	if (!s)
-		return JF_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	return jf_q_exec(st, s);
+	return jf_q_exec_id(st, Q_GROUP_DELETE, id);
 }
 
 static enum jf_err count_preempted(sqlite3_stmt *s, int64_t *n)

@@ -90,11 +90,7 @@ enum jf_err jf_trash_take(struct jf_store *st, int limit,
 
 enum jf_err jf_trash_done(struct jf_store *st, int64_t upto)
 {
-	sqlite3_stmt *s = jf_q(st, Q_TRASH_DONE);
-	if (!s)
-		return JF_EIO;
-	sqlite3_bind_int64(s, 1, upto);
-	return jf_q_exec(st, s);
+	return jf_q_exec_id(st, Q_TRASH_DONE, upto);
 }
 
 enum jf_err jf_trash_count(struct jf_store *st, int64_t *n)
