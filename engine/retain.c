@@ -87,7 +87,7 @@ struct keep_ctx {
 	int64_t keep_ms, now;
 };
 
-static int free_logs(void *ctx, int64_t id, int64_t queue_id, int64_t finished_ms)
+static int free_logs(void *ctx, int64_t id, int64_t queue_id)
 {
 	struct keep_ctx *k = ctx;
 	struct jf_engine *e = k->e;
@@ -110,7 +110,6 @@ static int free_logs(void *ctx, int64_t id, int64_t queue_id, int64_t finished_m
 				   kind == JF_KIND_BATCH ? "batch" : "group");
 		jf_eng_changed(e, JF_CH_GROUP, queue_id, id, 0, 0, false);
 	}
-	(void)finished_ms;
 	if (rc != JF_OK) {
 		jf_eng_step_abort(e);
 		return 1; /* the next check tries again */

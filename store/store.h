@@ -219,11 +219,10 @@ enum jf_err jf_trash_done(struct jf_store *st, int64_t upto);
 enum jf_err jf_trash_count(struct jf_store *st, int64_t *n);
 /* Finished groups (Succeeded, Failed, Stopped) of a queue (0: the batches
  * of /tasks) that ended at or before before_ms and whose logs are still
- * kept: id, queue id and end to fn, oldest end first, at most limit. */
-enum jf_err
-jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms, int limit,
-			int (*fn)(void *ctx, int64_t id, int64_t queue_id, int64_t finished_ms),
-			void *ctx);
+ * kept: id and queue id to fn, oldest end first, at most limit. */
+enum jf_err jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms,
+				    int limit, int (*fn)(void *ctx, int64_t id, int64_t queue_id),
+				    void *ctx);
 /* A Draft or Invalid group back to a Draft with no text (an emptied spec). */
 enum jf_err jf_group_clear_draft(struct jf_store *st, int64_t id);
 /*

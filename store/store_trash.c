@@ -106,10 +106,9 @@ enum jf_err jf_trash_count(struct jf_store *st, int64_t *n)
 	return rc == SQLITE_ROW ? JF_OK : JF_EIO;
 }
 
-enum jf_err
-jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms, int limit,
-			int (*fn)(void *ctx, int64_t id, int64_t queue_id, int64_t finished_ms),
-			void *ctx)
+enum jf_err jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms,
+				    int limit, int (*fn)(void *ctx, int64_t id, int64_t queue_id),
+				    void *ctx)
 {
 	sqlite3_stmt *s = jf_q(st, Q_GROUP_LOGS_KEPT);
 	if (!s)
@@ -118,7 +117,7 @@ jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms
 	sqlite3_bind_int(s, 2, limit);
 	sqlite3_bind_int64(s, 3, queue_id);
 	/* collect first: fn may run other statements */
-	int64_t(*rows)[3] = calloc((size_t)(limit > 0 ? limit : 1), sizeof(*rows));
+	int64_t(*rows)[2] = calloc((size_t)(limit > 0 ? limit : 1), sizeof(*rows));
 	if (!rows) {
 		sqlite3_reset(s);
 		return JF_ENOMEM;
@@ -127,12 +126,11 @@ jf_group_list_logs_kept(struct jf_store *st, int64_t queue_id, int64_t before_ms
 	while (n < limit && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		rows[n][0] = sqlite3_column_int64(s, 0);
 		rows[n][1] = sqlite3_column_int64(s, 1);
-		rows[n][2] = sqlite3_column_int64(s, 2);
 		n++;
 	}
 	sqlite3_reset(s);
 	for (int i = 0; i < n; i++)
-		if (fn(ctx, rows[i][0], rows[i][1], rows[i][2]))
+		if (fn(ctx, rows[i][0], rows[i][1]))
 			break;
 	free(rows);
 	return JF_OK;

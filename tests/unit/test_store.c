@@ -2741,11 +2741,10 @@ static void take_one(void *ctx, enum jf_trash_kind kind, const char *path)
 	t->n++;
 }
 
-static int count_kept(void *ctx, int64_t id, int64_t queue_id, int64_t finished_ms)
+static int count_kept(void *ctx, int64_t id, int64_t queue_id)
 {
 	(void)id;
 	(void)queue_id;
-	(void)finished_ms;
 	(*(int *)ctx)++;
 	return 0;
 }
