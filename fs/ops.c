@@ -30,23 +30,25 @@
 #define SCRATCH_MAX_BYTES JF_SPEC_MAX_BYTES
 #define DIR_BASE          64 /* readdir offsets below this are fixed entries */
 
-void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
+/*
+ * The entry the kernel is handed for c, as reader: 0 or an errno.  Its
+ * timeouts are 0 where the kernel must ask again each time (below).
+ */
+static int entry_param(struct jf_fs *fs, const struct jf_ino *c, uid_t reader,
+		       struct fuse_entry_param *e)
 {
-	struct fuse_entry_param e;
 	struct jf_obj_info in;
-	memset(&e, 0, sizeof(e));
+	memset(e, 0, sizeof(*e));
 	int rc = jf_obj_info(fs, c, &in);
 	if (!rc)
-		rc = jf_stat_info(fs, c, &in, fuse_req_ctx(req)->uid, &e.attr);
-	if (rc) {
-		fuse_reply_err(req, rc);
-		return;
-	}
-	e.ino = e.attr.st_ino;
-	e.attr_timeout = fs->attr_timeout;
-	e.entry_timeout = fs->attr_timeout;
+		rc = jf_stat_info(fs, c, &in, reader, &e->attr);
+	if (rc)
+		return rc;
+	e->ino = e->attr.st_ino;
+	e->attr_timeout = fs->attr_timeout;
+	e->entry_timeout = fs->attr_timeout;
 	if (jf_file_per_reader(c))
-		e.attr_timeout = 0; /* its size is the asker's */
+		e->attr_timeout = 0; /* its size is the asker's */
 	if (c->obj == JF_O_SCRATCH ||
 	    (in.perm.private_ && !(c->obj == JF_O_QUEUE && c->file == JF_F_DIR))) {
 		/*
@@ -58,8 +60,19 @@ void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
 		 * asking us, for any user; uncached, every walk comes to lookup,
 		 * which refuses the users who may not see in.
 		 */
-		e.attr_timeout = 0;
-		e.entry_timeout = 0;
+		e->attr_timeout = 0;
+		e->entry_timeout = 0;
+	}
+	return 0;
+}
+
+void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c)
+{
+	struct fuse_entry_param e;
+	int rc = entry_param(fs, c, fuse_req_ctx(req)->uid, &e);
+	if (rc) {
+		fuse_reply_err(req, rc);
+		return;
 	}
 	jf_ino_looked(fs, e.ino);
 	fuse_reply_entry(req, &e);
@@ -253,13 +266,51 @@ static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 
 struct dirbuf {
 	fuse_req_t req;
+	struct jf_fs *fs;
 	char *buf;
 	size_t size, used;
 	bool full;
+	bool plus;     /* readdirplus: each entry with its attributes */
+	int64_t tasks; /* JF_O_TASKS: the group's id (creating, notify.c) */
 };
+
+/*
+ * The attributes of an entry of a readdirplus, which the kernel then
+ * holds as if looked up: ino 0 where it must not (the entry is gone, or
+ * is never cached, or the toucher is about to raise its IN_CREATE: a
+ * dentry made now would make the toucher's mkdir EEXIST).
+ */
+static void plus_param(struct dirbuf *d, const char *name, uint64_t ino, mode_t mode,
+		       struct fuse_entry_param *e)
+{
+	struct jf_ino c;
+	bool dots = name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+	if (dots || !jf_ino_split(ino, &c) ||
+	    (d->tasks && jf_ino_creating(d->fs, d->tasks, name, false)) ||
+	    entry_param(d->fs, &c, fuse_req_ctx(d->req)->uid, e) != 0 || e->entry_timeout == 0) {
+		memset(e, 0, sizeof(*e));
+		e->attr.st_ino = ino;
+		e->attr.st_mode = mode;
+	}
+}
 
 static bool add(struct dirbuf *d, const char *name, uint64_t ino, mode_t mode, off_t next)
 {
+	if (d->plus) {
+		struct fuse_entry_param e;
+		plus_param(d, name, ino, mode, &e);
+		size_t need = fuse_add_direntry_plus(d->req, NULL, 0, name, NULL, 0);
+		if (d->used + need > d->size) {
+			d->full = true;
+			return false;
+		}
+		fuse_add_direntry_plus(d->req, d->buf + d->used, d->size - d->used, name, &e, next);
+		d->used += need;
+		/* the kernel counts a lookup of every entry it was given an inode of */
+		if (e.ino)
+			jf_ino_looked(d->fs, e.ino);
+		return true;
+	}
 	struct stat st;
 	memset(&st, 0, sizeof(st));
 	st.st_ino = ino;
@@ -306,10 +357,8 @@ static int list_tasks(void *ctx, int64_t id, int64_t idx, const char *display)
 	return 0;
 }
 
-static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			  struct fuse_file_info *fi)
+static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
-	(void)fi;
 	struct jf_fs *fs = FS(req);
 	struct jf_ino i;
 	if (!split(ino, &i) || i.file != JF_F_DIR) {
@@ -324,7 +373,8 @@ static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		fuse_reply_err(req, rc);
 		return;
 	}
-	struct dirbuf d = { req, malloc(size), size, 0, false };
+	struct dirbuf d = { req, fs,    malloc(size), size,
+			    0,   false, plus,         i.obj == JF_O_TASKS ? i.id : 0 };
 	if (!d.buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -475,6 +525,22 @@ done:
 	free(d.buf);
 }
 
+static void jf_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			  struct fuse_file_info *fi)
+{
+	(void)fi;
+	list_dir(req, ino, size, off, false);
+}
+
+/* A listing with every entry's attributes: `ls -l` of N entries is one
+ * request a page of entries, not one lookup each besides. */
+static void jf_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			      struct fuse_file_info *fi)
+{
+	(void)fi;
+	list_dir(req, ino, size, off, true);
+}
+
 /* access(2), `test -r`, `[ -w ]`, chdir: the rules of perm.h, admins included
  * (no one writes a status file or an accepted spec, no file is executable). */
 static void jf_op_access(fuse_req_t req, fuse_ino_t ino, int mask)
@@ -539,6 +605,13 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/*
+	 * Every listing comes with its entries' attributes (readdirplus), not
+	 * only the first page of it: what lists a directory of the tree then
+	 * looks into it (ls -l, a glob then open, find), and each entry would
+	 * otherwise cost a LOOKUP round trip of its own.
+	 */
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 }
 
 const struct fuse_lowlevel_ops jf_fs_ops = {
@@ -561,6 +634,7 @@ const struct fuse_lowlevel_ops jf_fs_ops = {
 	.flush = jf_op_flush,
 	.release = jf_op_release,
 	.readdir = jf_op_readdir,
+	.readdirplus = jf_op_readdirplus,
 	.statfs = op_statfs,
 	.access = jf_op_access,
 	.poll = jf_op_poll,

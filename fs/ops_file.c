@@ -336,6 +336,9 @@ opened:
 	fi->fh = (uintptr_t)h;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
+	/* a reading handle has nothing to act on at close: no FLUSH round trip */
+	if (!writing)
+		fi->noflush = 1;
 	if (fuse_reply_open(req, fi) != 0) {
 		/* the opener went away: release will not come */
 		if (h->w) {
