@@ -706,7 +706,7 @@ out:
 	return JF_OK;
 }
 
-static uint64_t parses;
+static _Atomic uint64_t parses; /* the tree's reader threads parse too */
 
 uint64_t jf_spec_parse_count(void)
 {

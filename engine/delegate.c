@@ -186,13 +186,18 @@ void jf_eng_delegate_machines(struct jf_engine *e)
 		sig = sig_add(sig, bm[i].model, strlen(bm[i].model) + 1);
 		k++;
 	}
-	for (size_t i = 0; i < c->nmachines; i++) {
-		free(c->machines[i].name);
-		free(c->machines[i].slurm_gpu);
-	}
-	free(c->machines);
+	/* readers of the cluster's machines hold the view lock (engine.h) */
+	jf_eng_view_lock(e);
+	struct jf_machine *old = c->machines;
+	size_t nold = c->nmachines;
 	c->machines = m;
 	c->nmachines = k;
+	jf_eng_view_unlock(e);
+	for (size_t i = 0; i < nold; i++) {
+		free(old[i].name);
+		free(old[i].slurm_gpu);
+	}
+	free(old);
 	if (sig != e->machines_sig) {
 		e->machines_sig = sig;
 		rejudge_groups(e);

@@ -148,7 +148,9 @@ void jf_eng_demand(struct jf_engine *e, int model, int64_t delta)
 		e->od_use[model] = 0;
 	int64_t now = jf_eng_now(e);
 	jf_demand_add(e->st, e->cluster->models[model].name, now, e->od_use[model]);
+	jf_eng_view_lock(e);
 	jf_forecast_add(e->fc[model], now, (int)e->od_use[model]);
+	jf_eng_view_unlock(e);
 }
 
 const struct jf_forecast *jf_engine_forecast(struct jf_engine *e, size_t m)
@@ -224,6 +226,7 @@ void jf_engine_free(struct jf_engine *e)
 		return;
 	tables_free(e);
 	jf_eng_step_release(e);
+	jf_eng_view_free(e);
 	jf_runner_free(e->run);
 	jf_scheduler_free(e->sch);
 	jf_store_close(e->st);

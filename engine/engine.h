@@ -176,6 +176,40 @@ struct jf_machine_use {
 };
 void jf_engine_machine_use(struct jf_engine *e, size_t m, struct jf_machine_use *u);
 
+/*
+ * The view: what readers on threads other than the engine's may read of
+ * its memory (fs/serve.c).  Once shared, the engine publishes a copy of
+ * every machine's use and of its backend's trouble when a step has
+ * committed (delegated: at most once a tick, JF_ENGINE_TICK_MS), and
+ * changes the cluster's machine list (delegated) and the forecasts only
+ * while it holds the view lock.  A reader holds the lock (recursive)
+ * while it reads the cluster's machines or a forecast; the two below take
+ * it themselves and copy.  The engine's own thread reads without it.  The
+ * engine holds it only to swap a pointer or add a sample, and takes
+ * nothing while it holds it, so a reader may hold it with locks of its own.
+ */
+void jf_engine_share_view(struct jf_engine *e);
+struct jf_view_machine {
+	struct jf_machine_use u; /* u.state, u.partitions point into the two below */
+	char state[32];
+	char partitions[128];
+};
+/*
+ * Around each outermost step an entry point runs: leave(ctx) before it
+ * (returning what enter needs), enter(ctx, that) after it, once what the
+ * step queued (notifications included) is done.  The tree lets its own
+ * lock go meanwhile, so its readers do not wait for the step.
+ */
+void jf_engine_set_step_hooks(struct jf_engine *e, unsigned (*leave)(void *ctx),
+			      void (*enter)(void *ctx, unsigned held), void *ctx);
+void jf_engine_view_lock(struct jf_engine *e);
+void jf_engine_view_unlock(struct jf_engine *e);
+/* Machine m's use as last published (zeros past the end). */
+void jf_engine_view_use(struct jf_engine *e, size_t m, struct jf_view_machine *out);
+/* The backend's trouble as last published (jf_engine_backend_trouble)
+ * into buf; false (buf "") when it can be reached. */
+bool jf_engine_view_trouble(struct jf_engine *e, char *buf, size_t n);
+
 struct jf_forecast;
 /* The spot forecast of GPU model m (borrowed), NULL if out of range. */
 const struct jf_forecast *jf_engine_forecast(struct jf_engine *e, size_t m);

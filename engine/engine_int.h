@@ -18,6 +18,8 @@
 #ifndef JF_ENGINE_INT_H
 #define JF_ENGINE_INT_H
 
+#include <pthread.h>
+
 #include "core/lifecycle.h"
 #include "core/sched.h"
 #include "core/spec.h"
@@ -143,6 +145,17 @@ struct jf_step {
 	int64_t failures; /* steps whose commit failed, since start */
 };
 
+/* view.c: the engine's figures as readers on other threads may see them */
+struct jf_view {
+	bool shared;        /* jf_engine_share_view: publish at each step's end */
+	pthread_mutex_t mu; /* a leaf lock: nothing is taken while it is held */
+	struct jf_view_machine *use;
+	size_t nuse, cap;
+	bool down;
+	char trouble[512];
+	int64_t published_ms; /* delegated: the last publication (at most one a tick) */
+};
+
 struct jf_engine {
 	char *state_dir;
 	struct jf_store *st;
@@ -202,7 +215,12 @@ struct jf_engine {
 		int64_t at_ms;
 		char home[512], name[256];
 	} pw;
-	bool illegal_soft; /* refuse them without aborting (the tests of it) */
+	bool illegal_soft;                 /* refuse them without aborting (the tests of it) */
+	struct jf_view view;               /* view.c: what other threads read of the engine */
+	unsigned (*hook_leave)(void *ctx); /* jf_engine_set_step_hooks */
+	void (*hook_enter)(void *ctx, unsigned held);
+	void *hook_ctx;
+	unsigned hook_held;
 };
 
 /* move.c: the one way an object changes state (see there) */
@@ -225,6 +243,15 @@ int64_t jf_eng_move_tasks(struct jf_engine *e, const struct jf_obj *group, unsig
 #define JF_OBJ_GROUP(g)      (&(struct jf_obj){ (g)->queue_id, (g)->id, 0, 0 })
 #define JF_OBJ_TASK(g, t)    (&(struct jf_obj){ (g)->queue_id, (g)->id, (t), 0 })
 #define JF_OBJ_NODE(g, t, n) (&(struct jf_obj){ (g)->queue_id, (g)->id, (t), (n) })
+
+/* view.c: publish the view now (after a committed step); delegated, at
+ * most once a tick unless force. */
+void jf_eng_view_publish(struct jf_engine *e, bool force);
+/* Around a change of what readers hold the view lock to read (the
+ * delegated cluster's machines, the forecasts): no-ops until shared. */
+void jf_eng_view_lock(struct jf_engine *e);
+void jf_eng_view_unlock(struct jf_engine *e);
+void jf_eng_view_free(struct jf_engine *e);
 
 /* step.c: the store first, then the world (see there) */
 void jf_eng_step_begin(struct jf_engine *e);

@@ -164,8 +164,18 @@ static void recover(struct jf_engine *e)
 	jf_eng_step_end(e); /* failing again: the next entry point tries again */
 }
 
+void jf_engine_set_step_hooks(struct jf_engine *e, unsigned (*leave)(void *ctx),
+			      void (*enter)(void *ctx, unsigned held), void *ctx)
+{
+	e->hook_leave = leave;
+	e->hook_enter = enter;
+	e->hook_ctx = ctx;
+}
+
 void jf_eng_enter(struct jf_engine *e)
 {
+	if (e->step.depth == 0 && e->hook_leave)
+		e->hook_held = e->hook_leave(e->hook_ctx);
 	if (e->step.depth == 0 && e->step.poisoned)
 		recover(e);
 	jf_eng_step_begin(e);
@@ -179,6 +189,13 @@ bool jf_eng_leave(struct jf_engine *e)
 	if (e->step.poisoned)
 		recover(e);
 	jf_eng_trim(e);
+	/* what readers on other threads see of the engine: as of this commit */
+	jf_eng_view_publish(e, false);
+	if (e->hook_enter) {
+		unsigned held = e->hook_held;
+		e->hook_held = 0;
+		e->hook_enter(e->hook_ctx, held);
+	}
 	return ok;
 }
 

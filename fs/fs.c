@@ -55,7 +55,6 @@ static void keep_device(struct jf_fs *fs)
 		pause();
 }
 
-static void serve_requests(struct jf_loop *l, void *ctx);
 static void on_signal(struct jf_loop *l, void *ctx);
 static void on_touch(struct jf_loop *l, void *ctx);
 static void on_logs_timer(struct jf_loop *l, void *ctx);
@@ -82,6 +81,14 @@ enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs
 	fs->perm.uid = fs->uid;
 	fs->perm.root = fs->uid == 0;
 	fs->sfd = -1;
+	fs->fwd_fd = fs->stop_fd = -1;
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&fs->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_mutex_init(&fs->fwd_mu, NULL);
+	jf_idmap_init(&fs->specs);
 	jf_idmap_init(&fs->cache);
 	jf_idmap_init(&fs->gcache);
 	jf_idmap_init(&fs->looked);
@@ -137,46 +144,29 @@ enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs
 		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
 		goto fail;
 	}
-	/* the loop reads every request that waits, then goes on */
+	/* readers poll the device and take a request each; the one that loses
+	 * the race gets EAGAIN */
 	int ffl = fcntl(fuse_session_fd(fs->se), F_GETFL);
 	if (ffl < 0 || fcntl(fuse_session_fd(fs->se), F_SETFL, ffl | O_NONBLOCK) < 0) {
 		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
 		goto fail;
 	}
 	fs->logs_timer = jf_loop_add_timer(l, on_logs_timer, fs);
-	if (jf_loop_add_fd(l, fuse_session_fd(fs->se), JF_LOOP_FIRST, serve_requests, fs) < 0 ||
-	    jf_loop_add_fd(l, fs->sfd, JF_LOOP_NEXT, on_signal, fs) < 0 ||
+	if (jf_loop_add_fd(l, fs->sfd, JF_LOOP_NEXT, on_signal, fs) < 0 ||
 	    jf_loop_add_fd(l, jf_toucher_fd(fs->nt), JF_LOOP_NEXT, on_touch, fs) < 0 ||
 	    fs->logs_timer < 0) {
 		jf_error_set(err, JF_EIO, 0, "event loop: %s", strerror(errno));
 		goto fail;
 	}
 	jf_loop_arm(l, fs->logs_timer, jf_loop_now(l) + JF_ENGINE_TICK_MS);
+	/* last: the readers inherit the blocked signals (the signalfd's) */
+	if (jf_serve_start(fs, JF_FS_READERS, err) != JF_OK)
+		goto fail;
 	*out = fs;
 	return JF_OK;
 fail:
 	jf_fs_free(fs);
 	return err ? err->code : JF_EIO;
-}
-
-/* Every request that waits (the device is non-blocking), REQUEST_BURST at most. */
-static void serve_requests(struct jf_loop *l, void *ctx)
-{
-	struct jf_fs *fs = ctx;
-	for (int k = 0; k < REQUEST_BURST && !fs->stop; k++) {
-		int r = fuse_session_receive_buf(fs->se, &fs->rbuf);
-		if (r == -EINTR || r == -EAGAIN)
-			break;
-		if (r <= 0) {
-			/* unmounted (ENODEV) or the channel failed */
-			fs->stop = true;
-			fs->mounted = r != 0 && r != -ENODEV;
-			break;
-		}
-		fuse_session_process_buf(fs->se, &fs->rbuf);
-	}
-	if (fs->stop || fuse_session_exited(fs->se))
-		jf_loop_stop(l);
 }
 
 static void on_signal(struct jf_loop *l, void *ctx)
@@ -193,28 +183,37 @@ static void on_touch(struct jf_loop *l, void *ctx)
 {
 	(void)l;
 	struct jf_fs *fs = ctx;
+	/* the toucher is the loop thread's alone: no lock */
 	jf_toucher_flush(fs->nt, fs->se);
 }
 
-/* The loop's longest turn, said on stderr (the daemon's log) each time it
- * grows by a quarter past 10 ms: how long a request may have waited. */
-#define TURN_SAY_US 10000
+/* The longest a request waited, said on stderr (the daemon's log) each time
+ * it grows by a quarter past 10 ms: a read, from the moment a reader took it
+ * off /dev/fuse until it was served; a write, until the loop ran it. */
+#define WAIT_SAY_US 10000
 
-static void say_longest_turn(struct jf_fs *fs)
+static void say_waits(struct jf_fs *fs)
 {
-	int64_t us = jf_loop_longest_turn_us(fs->loop);
-	if (us < TURN_SAY_US || us * 4 < fs->turn_said_us * 5)
+	int64_t r = fs->read_wait_us, w = fs->write_wait_us;
+	int64_t turn = jf_loop_longest_turn_us(fs->loop);
+	if ((r < WAIT_SAY_US || r * 4 < fs->read_said_us * 5) &&
+	    (w < WAIT_SAY_US || w * 4 < fs->write_said_us * 5))
 		return;
-	fs->turn_said_us = us;
-	fprintf(stderr, "jobfs: loop: longest turn so far %.1f ms (a request waits at most that)\n",
-		(double)us / 1000.0);
+	fs->read_said_us = r > fs->read_said_us ? r : fs->read_said_us;
+	fs->write_said_us = w > fs->write_said_us ? w : fs->write_said_us;
+	fprintf(stderr,
+		"jobfs: longest wait so far: a read %.1f ms, a write %.1f ms (the loop's longest "
+		"turn %.1f ms)\n",
+		(double)r / 1000.0, (double)w / 1000.0, (double)turn / 1000.0);
 }
 
 static void on_logs_timer(struct jf_loop *l, void *ctx)
 {
 	struct jf_fs *fs = ctx;
+	jf_fs_lock(fs);
 	jf_fs_poll_logs(fs);
-	say_longest_turn(fs);
+	say_waits(fs);
+	jf_fs_unlock(fs);
 	jf_loop_arm(l, fs->logs_timer, jf_loop_now(l) + JF_ENGINE_TICK_MS);
 }
 
@@ -222,6 +221,8 @@ void jf_fs_free(struct jf_fs *fs)
 {
 	if (!fs)
 		return;
+	/* the readers first: what follows runs on this thread alone */
+	jf_serve_stop(fs);
 	/* the touch helper may be inside a request of ours: answer until it ends */
 	jf_toucher_stop(fs->nt);
 	struct fuse_buf buf = { .mem = NULL };
@@ -232,7 +233,6 @@ void jf_fs_free(struct jf_fs *fs)
 			fuse_session_process_buf(fs->se, &buf);
 	}
 	free(buf.mem);
-	free(fs->rbuf.mem);
 	for (struct watcher *w = fs->watchers; w; w = w->next) {
 		if (w->pending)
 			fuse_reply_err(w->pending, EINTR);
@@ -286,11 +286,14 @@ void jf_fs_free(struct jf_fs *fs)
 	jf_idmap_release(&fs->creating);
 	jf_mtime_release(fs);
 	jf_idmap_release(&fs->seen);
+	jf_fs_specs_release(fs);
 	if (fs->sfd >= 0)
 		close(fs->sfd);
 	if (fs->e)
 		jf_engine_stop_billing(fs->e);
 	jf_engine_free(fs->e);
 	free(fs->mountpoint);
+	pthread_mutex_destroy(&fs->mu);
+	pthread_mutex_destroy(&fs->fwd_mu);
 	free(fs);
 }

@@ -109,6 +109,7 @@ struct jf_fs {
 	struct jf_idmap mtimes;     /* file ino -> struct mt (mtime.c) */
 	struct jf_idmap seen;       /* (scope, object, uid) -> (void *)(events offset
 				     * + 1) that user has seen (notify.c: a watch's start) */
+	struct jf_idmap specs;      /* group id -> parsed spec (specs.c) */
 	struct jf_idmap listed;     /* directory ino -> (void *)(ms + 1): its entries
 				     * last came or went */
 	int64_t start_ms;           /* the daemon's start, engine clock */
@@ -119,11 +120,36 @@ struct jf_fs {
 	struct jf_toucher *nt; /* invalidations and inotify touches */
 	struct jf_loop *loop;  /* the daemon's (engine/loop.h), not owned */
 	int logs_timer;
-	int64_t turn_said_us; /* the longest loop turn last said on stderr */
+	int64_t read_said_us, write_said_us; /* the longest waits last said on stderr */
 	int sfd;
-	struct fuse_buf rbuf; /* serve_requests' buffer */
-	bool stop;
+	_Atomic bool stop;
+	/* serve.c */
+	pthread_mutex_t mu; /* the tree's memory above (recursive; see serve.c) */
+	pthread_mutex_t fwd_mu;
+	struct fwd *fwd_head, **fwd_tail; /* writes readers handed to the loop */
+	int fwd_fd;                       /* eventfd: the loop looks at fwd_head */
+	int stop_fd;                      /* eventfd: readers end */
+	struct fs_reader *readers;
+	int nreaders;
+	int64_t read_wait_us;  /* the longest a read waited for the locks, read to served */
+	int64_t write_wait_us; /* the longest a write waited, read to run by the loop */
 };
+
+/*
+ * The store a request reads: on a reader thread its own connection
+ * (serve.c), which shows the last commit; on the loop's thread the
+ * engine's.
+ */
+extern _Thread_local struct jf_store *jf_fs_reader_st;
+static inline struct jf_store *ST(struct jf_fs *fs)
+{
+	return jf_fs_reader_st ? jf_fs_reader_st : fs->st;
+}
+
+/* specs.c: the parsed accepted spec of group g (borrowed: valid while the
+ * tree's lock is held and until the next call), NULL if none. */
+const struct jf_spec *jf_fs_spec(struct jf_fs *fs, const struct jf_group_rec *g);
+void jf_fs_specs_release(struct jf_fs *fs);
 
 /* errno.c */
 int jf_errno(enum jf_err e);
@@ -207,6 +233,38 @@ void jf_mtime_hint(struct jf_fs *fs, uint64_t ino);
 /* The kernel forgot ino: what was remembered of it goes. */
 void jf_mtime_forget(struct jf_fs *fs, uint64_t ino);
 void jf_mtime_release(struct jf_fs *fs);
+
+/* serve.c: the tree's lock, taken by readers for a request and by the
+ * loop's thread around a write, a notification, the log poll. */
+void jf_fs_lock(struct jf_fs *fs);
+void jf_fs_unlock(struct jf_fs *fs);
+/* Let the lock go wholly while the engine runs a step (what was read of
+ * the tree's memory before may change meanwhile); returns how deep it was
+ * held, for jf_fs_enter. */
+unsigned jf_fs_leave(struct jf_fs *fs);
+void jf_fs_enter(struct jf_fs *fs, unsigned depth);
+#define JF_FS_READERS 2
+/* Start nreaders reader threads (after the mount, with signals blocked). */
+enum jf_err jf_serve_start(struct jf_fs *fs, int nreaders, struct jf_error *err);
+/* Stop and join them; run what they handed over and the loop did not. */
+void jf_serve_stop(struct jf_fs *fs);
+/* The ops table's writes: handed to the loop's thread from a reader. */
+void jf_fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		    struct fuse_file_info *fi);
+void jf_fwd_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void jf_fwd_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void jf_fwd_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void jf_fwd_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		   const char *newname, unsigned int flags);
+void jf_fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		   struct fuse_file_info *fi);
+void jf_fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void jf_fwd_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
+		  struct fuse_file_info *fi);
+void jf_fwd_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void jf_fwd_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		   struct fuse_file_info *fi);
 
 /* ops.c, ops_write.c, ops_file.c */
 extern const struct fuse_lowlevel_ops jf_fs_ops;

@@ -42,7 +42,7 @@ bool jf_ino_known(struct jf_fs *fs, uint64_t ino)
 static int64_t tasks_made(struct jf_fs *fs, int64_t group_id)
 {
 	struct jf_group_rec g;
-	if (jf_group_get(fs->st, group_id, &g) != JF_OK)
+	if (jf_group_get(ST(fs), group_id, &g) != JF_OK)
 		return -1;
 	int64_t made = g.spec && g.completions > g.unmade ? g.completions - g.unmade : 0;
 	jf_group_release(&g);
@@ -264,9 +264,19 @@ static void cache_forget(struct jf_fs *fs, const struct jf_change *ch, int64_t n
 		cache_drop(fs, JF_O_QUEUE, ch->queue_id);
 }
 
+static void on_change(struct jf_fs *fs, const struct jf_change *ch);
+
+/* The engine committed a change (its thread): under the tree's lock. */
 void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 {
 	struct jf_fs *fs = ctx;
+	jf_fs_lock(fs);
+	on_change(fs, ch);
+	jf_fs_unlock(fs);
+}
+
+static void on_change(struct jf_fs *fs, const struct jf_change *ch)
+{
 	char path[1024];
 	if (ch->kind != JF_CH_NODE || !ch->node_id)
 		cache_forget(fs, ch, 0);
@@ -276,7 +286,7 @@ void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 	}
 	if (ch->kind == JF_CH_NODE && ch->node_id) {
 		struct jf_node_rec n;
-		if (jf_node_get(fs->st, ch->node_id, &n) != JF_OK) {
+		if (jf_node_get(ST(fs), ch->node_id, &n) != JF_OK) {
 			cache_clear_map(&fs->gcache);
 			cache_clear_map(&fs->cache);
 		} else {
@@ -342,7 +352,7 @@ void jf_watch_seen(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid, in
 	int64_t key = seen_key(sc, id, uid);
 	if (!key)
 		return;
-	if (off < 0 && jf_event_size(fs->st, sc, id, &off) != JF_OK)
+	if (off < 0 && jf_event_size(ST(fs), sc, id, &off) != JF_OK)
 		return;
 	if (fs->seen.live >= SEEN_MAX && !jf_idmap_get(&fs->seen, key)) {
 		jf_idmap_release(&fs->seen);
@@ -354,7 +364,7 @@ void jf_watch_seen(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid, in
 int64_t jf_watch_start(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid)
 {
 	int64_t size = 0;
-	jf_event_size(fs->st, sc, id, &size);
+	jf_event_size(ST(fs), sc, id, &size);
 	int64_t key = seen_key(sc, id, uid);
 	uintptr_t seen = key ? (uintptr_t)jf_idmap_get(&fs->seen, key) : 0;
 	if (seen && (int64_t)seen - 1 < size)
@@ -365,7 +375,7 @@ int64_t jf_watch_start(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid
 static bool deliver(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size)
 {
 	int64_t total = 0;
-	jf_event_size(fs->st, w->scope, w->id, &total);
+	jf_event_size(ST(fs), w->scope, w->id, &total);
 	if (total <= w->off)
 		return false;
 	size_t want = (size_t)(total - w->off);
@@ -377,7 +387,7 @@ static bool deliver(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t 
 		return true;
 	}
 	size_t got = 0;
-	jf_event_read(fs->st, w->scope, w->id, w->off, buf, want, &got);
+	jf_event_read(ST(fs), w->scope, w->id, w->off, buf, want, &got);
 	/* whole lines only, unless one line is longer than the reader's buffer */
 	size_t cut = got;
 	while (cut > 0 && buf[cut - 1] != '\n')
@@ -404,7 +414,7 @@ bool jf_watch_finished(struct jf_fs *fs, const struct watcher *w)
 	switch (w->scope) {
 	case JF_SCOPE_GROUP: {
 		struct jf_group_rec g;
-		if (jf_group_get(fs->st, w->id, &g) == JF_OK) {
+		if (jf_group_get(ST(fs), w->id, &g) == JF_OK) {
 			state = g.state;
 			jf_group_release(&g);
 		}
@@ -413,7 +423,7 @@ bool jf_watch_finished(struct jf_fs *fs, const struct watcher *w)
 	case JF_SCOPE_NODE: {
 		/* a failed node may run again: what counts is its task */
 		struct jf_node_rec n;
-		if (jf_node_get(fs->st, w->id, &n) != JF_OK)
+		if (jf_node_get(ST(fs), w->id, &n) != JF_OK)
 			return false;
 		task_id = n.task_id;
 		jf_node_release(&n);
@@ -421,7 +431,7 @@ bool jf_watch_finished(struct jf_fs *fs, const struct watcher *w)
 	/* fall through */
 	case JF_SCOPE_TASK: {
 		struct jf_task_rec t;
-		if (jf_task_get(fs->st, task_id, &t) == JF_OK) {
+		if (jf_task_get(ST(fs), task_id, &t) == JF_OK) {
 			state = t.state;
 			jf_task_release(&t);
 		}
@@ -456,7 +466,7 @@ void jf_watch_wake(struct jf_fs *fs)
 		int64_t total = 0;
 		if (!w->pending && !w->ph)
 			continue;
-		jf_event_size(fs->st, w->scope, w->id, &total);
+		jf_event_size(ST(fs), w->scope, w->id, &total);
 		if (total <= w->off) {
 			if (!jf_watch_finished(fs, w))
 				continue;
@@ -506,7 +516,7 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 			 * idle until it changes (jf_fs_on_change) */
 			struct jf_node_rec nr;
 			int state = -1;
-			if (jf_node_find(fs->st, ino.id >> JF_NODE_BITS, ino.id & JF_NODE_MASK,
+			if (jf_node_find(ST(fs), ino.id >> JF_NODE_BITS, ino.id & JF_NODE_MASK,
 					 &nr) == JF_OK) {
 				state = nr.state;
 				jf_node_release(&nr);

@@ -167,8 +167,8 @@ static int setattr_allowed(fuse_req_t req, struct jf_fs *fs, const struct jf_ino
 	return rc;
 }
 
-static void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-			  struct fuse_file_info *fi)
+void jf_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		   struct fuse_file_info *fi)
 {
 	struct jf_fs *fs = FS(req);
 	struct jf_ino i;
@@ -408,7 +408,7 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		nsub = 1;
 		break;
 	case JF_O_GROUP:
-		have_g = jf_group_get(fs->st, i.id, &g) == JF_OK;
+		have_g = jf_group_get(ST(fs), i.id, &g) == JF_OK;
 		if (have_g && g.kind == JF_KIND_GROUP) {
 			subdirs[0] = "tasks";
 			subobj[0] = JF_O_TASKS;
@@ -453,19 +453,22 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 	struct listing l = { &d, JF_O_NONE, NULL, after };
 	switch (i.obj) {
 	case JF_O_MACHINES: {
+		/* held across the page: names and count change under Slurm (engine.h) */
+		jf_engine_view_lock(fs->e);
 		const struct jf_cluster *c = jf_engine_cluster(fs->e);
 		for (size_t m = (size_t)after; m < c->nmachines; m++)
 			if (!add(&d, c->machines[m].name,
 				 jf_ino_make(JF_O_MACHINE, (int64_t)m + 1, JF_F_DIR), S_IFDIR,
 				 DIR_BASE + (off_t)m + 1))
 				break;
+		jf_engine_view_unlock(fs->e);
 		break;
 	}
 	case JF_O_QUEUES:
 		l.obj = JF_O_QUEUE;
 		while (!d.full) {
 			int64_t before = l.last;
-			jf_queue_list(fs->st, l.last, 256, list_named, &l);
+			jf_queue_list(ST(fs), l.last, 256, list_named, &l);
 			if (l.last == before)
 				break;
 		}
@@ -475,7 +478,7 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		l.obj = JF_O_GROUP;
 		while (!d.full) {
 			int64_t before = l.last;
-			jf_group_list(fs->st, i.obj == JF_O_GROUPS ? i.id : 0,
+			jf_group_list(ST(fs), i.obj == JF_O_GROUPS ? i.id : 0,
 				      i.obj == JF_O_GROUPS ? JF_KIND_GROUP : JF_KIND_BATCH, l.last,
 				      256, list_named, &l);
 			if (l.last == before)
@@ -490,17 +493,17 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		l.last = after - 1;
 		while (!d.full) {
 			int64_t before = l.last;
-			jf_task_list_named(fs->st, i.id, l.last, 256, list_tasks, &l);
+			jf_task_list_named(ST(fs), i.id, l.last, 256, list_tasks, &l);
 			if (l.last == before)
 				break;
 		}
 		break;
 	case JF_O_NODES: {
 		struct jf_task_rec t;
-		if (jf_task_get(fs->st, i.id, &t) != JF_OK)
+		if (jf_task_get(ST(fs), i.id, &t) != JF_OK)
 			break;
 		struct jf_group_rec tg;
-		if (jf_group_get(fs->st, t.group_id, &tg) == JF_OK) {
+		if (jf_group_get(ST(fs), t.group_id, &tg) == JF_OK) {
 			for (int64_t n = after; n < tg.nodes && n <= JF_NODE_MASK; n++) {
 				char name[32];
 				snprintf(name, sizeof(name), "%lld", (long long)n);
@@ -619,20 +622,20 @@ const struct fuse_lowlevel_ops jf_fs_ops = {
 	.lookup = jf_op_lookup,
 	.forget = jf_op_forget,
 	.getattr = jf_op_getattr,
-	.setattr = jf_op_setattr,
-	.mkdir = jf_op_mkdir,
-	.rmdir = jf_op_rmdir,
-	.unlink = jf_op_unlink,
-	.rename = jf_op_rename,
-	.create = jf_op_create,
+	.setattr = jf_fwd_setattr,
+	.mkdir = jf_fwd_mkdir,
+	.rmdir = jf_fwd_rmdir,
+	.unlink = jf_fwd_unlink,
+	.rename = jf_fwd_rename,
+	.create = jf_fwd_create,
 	.symlink = op_symlink,
 	.link = op_link,
 	.mknod = op_mknod,
-	.open = jf_op_open,
+	.open = jf_fwd_open,
 	.read = jf_op_read,
-	.write = jf_op_write,
-	.flush = jf_op_flush,
-	.release = jf_op_release,
+	.write = jf_fwd_write,
+	.flush = jf_fwd_flush,
+	.release = jf_fwd_release,
 	.readdir = jf_op_readdir,
 	.readdirplus = jf_op_readdirplus,
 	.statfs = op_statfs,

@@ -135,7 +135,7 @@ static enum jf_scope events_scope(struct jf_fs *fs, const struct jf_ino *i, int6
 		return JF_SCOPE_TASK;
 	case JF_O_NODE: {
 		struct jf_node_rec n;
-		if (jf_node_find(fs->st, i->id >> JF_NODE_BITS, i->id & JF_NODE_MASK, &n) !=
+		if (jf_node_find(ST(fs), i->id >> JF_NODE_BITS, i->id & JF_NODE_MASK, &n) !=
 		    JF_OK) {
 			*id = 0;
 		} else {
@@ -155,7 +155,7 @@ int jf_spec_writable(struct jf_fs *fs, const struct jf_ino *i)
 	if (i->obj == JF_O_QUEUE)
 		return 0;
 	struct jf_group_rec g;
-	if (jf_group_get(fs->st, i->id, &g) != JF_OK)
+	if (jf_group_get(ST(fs), i->id, &g) != JF_OK)
 		return ENOENT;
 	int rc = (g.state == JF_ST_DRAFT || g.state == JF_ST_INVALID) ? 0 : EROFS;
 	jf_group_release(&g);
@@ -165,7 +165,7 @@ int jf_spec_writable(struct jf_fs *fs, const struct jf_ino *i)
 void jf_warn_spec_locked(struct jf_fs *fs, const struct jf_ino *i, const char *how)
 {
 	struct jf_group_rec g;
-	if (i->obj != JF_O_GROUP || jf_group_get(fs->st, i->id, &g) != JF_OK)
+	if (i->obj != JF_O_GROUP || jf_group_get(ST(fs), i->id, &g) != JF_OK)
 		return;
 	char msg[320];
 	snprintf(msg, sizeof(msg),
@@ -397,7 +397,7 @@ void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 			return;
 		}
 		if (id)
-			jf_event_read(fs->st, sc, id, off, buf, size, &got);
+			jf_event_read(ST(fs), sc, id, off, buf, size, &got);
 		if (got)
 			jf_watch_seen(fs, sc, id, fuse_req_ctx(req)->uid, off + (int64_t)got);
 		fuse_reply_buf(req, buf, got);
@@ -609,7 +609,7 @@ static int act(struct jf_fs *fs, struct fh *h)
 		int64_t task_id = 0;
 		if (h->ino.obj == JF_O_TASK) {
 			struct jf_task_rec t;
-			if (jf_task_get(fs->st, h->ino.id, &t) != JF_OK)
+			if (jf_task_get(ST(fs), h->ino.id, &t) != JF_OK)
 				return ENOENT;
 			group_id = t.group_id;
 			task_id = t.id;
@@ -675,7 +675,7 @@ void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		return;
 	}
 	int64_t size = 0;
-	jf_event_size(fs->st, h->w->scope, h->w->id, &size);
+	jf_event_size(ST(fs), h->w->scope, h->w->id, &size);
 	if (ph) {
 		if (h->w->ph)
 			fuse_pollhandle_destroy(h->w->ph);

@@ -93,7 +93,7 @@ static int64_t owning_group(struct jf_fs *fs, const struct jf_ino *c)
 	case JF_O_NODE: {
 		struct jf_task_rec t;
 		int64_t tid = c->obj == JF_O_NODE ? c->id >> JF_NODE_BITS : c->id;
-		if (jf_task_get(fs->st, tid, &t) != JF_OK)
+		if (jf_task_get(ST(fs), tid, &t) != JF_OK)
 			return 0;
 		int64_t g = t.group_id;
 		jf_task_release(&t);
@@ -117,7 +117,7 @@ static int removable(struct jf_fs *fs, const struct jf_ino *c)
 {
 	if (c->obj == JF_O_QUEUE || c->obj == JF_O_GROUPS) {
 		int64_t all = 0, live = 0;
-		if (jf_queue_group_counts(fs->st, c->id, &all, &live) != JF_OK)
+		if (jf_queue_group_counts(ST(fs), c->id, &all, &live) != JF_OK)
 			return EIO;
 		if (live)
 			return EBUSY;
@@ -128,7 +128,7 @@ static int removable(struct jf_fs *fs, const struct jf_ino *c)
 	if (!gid)
 		return c->obj == JF_O_NONE ? ENOENT : EPERM;
 	struct jf_group_rec g;
-	if (jf_group_get(fs->st, gid, &g) != JF_OK)
+	if (jf_group_get(ST(fs), gid, &g) != JF_OK)
 		return ENOENT;
 	int rc = jf_state_final(g.state) || g.state == JF_ST_DRAFT || g.state == JF_ST_INVALID
 			 ? 0

@@ -105,7 +105,7 @@ static int view_queue(void *ctx, int64_t id, const char *name)
 	w->last = id;
 	w->seen++;
 	struct jf_queue_rec q;
-	if (jf_queue_get(w->fs->st, id, &q) != JF_OK)
+	if (jf_queue_get(ST(w->fs), id, &q) != JF_OK)
 		return 0;
 	struct jf_perm_obj o = {
 		.obj = JF_O_QUEUE,
@@ -157,7 +157,7 @@ static const struct jf_ledger_view *view_of(struct jf_fs *fs, uid_t reader, stru
 	/* page by id through every queue (ids ascend, so the view is sorted) */
 	do {
 		w->seen = 0;
-		jf_queue_list(fs->st, w->last, 256, view_queue, w);
+		jf_queue_list(ST(fs), w->last, 256, view_queue, w);
 	} while (w->seen == 256 && !w->oom);
 	if (w->oom)
 		*err = ENOMEM;
@@ -177,13 +177,13 @@ static void view_sum(struct jf_fs *fs, const struct jf_ledger_view *v, int64_t n
 {
 	*amount = *seconds = 0;
 	if (!v) {
-		jf_ledger_sum(fs->st, JF_SCOPE_ALL, 0, now_ms, amount, seconds);
+		jf_ledger_sum(ST(fs), JF_SCOPE_ALL, 0, now_ms, amount, seconds);
 		return;
 	}
 	/* independent batches (queue 0), then each queue shown */
 	for (size_t i = 0; i <= v->nqueues; i++) {
 		int64_t a = 0, s = 0;
-		jf_ledger_sum(fs->st, JF_SCOPE_QUEUE, i ? v->queues[i - 1] : 0, now_ms, &a, &s);
+		jf_ledger_sum(ST(fs), JF_SCOPE_QUEUE, i ? v->queues[i - 1] : 0, now_ms, &a, &s);
 		*amount = jf_bill_add(*amount, a);
 		*seconds = jf_bill_add(*seconds, s);
 	}
@@ -224,7 +224,7 @@ static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
 	case JF_O_NODE: {
 		scope = JF_SCOPE_NODE;
 		struct jf_node_rec n;
-		if (jf_node_find(fs->st, id >> JF_NODE_BITS, id & JF_NODE_MASK, &n) != JF_OK) {
+		if (jf_node_find(ST(fs), id >> JF_NODE_BITS, id & JF_NODE_MASK, &n) != JF_OK) {
 			id = 0;
 		} else {
 			id = n.id;
@@ -237,7 +237,7 @@ static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
 	}
 	int64_t amount = 0, seconds = 0;
 	if (id)
-		jf_ledger_sum(fs->st, scope, id, jf_engine_now(fs->e), &amount, &seconds);
+		jf_ledger_sum(ST(fs), scope, id, jf_engine_now(fs->e), &amount, &seconds);
 	char buf[96];
 	jf_money_format(amount, jf_engine_cluster(fs->e)->currency, buf, sizeof(buf));
 	size_t n = strlen(buf);
@@ -249,14 +249,14 @@ static int render_spec(struct jf_fs *fs, const struct jf_ino *ino, char **out, s
 {
 	if (ino->obj == JF_O_QUEUE) {
 		struct jf_queue_rec q;
-		if (jf_queue_get(fs->st, ino->id, &q) != JF_OK)
+		if (jf_queue_get(ST(fs), ino->id, &q) != JF_OK)
 			return ENOENT;
 		int rc = dup_out(q.spec, strlen(q.spec), out, len);
 		jf_queue_release(&q);
 		return rc;
 	}
 	struct jf_group_rec g;
-	if (jf_group_get(fs->st, ino->id, &g) != JF_OK)
+	if (jf_group_get(ST(fs), ino->id, &g) != JF_OK)
 		return ENOENT;
 	const char *t = g.spec ? g.spec : g.draft ? g.draft : "";
 	int rc = dup_out(t, strlen(t), out, len);
@@ -291,11 +291,11 @@ static int render_gpus(struct jf_fs *fs, char **out, size_t *len)
 		for (size_t i = 0; i < c->nmachines; i++) {
 			if (c->machines[i].model != mi)
 				continue;
-			struct jf_machine_use u;
-			jf_engine_machine_use(fs->e, i, &u);
+			struct jf_view_machine vm;
+			jf_engine_view_use(fs->e, i, &vm);
 			machines++;
 			gpus += c->machines[i].gpus;
-			freeg += c->machines[i].gpus - __builtin_popcountll(u.gpu_mask);
+			freeg += c->machines[i].gpus - __builtin_popcountll(vm.u.gpu_mask);
 			if (c->machines[i].gpus > most)
 				most = c->machines[i].gpus;
 		}
@@ -341,7 +341,8 @@ static int render_settings(struct jf_fs *fs, char **out, size_t *len)
 	fprintf(f, "spot_risk_threshold: %g\n", c->spot_risk_max);
 	fprintf(f, "cpu_price: {on-demand: \"%s\", spot: \"%s\"}\n", od, sp);
 	fprintf(f, "models: %zu\nmachines: %zu\n", c->nmodels, c->nmachines);
-	const char *trouble = jf_engine_backend_trouble(fs->e);
+	char tbuf[512];
+	const char *trouble = jf_engine_view_trouble(fs->e, tbuf, sizeof(tbuf)) ? tbuf : NULL;
 	fprintf(f, "backend: %s\nbackend_state: %s\n", jf_engine_backend_name(fs->e),
 		trouble ? "unreachable" : "reachable");
 	if (trouble) {
@@ -436,7 +437,7 @@ static int render_ledger(struct jf_fs *fs, uid_t reader, char **out, size_t *len
 	struct ledger_ctx l = { f, 0, 0, v };
 	do {
 		l.n = 0;
-		jf_ledger_list(fs->st, l.last, 1000, ledger_row, &l);
+		jf_ledger_list(ST(fs), l.last, 1000, ledger_row, &l);
 	} while (l.n == 1000);
 	view_free(&w);
 	if (fclose(f) != 0) {
@@ -487,7 +488,7 @@ static int render_summary(struct jf_fs *fs, uid_t reader, char **out, size_t *le
 	static const char *const by[] = { "queue", "group", "billing", "gpu" };
 	for (size_t i = 0; i < 4; i++) {
 		fprintf(f, "by %s:\n", by[i]);
-		jf_ledger_totals_view(fs->st, by[i], v, summary_row, &s);
+		jf_ledger_totals_view(ST(fs), by[i], v, summary_row, &s);
 	}
 	view_free(&w);
 	if (fclose(f) != 0) {
@@ -502,12 +503,16 @@ static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **
 {
 	int64_t task_id = ino->id >> JF_NODE_BITS, idx = ino->id & JF_NODE_MASK;
 	struct jf_task_rec t;
-	if (jf_task_get(fs->st, task_id, &t) != JF_OK)
+	if (jf_task_get(ST(fs), task_id, &t) != JF_OK)
 		return ENOENT;
-	const struct jf_spec *s = jf_engine_spec(fs->e, t.group_id);
+	struct jf_group_rec g;
+	bool have_g = jf_group_get(ST(fs), t.group_id, &g) == JF_OK;
+	const struct jf_spec *s = have_g ? jf_fs_spec(fs, &g) : NULL;
+	if (have_g)
+		jf_group_release(&g);
 	jf_task_release(&t);
 	struct jf_node_rec n;
-	bool ran = jf_node_find(fs->st, task_id, idx, &n) == JF_OK;
+	bool ran = jf_node_find(ST(fs), task_id, idx, &n) == JF_OK;
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 	if (!f) {
@@ -524,7 +529,7 @@ static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **
 		if (s->cpu_exclusive) {
 			struct jf_attempt_rec a;
 			bool have = ran && n.attempt_id &&
-				    jf_attempt_get(fs->st, n.attempt_id, &a) == JF_OK;
+				    jf_attempt_get(ST(fs), n.attempt_id, &a) == JF_OK;
 			/* cores no other node shares, one block per GPU */
 			fprintf(f, "cpuset: \"%s\"\n", have ? a.cpuset : "");
 			if (have)
@@ -558,7 +563,29 @@ static int render_allocation(struct jf_fs *fs, const struct jf_ino *ino, char **
 	return 0;
 }
 
+static int render_any(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, char **out,
+		      size_t *len);
+
+/* Does rendering ino read the cluster's machines or a forecast, which the
+ * engine changes in place (the view lock, engine.h)? */
+static bool reads_view(const struct jf_ino *ino)
+{
+	return ino->obj == JF_O_CLUSTER || ino->obj == JF_O_MACHINES || ino->obj == JF_O_MACHINE ||
+	       ino->file == JF_F_ALLOCATION;
+}
+
 int jf_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, char **out, size_t *len)
+{
+	if (!reads_view(ino))
+		return render_any(fs, ino, reader, out, len);
+	jf_engine_view_lock(fs->e);
+	int rc = render_any(fs, ino, reader, out, len);
+	jf_engine_view_unlock(fs->e);
+	return rc;
+}
+
+static int render_any(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, char **out,
+		      size_t *len)
 {
 	*out = NULL;
 	*len = 0;
@@ -600,7 +627,7 @@ void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n
 	if (ino->obj != JF_O_NODE)
 		return;
 	struct jf_node_rec nr;
-	if (jf_node_find(fs->st, ino->id >> JF_NODE_BITS, ino->id & JF_NODE_MASK, &nr) != JF_OK)
+	if (jf_node_find(ST(fs), ino->id >> JF_NODE_BITS, ino->id & JF_NODE_MASK, &nr) != JF_OK)
 		return;
 	int64_t attempt = nr.attempt;
 	int64_t node_id = nr.id;
@@ -622,7 +649,7 @@ void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n
 	if (attempt < 1)
 		return;
 	struct jf_attempt_rec a;
-	if (jf_attempt_find(fs->st, node_id, attempt, &a) != JF_OK)
+	if (jf_attempt_find(ST(fs), node_id, attempt, &a) != JF_OK)
 		return;
 	snprintf(buf, n, "%s/%s", a.run_dir, name);
 	jf_attempt_release(&a);

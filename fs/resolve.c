@@ -60,10 +60,10 @@ struct scratch *jf_scratch_get(struct jf_fs *fs, int64_t id)
 static int group_nodes(struct jf_fs *fs, int64_t task_id, int64_t *nodes)
 {
 	struct jf_task_rec t;
-	if (jf_task_get(fs->st, task_id, &t) != JF_OK)
+	if (jf_task_get(ST(fs), task_id, &t) != JF_OK)
 		return ENOENT;
 	struct jf_group_rec g;
-	enum jf_err rc = jf_group_get(fs->st, t.group_id, &g);
+	enum jf_err rc = jf_group_get(ST(fs), t.group_id, &g);
 	jf_task_release(&t);
 	if (rc)
 		return ENOENT;
@@ -103,17 +103,21 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 		set(c, JF_O_MACHINES, 0, JF_F_DIR);
 		return 0;
 	case JF_O_MACHINES: {
+		/* the machines a scheduling backend reports change (engine.h: view) */
+		jf_engine_view_lock(fs->e);
 		const struct jf_cluster *cl = jf_engine_cluster(fs->e);
-		for (size_t i = 0; i < cl->nmachines; i++)
+		int rc = ENOENT;
+		for (size_t i = 0; i < cl->nmachines && rc; i++)
 			if (!strcmp(cl->machines[i].name, name)) {
 				set(c, JF_O_MACHINE, (int64_t)i + 1, JF_F_DIR);
-				return 0;
+				rc = 0;
 			}
-		return ENOENT;
+		jf_engine_view_unlock(fs->e);
+		return rc;
 	}
 	case JF_O_QUEUES: {
 		struct jf_queue_rec q;
-		if (jf_queue_find(fs->st, name, &q) != JF_OK)
+		if (jf_queue_find(ST(fs), name, &q) != JF_OK)
 			return ENOENT;
 		set(c, JF_O_QUEUE, q.id, JF_F_DIR);
 		jf_queue_release(&q);
@@ -133,7 +137,7 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 	case JF_O_GROUPS:
 	case JF_O_BATCHES: {
 		struct jf_group_rec g;
-		if (jf_group_find(fs->st, p->obj == JF_O_GROUPS ? p->id : 0,
+		if (jf_group_find(ST(fs), p->obj == JF_O_GROUPS ? p->id : 0,
 				  p->obj == JF_O_GROUPS ? JF_KIND_GROUP : JF_KIND_BATCH, name,
 				  &g) != JF_OK)
 			return ENOENT;
@@ -148,7 +152,7 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 			return 0;
 		}
 		struct jf_group_rec g;
-		if (jf_group_get(fs->st, p->id, &g) != JF_OK)
+		if (jf_group_get(ST(fs), p->id, &g) != JF_OK)
 			return ENOENT;
 		int rc = ENOENT;
 		if (g.kind == JF_KIND_GROUP && !strcmp(name, "tasks")) {
@@ -157,9 +161,9 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 		} else if (g.kind == JF_KIND_BATCH) {
 			int64_t i;
 			struct jf_task_rec t;
-			if (jf_task_find_display(fs->st, g.id, name, &t) == JF_OK ||
+			if (jf_task_find_display(ST(fs), g.id, name, &t) == JF_OK ||
 			    (jf_batch_child_name(name, g.dirname, &i) &&
-			     jf_task_find(fs->st, g.id, i - 1, &t) == JF_OK && !t.display)) {
+			     jf_task_find(ST(fs), g.id, i - 1, &t) == JF_OK && !t.display)) {
 				set(c, JF_O_TASK, t.id, JF_F_DIR);
 				rc = 0;
 			}
@@ -172,8 +176,8 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 		int64_t i;
 		struct jf_task_rec t;
 		/* a renamed task answers to its new name only */
-		if (jf_task_find_display(fs->st, p->id, name, &t) != JF_OK &&
-		    (!parse_index(name, &i) || jf_task_find(fs->st, p->id, i, &t) != JF_OK ||
+		if (jf_task_find_display(ST(fs), p->id, name, &t) != JF_OK &&
+		    (!parse_index(name, &i) || jf_task_find(ST(fs), p->id, i, &t) != JF_OK ||
 		     t.display)) {
 			jf_task_release(&t);
 			return ENOENT;
@@ -205,7 +209,7 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 static int queue_info(struct jf_fs *fs, int64_t queue_id, bool own, struct jf_obj_info *in)
 {
 	struct jf_queue_rec q;
-	if (jf_queue_get(fs->st, queue_id, &q) != JF_OK)
+	if (jf_queue_get(ST(fs), queue_id, &q) != JF_OK)
 		return ENOENT;
 	in->perm.in_queue = true;
 	in->perm.queue_owner = q.uid;
@@ -224,7 +228,7 @@ static int queue_info(struct jf_fs *fs, int64_t queue_id, bool own, struct jf_ob
 static int group_info(struct jf_fs *fs, int64_t group_id, struct jf_obj_info *in)
 {
 	struct jf_group_rec g;
-	if (jf_group_get(fs->st, group_id, &g) != JF_OK)
+	if (jf_group_get(ST(fs), group_id, &g) != JF_OK)
 		return ENOENT;
 	in->uid = g.uid;
 	in->gid = g.gid;
@@ -273,7 +277,7 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 	case JF_O_NODE: {
 		struct jf_task_rec t;
 		int64_t tid = ino->obj == JF_O_NODE ? ino->id >> JF_NODE_BITS : ino->id;
-		if (jf_task_get(fs->st, tid, &t) != JF_OK)
+		if (jf_task_get(ST(fs), tid, &t) != JF_OK)
 			return ENOENT;
 		int64_t group_id = t.group_id;
 		int64_t done = jf_state_final(t.state) ? t.finished_ms : 0;
@@ -286,7 +290,7 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 		if (!rc && ino->obj == JF_O_NODE) {
 			struct jf_node_rec n;
 			in->own_done_ms = 0;
-			if (jf_node_find(fs->st, tid, ino->id & JF_NODE_MASK, &n) == JF_OK) {
+			if (jf_node_find(ST(fs), tid, ino->id & JF_NODE_MASK, &n) == JF_OK) {
 				if (jf_state_final(n.state))
 					in->own_done_ms = n.finished_ms;
 				jf_node_release(&n);
@@ -294,11 +298,12 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 		}
 		return rc;
 	}
-	case JF_O_MACHINE:
-		return (size_t)ino->id >= 1 &&
-				       (size_t)ino->id <= jf_engine_cluster(fs->e)->nmachines
-			       ? 0
-			       : ENOENT;
+	case JF_O_MACHINE: {
+		jf_engine_view_lock(fs->e);
+		size_t n = jf_engine_cluster(fs->e)->nmachines;
+		jf_engine_view_unlock(fs->e);
+		return (size_t)ino->id >= 1 && (size_t)ino->id <= n ? 0 : ENOENT;
+	}
 	case JF_O_SCRATCH: {
 		/* an editor's temp file is its directory's owner's */
 		struct scratch *s = jf_scratch_get(fs, ino->id);
@@ -346,13 +351,13 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino, uid_t reade
 		int64_t id = ino->id;
 		if (ino->obj == JF_O_NODE) {
 			struct jf_node_rec n;
-			if (jf_node_find(fs->st, id >> JF_NODE_BITS, id & JF_NODE_MASK, &n) !=
+			if (jf_node_find(ST(fs), id >> JF_NODE_BITS, id & JF_NODE_MASK, &n) !=
 			    JF_OK)
 				return 0;
 			id = n.id;
 			jf_node_release(&n);
 		}
-		jf_event_size(fs->st, scopes[ino->obj], id, &bytes);
+		jf_event_size(ST(fs), scopes[ino->obj], id, &bytes);
 		return bytes;
 	}
 	case JF_F_LOGS:
@@ -478,7 +483,7 @@ bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_
 	switch (obj) {
 	case JF_O_QUEUE: {
 		struct jf_queue_rec q;
-		if (jf_queue_get(fs->st, id, &q) != JF_OK)
+		if (jf_queue_get(ST(fs), id, &q) != JF_OK)
 			return false;
 		snprintf(buf, n, "queues/%s", q.name);
 		jf_queue_release(&q);
@@ -486,7 +491,7 @@ bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_
 	}
 	case JF_O_GROUP: {
 		struct jf_group_rec g;
-		if (jf_group_get(fs->st, id, &g) != JF_OK)
+		if (jf_group_get(ST(fs), id, &g) != JF_OK)
 			return false;
 		if (g.kind == JF_KIND_BATCH) {
 			snprintf(buf, n, "tasks/%s", g.dirname);
@@ -503,11 +508,11 @@ bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_
 	}
 	case JF_O_TASK: {
 		struct jf_task_rec t;
-		if (jf_task_get(fs->st, id, &t) != JF_OK)
+		if (jf_task_get(ST(fs), id, &t) != JF_OK)
 			return false;
 		struct jf_group_rec g;
 		char gp[600];
-		bool ok = jf_group_get(fs->st, t.group_id, &g) == JF_OK &&
+		bool ok = jf_group_get(ST(fs), t.group_id, &g) == JF_OK &&
 			  jf_obj_path(fs, JF_O_GROUP, t.group_id, gp, sizeof(gp));
 		if (ok && t.display) {
 			snprintf(buf, n, g.kind == JF_KIND_BATCH ? "%s/%s" : "%s/tasks/%s", gp,

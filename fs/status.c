@@ -45,7 +45,7 @@ static void put_common(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t
 	int64_t now = jf_engine_now(fs->e);
 	int64_t amount = 0, seconds = 0;
 	if (id)
-		jf_ledger_sum(fs->st, scope, id, now, &amount, &seconds);
+		jf_ledger_sum(ST(fs), scope, id, now, &amount, &seconds);
 	char money[64], dur[64];
 	jf_money_format(amount, c->currency, money, sizeof(money));
 	put_time(o, "created", created);
@@ -87,17 +87,17 @@ static void put_counts(json_t *o, const int64_t *c, int64_t completions, int64_t
 static json_t *queue_status(struct jf_fs *fs, int64_t id)
 {
 	struct jf_queue_rec q;
-	if (jf_queue_get(fs->st, id, &q) != JF_OK)
+	if (jf_queue_get(ST(fs), id, &q) != JF_OK)
 		return NULL;
 	json_t *o = json_object();
 	int64_t c[JF_ST__COUNT];
-	jf_queue_count_tasks(fs->st, id, JF_KIND_GROUP, c);
+	jf_queue_count_tasks(ST(fs), id, JF_KIND_GROUP, c);
 	int64_t held = 0;
-	jf_queue_running_nodes(fs->st, id, &held);
+	jf_queue_running_nodes(ST(fs), id, &held);
 	int64_t total = 0;
 	for (int i = 0; i < JF_ST__COUNT; i++)
 		total += c[i];
-	jf_queue_count_preempted(fs->st, id, JF_KIND_GROUP, &c[JF_ST_PREEMPTED]);
+	jf_queue_count_preempted(ST(fs), id, JF_KIND_GROUP, &c[JF_ST_PREEMPTED]);
 	const char *state = held > 0 ? "Running" : c[JF_ST_WAITING] > 0 ? "Waiting" : "Idle";
 	put_str(o, "state", state);
 	put_str(o, "name", q.name);
@@ -105,7 +105,7 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	/* wall time from its groups' first start to now while it has work, to
 	 * their last end once idle: an idle queue's status does not change */
 	int64_t first = 0, last = 0;
-	jf_queue_span(fs->st, id, &first, &last);
+	jf_queue_span(ST(fs), id, &first, &last);
 	bool idle = strcmp(state, "Idle") == 0;
 	put_common(fs, o, JF_SCOPE_QUEUE, id, q.created_ms, first, idle ? last : 0, first);
 	put_counts(o, c, total, 0);
@@ -124,7 +124,7 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 static json_t *group_status(struct jf_fs *fs, int64_t id)
 {
 	struct jf_group_rec g;
-	if (jf_group_get(fs->st, id, &g) != JF_OK)
+	if (jf_group_get(ST(fs), id, &g) != JF_OK)
 		return NULL;
 	json_t *o = json_object();
 	put_str(o, "state", jf_state_name(g.state));
@@ -132,7 +132,8 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	const char *msg = g.message;
 	if (g.state == JF_ST_DRAFT)
 		msg = "write spec.yaml to submit";
-	const char *trouble = jf_engine_backend_trouble(fs->e);
+	char tbuf[512];
+	const char *trouble = jf_engine_view_trouble(fs->e, tbuf, sizeof(tbuf)) ? tbuf : NULL;
 	char both[1024];
 	if (trouble &&
 	    (g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING || g.state == JF_ST_PAUSED)) {
@@ -149,10 +150,10 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	put_common(fs, o, JF_SCOPE_GROUP, id, g.created_ms, g.started_ms, g.finished_ms,
 		   g.submitted_ms);
 	int64_t c[JF_ST__COUNT];
-	jf_group_count_tasks(fs->st, id, c);
-	jf_group_count_preempted(fs->st, id, &c[JF_ST_PREEMPTED]);
+	jf_group_count_tasks(ST(fs), id, c);
+	jf_group_count_preempted(ST(fs), id, &c[JF_ST_PREEMPTED]);
 	put_counts(o, c, g.completions, g.parallelism);
-	const struct jf_spec *s = g.spec ? jf_engine_spec(fs->e, id) : NULL;
+	const struct jf_spec *s = jf_fs_spec(fs, &g);
 	if (s) {
 		put_str(o, "billing", s->billing == JF_BILL_SPOT ? "spot" : "on-demand");
 		put_str(o, "gpu", s->gpu && s->gpus > 0 ? s->gpu : "");
@@ -196,10 +197,10 @@ static void task_name(const struct jf_group_rec *g, const struct jf_task_rec *t,
 static json_t *task_status(struct jf_fs *fs, int64_t id)
 {
 	struct jf_task_rec t;
-	if (jf_task_get(fs->st, id, &t) != JF_OK)
+	if (jf_task_get(ST(fs), id, &t) != JF_OK)
 		return NULL;
 	struct jf_group_rec g;
-	if (jf_group_get(fs->st, t.group_id, &g) != JF_OK) {
+	if (jf_group_get(ST(fs), t.group_id, &g) != JF_OK) {
 		jf_task_release(&t);
 		return NULL;
 	}
@@ -213,7 +214,7 @@ static json_t *task_status(struct jf_fs *fs, int64_t id)
 		   t.started_ms);
 	put_int(o, "index", t.idx);
 	put_int(o, "attempt", t.attempt);
-	const struct jf_spec *s = jf_engine_spec(fs->e, g.id);
+	const struct jf_spec *s = jf_fs_spec(fs, &g);
 	if (s && s->retries >= 0) {
 		int64_t left = s->retries - t.failures;
 		put_int(o, "retries_left", left > 0 ? left : 0);
@@ -231,16 +232,16 @@ static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 {
 	int64_t task_id = ino_id >> JF_NODE_BITS, idx = ino_id & JF_NODE_MASK;
 	struct jf_task_rec t;
-	if (jf_task_get(fs->st, task_id, &t) != JF_OK)
+	if (jf_task_get(ST(fs), task_id, &t) != JF_OK)
 		return NULL;
 	struct jf_node_rec n;
-	bool ran = jf_node_find(fs->st, task_id, idx, &n) == JF_OK;
+	bool ran = jf_node_find(ST(fs), task_id, idx, &n) == JF_OK;
 	/* its name follows its task's; it exists, as its task does, from the
 	 * group's submission */
 	char tname[200], name[240];
 	int64_t created = 0;
 	struct jf_group_rec g;
-	if (jf_group_get(fs->st, t.group_id, &g) == JF_OK) {
+	if (jf_group_get(ST(fs), t.group_id, &g) == JF_OK) {
 		task_name(&g, &t, tname, sizeof(tname));
 		created = g.submitted_ms;
 		jf_group_release(&g);
@@ -285,8 +286,9 @@ static json_t *machine_status(struct jf_fs *fs, int64_t id)
 	if (id < 1 || (size_t)id > c->nmachines)
 		return NULL;
 	const struct jf_machine *m = &c->machines[id - 1];
-	struct jf_machine_use u;
-	jf_engine_machine_use(fs->e, (size_t)id - 1, &u);
+	struct jf_view_machine vm;
+	jf_engine_view_use(fs->e, (size_t)id - 1, &vm);
+	const struct jf_machine_use u = vm.u;
 	json_t *o = json_object();
 	char buf[96];
 	put_str(o, "name", m->name);

@@ -172,6 +172,55 @@ fail:
 	return err ? err->code : JF_EIO;
 }
 
+enum jf_err jf_store_open_reader(const char *path, struct jf_store **out, struct jf_error *err)
+{
+	*out = NULL;
+	struct jf_store *st = calloc(1, sizeof(*st));
+	if (!st)
+		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+	int rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		jf_error_set(err, JF_EIO, 0, "cannot open %s to read: %s", path,
+			     st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	st->tasks_chunk = JF_TASKS_CHUNK;
+	if (jf_ledger_register(st) != JF_OK) {
+		jf_error_set(err, JF_EIO, 0, "cannot register SQL functions on %s: %s", path,
+			     sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	*out = st;
+	return JF_OK;
+fail:
+	jf_store_close(st);
+	return err ? err->code : JF_EIO;
+}
+
+void jf_store_read_begin(struct jf_store *st)
+{
+	/* deferred: the snapshot is taken at the first read */
+	if (sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		note_error(st, "begin to read");
+}
+
+void jf_store_read_end(struct jf_store *st)
+{
+	/* a statement left stepped would keep this snapshot past the end */
+	for (sqlite3_stmt *q = sqlite3_next_stmt(st->db, NULL); q; q = sqlite3_next_stmt(st->db, q))
+		if (sqlite3_stmt_busy(q))
+			sqlite3_reset(q);
+	if (sqlite3_get_autocommit(st->db) == 0)
+		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+}
+
+const char *jf_store_path(const struct jf_store *st)
+{
+	const char *p = sqlite3_db_filename(st->db, "main");
+	return p ? p : "";
+}
+
 void jf_store_close(struct jf_store *st)
 {
 	if (!st)

@@ -148,6 +148,19 @@ void jf_store_close(struct jf_store *st);
 enum jf_err jf_store_begin(struct jf_store *st);
 enum jf_err jf_store_commit(struct jf_store *st);
 void jf_store_rollback(struct jf_store *st);
+/*
+ * A reader's own connection to the database at path, which another
+ * connection (the engine's) has opened and migrated: read-only, so a
+ * write through it fails instead of racing the engine's.  One thread uses
+ * it at a time.  Between jf_store_read_begin() and _end() everything it
+ * reads comes from one committed snapshot of the database (WAL), whatever
+ * the engine commits meanwhile.
+ */
+enum jf_err jf_store_open_reader(const char *path, struct jf_store **out, struct jf_error *err);
+void jf_store_read_begin(struct jf_store *st);
+void jf_store_read_end(struct jf_store *st);
+/* The file the store keeps (for jf_store_open_reader). */
+const char *jf_store_path(const struct jf_store *st);
 /* Why the last statement, begin or commit failed (for messages). */
 const char *jf_store_last_error(const struct jf_store *st);
 /* Writes made outside any transaction since open: the engine makes none

@@ -556,6 +556,92 @@ static void check_parallelism(struct fix *f, int64_t g, void *ctx)
 	p->turns++;
 }
 
+/* The view (engine.h): what other threads read of the engine's memory is
+ * a copy made when a step committed, and the step hooks go round each
+ * outermost step of an entry point, once. */
+struct hooks {
+	int leaves, enters;
+	unsigned held;
+};
+
+static unsigned hook_leave(void *ctx)
+{
+	struct hooks *h = ctx;
+	assert_int_equal(h->leaves, h->enters); /* never nested */
+	h->leaves++;
+	return 7;
+}
+
+static void hook_enter(void *ctx, unsigned held)
+{
+	struct hooks *h = ctx;
+	h->enters++;
+	h->held = held;
+	assert_int_equal(h->leaves, h->enters);
+}
+
+/* The machine the view says runs a node, or -1. */
+static int view_machine(struct fix *f)
+{
+	for (size_t m = 0; m < jf_engine_cluster(f->e)->nmachines; m++) {
+		struct jf_view_machine vm;
+		jf_engine_view_use(f->e, m, &vm);
+		if (vm.u.nodes == 1)
+			return (int)m;
+	}
+	return -1;
+}
+
+static bool node_running(struct fix *f, int64_t g)
+{
+	(void)g;
+	return view_machine(f) >= 0;
+}
+
+static void test_view(void **state)
+{
+	struct fix *f = *state;
+	struct hooks h = { 0 };
+	jf_engine_share_view(f->e);
+	jf_engine_set_step_hooks(f->e, hook_leave, hook_enter, &h);
+	struct jf_view_machine vm;
+	jf_engine_view_use(f->e, 0, &vm);
+	assert_int_equal(vm.u.nodes, 0);
+	assert_int_equal(vm.u.cpu_milli, 0);
+	char trouble[64] = "x";
+	assert_false(jf_engine_view_trouble(f->e, trouble, sizeof(trouble)));
+	assert_string_equal(trouble, "");
+	/* past the end: zeros, not a read out of bounds */
+	jf_engine_view_use(f->e, 1000000, &vm);
+	assert_int_equal(vm.u.nodes, 0);
+	assert_null(vm.u.state);
+
+	int64_t g = submit(f, "viewed",
+			   "completions: 1\n"
+			   "resources: {requests: {cpu: \"1500m\"}}\n"
+			   "command: [\"/bin/sh\", \"-c\", \"sleep 0.5\"]\n");
+	/* two entry points (mkgroup, submit), each one step: paired, and the
+	 * value leave gave is what enter gets */
+	assert_true(h.leaves >= 2);
+	assert_int_equal(h.leaves, h.enters);
+	assert_int_equal(h.held, 7);
+	assert_true(run_until(f, node_running, g, 10000, NULL, NULL));
+	/* the copy agrees with the engine's own figures */
+	int m = view_machine(f);
+	struct jf_machine_use live;
+	jf_engine_machine_use(f->e, (size_t)m, &live);
+	jf_engine_view_use(f->e, (size_t)m, &vm);
+	assert_int_equal(vm.u.cpu_milli, live.cpu_milli);
+	assert_true(vm.u.cpu_milli > 0);
+	assert_int_equal(vm.u.mem_bytes, live.mem_bytes);
+	assert_true(run_until(f, settled, g, 10000, NULL, NULL));
+	jf_engine_view_use(f->e, (size_t)m, &vm);
+	assert_int_equal(vm.u.nodes, 0);
+	assert_int_equal(vm.u.cpu_milli, 0);
+	assert_int_equal(h.leaves, h.enters);
+	jf_engine_set_step_hooks(f->e, NULL, NULL, NULL);
+}
+
 static void test_parallelism(void **state)
 {
 	struct fix *f = *state;
@@ -1298,6 +1384,7 @@ int main(void)
 		T(test_retry_then_fail),
 		T(test_start_failure_words),
 		T(test_parallelism),
+		T(test_view),
 		T(test_timeout),
 		T(test_stop),
 		T(test_resume_running),

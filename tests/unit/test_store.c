@@ -441,6 +441,67 @@ static void test_newer_schema_refused(void **state)
 	assert_true(err.msg[0] != '\0');
 }
 
+/* ---- a reader's connection (fs/serve.c) ---- */
+
+static void test_reader(void **state)
+{
+	struct fix *f = *state;
+	int64_t q1 = mkqueue(f->st, "before");
+	struct jf_error err = { 0 };
+	struct jf_store *rd = NULL;
+	assert_int_equal(jf_store_open_reader(jf_store_path(f->st), &rd, &err), JF_OK);
+	assert_non_null(rd);
+	assert_string_equal(jf_store_path(rd), jf_store_path(f->st));
+
+	/* it reads what was committed */
+	struct jf_queue_rec q;
+	assert_int_equal(jf_queue_get(rd, q1, &q), JF_OK);
+	assert_string_equal(q.name, "before");
+	jf_queue_release(&q);
+
+	/* it cannot write: refused, and nothing changes */
+	int64_t id = 0;
+	assert_int_not_equal(jf_queue_create(rd, "through-the-reader", 0, 0, T0, &id), JF_OK);
+	assert_int_not_equal(jf_queue_find(f->st, "through-the-reader", &q), JF_OK);
+
+	/* inside a read: one snapshot, whatever the writer commits meanwhile */
+	jf_store_read_begin(rd);
+	assert_int_equal(jf_queue_get(rd, q1, &q), JF_OK);
+	jf_queue_release(&q);
+	assert_int_equal(jf_store_begin(f->st), JF_OK);
+	int64_t q2 = mkqueue(f->st, "during");
+	assert_int_equal(jf_store_commit(f->st), JF_OK);
+	assert_int_not_equal(jf_queue_get(rd, q2, &q), JF_OK);
+	jf_store_read_end(rd);
+	/* the next read sees the commit */
+	jf_store_read_begin(rd);
+	assert_int_equal(jf_queue_get(rd, q2, &q), JF_OK);
+	assert_string_equal(q.name, "during");
+	jf_queue_release(&q);
+	jf_store_read_end(rd);
+
+	/* a statement left stepped (a getter reads its one row and leaves it
+	 * for the next use to reset) does not keep the old snapshot past the
+	 * read's end */
+	jf_store_read_begin(rd);
+	assert_int_equal(jf_queue_get(rd, q1, &q), JF_OK);
+	jf_queue_release(&q);
+	jf_store_read_end(rd);
+	mkqueue(f->st, "after");
+	jf_store_read_begin(rd);
+	assert_int_equal(jf_queue_find(rd, "after", &q), JF_OK);
+	jf_queue_release(&q);
+	jf_store_read_end(rd);
+	jf_store_close(rd);
+
+	/* a database nobody made: a clear error */
+	char missing[600];
+	snprintf(missing, sizeof(missing), "%s/none.db", f->dir);
+	assert_int_equal(jf_store_open_reader(missing, &rd, &err), JF_EIO);
+	assert_null(rd);
+	assert_non_null(strstr(err.msg, "none.db"));
+}
+
 /* ---- queues ---- */
 
 static void test_queues(void **state)
@@ -2895,6 +2956,7 @@ int main(void)
 		T(test_demand),
 		T(test_newer_schema_refused),
 		T(test_queues),
+		T(test_reader),
 		T(test_groups),
 		T(test_reject_accept),
 		T(test_clear_draft_counts),
