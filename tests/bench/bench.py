@@ -32,14 +32,22 @@ def pct(xs, p):
     return xs[k]
 
 
-def mount(cmd, mnt, probe):
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def mount(cmd, mnt, probe, errpath=None):
+    err = open(errpath, "wb") if errpath else subprocess.DEVNULL
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    if errpath:
+        err.close()
     wait_for(lambda: os.path.exists(os.path.join(mnt, probe)), 10, "mount of " + cmd[0])
     return proc
 
 
 def unmount(proc, mnt):
-    subprocess.run(["fusermount3", "-u", mnt], check=False)
+    # the kernel may still hold the mount for releases it sends in the background
+    for _ in range(100):
+        if subprocess.run(["fusermount3", "-u", mnt], check=False,
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            break
+        time.sleep(0.1)
     try:
         proc.wait(10)
     except subprocess.TimeoutExpired:
@@ -152,6 +160,84 @@ def bench_notify(mnt, tmp, n):
     return lat
 
 
+def timed(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, shell=True, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def status_read(path):
+    t = time.perf_counter()
+    with open(path, "rb") as f:
+        f.read()
+    return time.perf_counter() - t
+
+
+def bench_reads(mnt, tasks, par):
+    """Issue 20: the tree while a big group runs.  `ls -l` of its tasks/
+    and open+read of a task's status while it runs at parallelism par,
+    beside the same when it is idle."""
+    q = os.path.join(mnt, "queues", "reads")
+    os.mkdir(q)
+    g = os.path.join(q, "groups", "big")
+    os.mkdir(g)
+    with open(os.path.join(g, "spec.yaml"), "w") as f:
+        f.write('completions: %d\nparallelism: %d\ncommand: ["/bin/true"]\n' % (tasks, par))
+    d = os.path.join(g, "tasks")
+    wait_for(lambda: os.path.exists(os.path.join(d, str(tasks - 1))), 120, "the task rows")
+    status = os.path.join(d, "0", "status")
+    ls_busy, st_busy = [], []
+    last_ls = 0.0
+    while group_state(g) not in ("Succeeded", "Failed", "Stopped"):
+        st_busy.append(status_read(status))
+        if time.monotonic() - last_ls > 1.5:
+            ls_busy.append(timed("ls -l %s" % d))
+            last_ls = time.monotonic()
+        time.sleep(0.005)
+    if group_state(g) != "Succeeded":
+        raise SystemExit("the reads group ended %s" % group_state(g))
+    ls_idle = []
+    for _ in range(4):
+        time.sleep(1.2)   # past the attribute timeout: as cold as the busy ones
+        ls_idle.append(timed("ls -l %s" % d))
+    st_idle = [status_read(status) for _ in range(max(200, len(st_busy)))]
+    return d, ls_busy, ls_idle, st_busy, st_idle
+
+
+def bench_grep(build, d, tmp, tasks, runs=3):
+    """grep -l over tasks status files: jobfs, hellofs serving the same
+    number of files of the same size, and a copy on tmpfs."""
+    sizes = sorted(os.path.getsize(os.path.join(d, str(i), "status"))
+                   for i in range(0, tasks, max(1, tasks // 50)))
+    size = sizes[len(sizes) // 2]
+    hello = os.path.join(build, "tests", "bench", "hellofs")
+    mounts = []
+    for name, extra in (("hellofs", []), ("hellofs -t (threads)", ["-t"])):
+        m = os.path.join(tmp, "hmnt-grep%d" % len(mounts))
+        os.mkdir(m)
+        mounts.append((name, m, mount([hello] + extra + ["-n", str(tasks), "-s", str(size), "-f", m],
+                                      m, "tasks")))
+    shm = tempfile.mkdtemp(prefix="jobfs-bench-grep.", dir="/dev/shm")
+    for i in range(tasks):
+        os.mkdir(os.path.join(shm, str(i)))
+        with open(os.path.join(shm, str(i), "status"), "wb") as f:
+            f.write(open(os.path.join(d, str(i), "status"), "rb").read())
+    res = {}
+    try:
+        roots = [("jobfs", d)] + [(n, os.path.join(m, "tasks")) for n, m, _ in mounts]
+        for name, root in roots + [("tmpfs", shm)]:
+            xs = []
+            for _ in range(runs):
+                time.sleep(1.2)  # cold: entries and attributes expired
+                xs.append(timed("grep -l Succeeded %s/*/status | wc -l" % root))
+            res[name] = xs
+    finally:
+        for _, m, p in mounts:
+            unmount(p, m)
+        subprocess.run(["rm", "-rf", shm], check=False)
+    return size, res
+
+
 def floor_seconds(build, tasks, par):
     out = subprocess.run([os.path.join(build, "tests", "bench", "spawn_floor"), str(tasks),
                           str(par), "/bin/true"], check=True, capture_output=True, text=True)
@@ -166,6 +252,9 @@ def main():
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--parallelism", type=int, default=10)
     ap.add_argument("--only-throughput", action="store_true")
+    ap.add_argument("--read-tasks", type=int, default=10000,
+                    help="tasks of the group the reads benchmark lists and greps")
+    ap.add_argument("--read-parallelism", type=int, default=50)
     a = ap.parse_args()
     jobfs = os.path.join(a.build, "tools", "jobfs")
     hello = os.path.join(a.build, "tests", "bench", "hellofs")
@@ -174,7 +263,8 @@ def main():
     for d in (mnt, hmnt):
         os.mkdir(d)
     shm = tempfile.mkdtemp(prefix="jobfs-bench.", dir="/dev/shm")
-    j = mount([jobfs, "--state", state, "--foreground", mnt], mnt, "README")
+    jerr = os.path.join(tmp, "jobfs.stderr")
+    j = mount([jobfs, "--state", state, "--foreground", mnt], mnt, "README", jerr)
     h = mount([hello, "-f", hmnt], hmnt, "status")
     try:
         floor = floor_seconds(a.build, a.tasks, a.parallelism)
@@ -188,6 +278,9 @@ def main():
         sys.stdout.flush()
         if a.only_throughput:
             return 0
+        d, ls_busy, ls_idle, st_busy, st_idle = bench_reads(mnt, a.read_tasks,
+                                                           a.read_parallelism)
+        gsize, greps = bench_grep(a.build, d, tmp, a.read_tasks)
         notify = bench_notify(mnt, tmp, 10)
         lat, base = bench_submit(mnt, tmp, a.n)
         # a finished independent task's status, and a live queue's
@@ -202,6 +295,29 @@ def main():
     finally:
         unmount(j, mnt)
         unmount(h, hmnt)
+    waits = [l for l in open(jerr, errors="replace").read().splitlines()
+             if "longest wait so far" in l]
+    med = statistics.median
+    print("reads while %d tasks run at parallelism %d (issue 20: ls -l busy at most 2x idle)"
+          % (a.read_tasks, a.read_parallelism))
+    print("  %-36s %10s %10s %10s" % ("", "median", "max", "x idle"))
+    print("  %-36s %9.3fs %9.3fs %10.2f" % ("ls -l tasks/ while it runs (%d)" % len(ls_busy),
+                                          med(ls_busy), max(ls_busy), med(ls_busy) / med(ls_idle)))
+    print("  %-36s %9.3fs %9.3fs %10.2f" % ("ls -l tasks/ idle (%d)" % len(ls_idle), med(ls_idle),
+                                          max(ls_idle), 1.0))
+    print("  %-36s %10s %10s %10s" % ("", "p50 ms", "p99 ms", "max ms"))
+    for name, xs in (("status open+read while it runs", st_busy), ("status open+read idle", st_idle)):
+        print("  %-36s %10.2f %10.2f %10.2f" % (name, pct(xs, 50) * 1e3, pct(xs, 99) * 1e3,
+                                                max(xs) * 1e3))
+    print("grep -l over %d task status files (%d bytes each), %d runs (target: at most 1.5x hellofs)"
+          % (a.read_tasks, gsize, len(greps["jobfs"])))
+    print("  %-36s %10s %10s %10s" % ("", "median s", "max s", "x hellofs"))
+    for name in ("jobfs", "hellofs", "hellofs -t (threads)", "tmpfs"):
+        xs = greps[name]
+        print("  %-36s %10.3f %10.3f %10.2f" % (name, med(xs), max(xs),
+                                                med(xs) / med(greps["hellofs"])))
+    print("  the daemon's longest waits: %s" % (waits[-1].split("so far: ", 1)[1] if waits
+                                                 else "a read and a write under 10 ms"))
     print("spec close() -> first process started (%d submissions)" % a.n)
     print("  %-28s %10s %10s" % ("", "p50 ms", "p99 ms"))
     print("  %-28s %10.2f %10.2f" % ("jobfs", pct(lat, 50) * 1e3, pct(lat, 99) * 1e3))
