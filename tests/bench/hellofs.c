@@ -25,8 +25,8 @@
 static const char content[] = "state: Running\nname: hello\nmessage: \"\"\n";
 
 #define INO_TASKS 3
-#define INO_DIR0  1000          /* /tasks/<i>: INO_DIR0 + i */
-#define INO_FILE0 (1ULL << 40)  /* /tasks/<i>/status: INO_FILE0 + i */
+#define INO_DIR0  1000         /* /tasks/<i>: INO_DIR0 + i */
+#define INO_FILE0 (1ULL << 40) /* /tasks/<i>/status: INO_FILE0 + i */
 
 static long ntasks;
 static int threads;
