@@ -133,38 +133,28 @@ void jf_q_id(sqlite3_stmt *s, int i, int64_t id)
 		sqlite3_bind_null(s, i);
 }
 
-enum jf_err jf_store_open(const char *path, struct jf_store **out, struct jf_error *err)
+/* A connection to path with flags, the SQL functions registered; what a
+ * writer and a reader both need. */
+static enum jf_err store_connect(const char *path, int flags, const char *how,
+				 struct jf_store **out, struct jf_error *err)
 {
 	*out = NULL;
 	struct jf_store *st = calloc(1, sizeof(*st));
 	if (!st)
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
-	int rc = sqlite3_open_v2(path, &st->db,
-				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-				 NULL);
+	int rc = sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		jf_error_set(err, JF_EIO, 0, "cannot open %s: %s", path,
+		jf_error_set(err, JF_EIO, 0, "cannot open %s%s: %s", path, how,
 			     st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, 5000);
 	st->tasks_chunk = JF_TASKS_CHUNK;
-	char *msg = NULL;
-	if (sqlite3_exec(st->db,
-			 "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
-			 "PRAGMA foreign_keys = ON;",
-			 NULL, NULL, &msg) != SQLITE_OK) {
-		jf_error_set(err, JF_EIO, 0, "cannot configure %s: %s", path, msg);
-		sqlite3_free(msg);
-		goto fail;
-	}
 	if (jf_ledger_register(st) != JF_OK) {
 		jf_error_set(err, JF_EIO, 0, "cannot register SQL functions on %s: %s", path,
 			     sqlite3_errmsg(st->db));
 		goto fail;
 	}
-	if (jf_store_migrate(st, err) != JF_OK)
-		goto fail;
 	*out = st;
 	return JF_OK;
 fail:
@@ -172,30 +162,35 @@ fail:
 	return err ? err->code : JF_EIO;
 }
 
-enum jf_err jf_store_open_reader(const char *path, struct jf_store **out, struct jf_error *err)
+enum jf_err jf_store_open(const char *path, struct jf_store **out, struct jf_error *err)
 {
+	struct jf_store *st;
+	enum jf_err rc =
+		store_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "", &st, err);
 	*out = NULL;
-	struct jf_store *st = calloc(1, sizeof(*st));
-	if (!st)
-		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
-	int rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		jf_error_set(err, JF_EIO, 0, "cannot open %s to read: %s", path,
-			     st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
-		goto fail;
+	if (rc != JF_OK)
+		return rc;
+	char *msg = NULL;
+	if (sqlite3_exec(st->db,
+			 "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+			 "PRAGMA foreign_keys = ON;",
+			 NULL, NULL, &msg) != SQLITE_OK) {
+		jf_error_set(err, JF_EIO, 0, "cannot configure %s: %s", path, msg);
+		sqlite3_free(msg);
+		jf_store_close(st);
+		return err ? err->code : JF_EIO;
 	}
-	sqlite3_busy_timeout(st->db, 5000);
-	st->tasks_chunk = JF_TASKS_CHUNK;
-	if (jf_ledger_register(st) != JF_OK) {
-		jf_error_set(err, JF_EIO, 0, "cannot register SQL functions on %s: %s", path,
-			     sqlite3_errmsg(st->db));
-		goto fail;
+	if (jf_store_migrate(st, err) != JF_OK) {
+		jf_store_close(st);
+		return err ? err->code : JF_EIO;
 	}
 	*out = st;
 	return JF_OK;
-fail:
-	jf_store_close(st);
-	return err ? err->code : JF_EIO;
+}
+
+enum jf_err jf_store_open_reader(const char *path, struct jf_store **out, struct jf_error *err)
+{
+	return store_connect(path, SQLITE_OPEN_READONLY, " to read", out, err);
 }
 
 void jf_store_read_begin(struct jf_store *st)
