@@ -187,12 +187,12 @@ void jf_eng_delegate_machines(struct jf_engine *e)
 		k++;
 	}
 	/* readers of the cluster's machines hold the view lock (engine.h) */
-	jf_eng_view_lock(e);
+	jf_engine_view_lock(e);
 	struct jf_machine *old = c->machines;
 	size_t nold = c->nmachines;
 	c->machines = m;
 	c->nmachines = k;
-	jf_eng_view_unlock(e);
+	jf_engine_view_unlock(e);
 	for (size_t i = 0; i < nold; i++) {
 		free(old[i].name);
 		free(old[i].slurm_gpu);

@@ -148,9 +148,9 @@ void jf_eng_demand(struct jf_engine *e, int model, int64_t delta)
 		e->od_use[model] = 0;
 	int64_t now = jf_eng_now(e);
 	jf_demand_add(e->st, e->cluster->models[model].name, now, e->od_use[model]);
-	jf_eng_view_lock(e);
+	jf_engine_view_lock(e);
 	jf_forecast_add(e->fc[model], now, (int)e->od_use[model]);
-	jf_eng_view_unlock(e);
+	jf_engine_view_unlock(e);
 }
 
 const struct jf_forecast *jf_engine_forecast(struct jf_engine *e, size_t m)

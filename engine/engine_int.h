@@ -245,12 +245,10 @@ int64_t jf_eng_move_tasks(struct jf_engine *e, const struct jf_obj *group, unsig
 #define JF_OBJ_NODE(g, t, n) (&(struct jf_obj){ (g)->queue_id, (g)->id, (t), (n) })
 
 /* view.c: publish the view now (after a committed step); delegated, at
- * most once a tick unless force. */
+ * most once a tick unless force.  What readers hold the view lock to read
+ * (the delegated cluster's machines, the forecasts) the engine changes
+ * under jf_engine_view_lock() (engine.h; a no-op until shared). */
 void jf_eng_view_publish(struct jf_engine *e, bool force);
-/* Around a change of what readers hold the view lock to read (the
- * delegated cluster's machines, the forecasts): no-ops until shared. */
-void jf_eng_view_lock(struct jf_engine *e);
-void jf_eng_view_unlock(struct jf_engine *e);
 void jf_eng_view_free(struct jf_engine *e);
 
 /* step.c: the store first, then the world (see there) */

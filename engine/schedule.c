@@ -503,11 +503,11 @@ static void pass(struct jf_engine *e)
 	/* the forecasts learn that on-demand use stayed as it was until now
 	 * (they hear of changes only; a quiet hour must close too) */
 	int64_t now = jf_eng_now(e);
-	jf_eng_view_lock(e);
+	jf_engine_view_lock(e);
 	for (size_t m = 0; m < nmodels; m++)
 		if (e->fc[m])
 			jf_forecast_add(e->fc[m], now, (int)e->od_use[m]);
-	jf_eng_view_unlock(e);
+	jf_engine_view_unlock(e);
 	/* on-demand work first, then spot (spot yields) */
 	jf_group_list_active(e->st, add_group, &s);
 	s.spot = true;

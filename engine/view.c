@@ -41,16 +41,6 @@ void jf_engine_view_unlock(struct jf_engine *e)
 		pthread_mutex_unlock(&e->view.mu);
 }
 
-void jf_eng_view_lock(struct jf_engine *e)
-{
-	jf_engine_view_lock(e);
-}
-
-void jf_eng_view_unlock(struct jf_engine *e)
-{
-	jf_engine_view_unlock(e);
-}
-
 void jf_eng_view_publish(struct jf_engine *e, bool force)
 {
 	struct jf_view *v = &e->view;
