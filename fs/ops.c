@@ -296,32 +296,29 @@ static void plus_param(struct dirbuf *d, const char *name, uint64_t ino, mode_t 
 
 static bool add(struct dirbuf *d, const char *name, uint64_t ino, mode_t mode, off_t next)
 {
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	size_t need;
 	if (d->plus) {
-		struct fuse_entry_param e;
 		plus_param(d, name, ino, mode, &e);
-		size_t need = fuse_add_direntry_plus(d->req, NULL, 0, name, NULL, 0);
-		if (d->used + need > d->size) {
-			d->full = true;
-			return false;
-		}
-		fuse_add_direntry_plus(d->req, d->buf + d->used, d->size - d->used, name, &e, next);
-		d->used += need;
-		/* the kernel counts a lookup of every entry it was given an inode of */
-		if (e.ino)
-			jf_ino_looked(d->fs, e.ino);
-		return true;
+		need = fuse_add_direntry_plus(d->req, NULL, 0, name, NULL, 0);
+	} else {
+		e.attr.st_ino = ino;
+		e.attr.st_mode = mode;
+		need = fuse_add_direntry(d->req, NULL, 0, name, NULL, 0);
 	}
-	struct stat st;
-	memset(&st, 0, sizeof(st));
-	st.st_ino = ino;
-	st.st_mode = mode;
-	size_t need = fuse_add_direntry(d->req, NULL, 0, name, NULL, 0);
 	if (d->used + need > d->size) {
 		d->full = true;
 		return false;
 	}
-	fuse_add_direntry(d->req, d->buf + d->used, d->size - d->used, name, &st, next);
+	if (d->plus)
+		fuse_add_direntry_plus(d->req, d->buf + d->used, d->size - d->used, name, &e, next);
+	else
+		fuse_add_direntry(d->req, d->buf + d->used, d->size - d->used, name, &e.attr, next);
 	d->used += need;
+	/* the kernel counts a lookup of every entry readdirplus gave it an inode of */
+	if (d->plus && e.ino)
+		jf_ino_looked(d->fs, e.ino);
 	return true;
 }
 
