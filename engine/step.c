@@ -115,6 +115,11 @@ bool jf_eng_step_end(struct jf_engine *e)
 		s->poisoned = true;
 	}
 	s->failed = s->aborted = false;
+	/* what readers on other threads see of the engine: as of this commit,
+	 * before the actions (starts take ms): a reader that sees the commit
+	 * in the store never sees older figures of the engine's */
+	if (ok)
+		jf_eng_view_publish(e, false);
 	/* take the queue: what its actions queue is the next step's */
 	struct jf_act *acts = s->acts;
 	size_t n = s->nacts;
@@ -189,8 +194,6 @@ bool jf_eng_leave(struct jf_engine *e)
 	if (e->step.poisoned)
 		recover(e);
 	jf_eng_trim(e);
-	/* what readers on other threads see of the engine: as of this commit */
-	jf_eng_view_publish(e, false);
 	if (e->hook_enter) {
 		unsigned held = e->hook_held;
 		e->hook_held = 0;
