@@ -4,11 +4,12 @@
  * The tree's readers (fs/serve.c) answer from their own connections to
  * the store, which show what the engine last committed.  The few figures
  * that live only in the engine's memory (each machine's use, whether the
- * backend can be reached) are copied here at the end of every step that
- * committed, so a reader sees them as of a commit, never half-way through
- * a step.  What the engine changes in place that readers also read (the
- * delegated cluster's machine list, the forecasts) it changes under the
- * same lock.
+ * backend can be reached) are copied here as soon as a step has
+ * committed, before what it queued (starts, signals) is done: a reader
+ * sees them as of a commit, never half-way through a step, and never
+ * older than a commit its snapshot of the store shows.  What the engine changes in place that
+ * readers also read (the delegated cluster's machine list, the forecasts) it changes under the same
+ * lock.
  */
 #include "engine/engine_int.h"
 
