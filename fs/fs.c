@@ -82,11 +82,21 @@ enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs
 	fs->perm.root = fs->uid == 0;
 	fs->sfd = -1;
 	fs->fwd_fd = fs->stop_fd = -1;
+	/* a write waiting for the lock holds back new readers: a steady
+	 * stream of reads never starves the loop (no thread takes it shared
+	 * twice: serve.c counts its own depth) */
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fs->rw, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	pthread_mutexattr_t ma;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&fs->mu, &ma);
+	pthread_mutex_init(&fs->mapmu, &ma);
 	pthread_mutexattr_destroy(&ma);
+	for (size_t k = 0; k < sizeof(fs->fhmu) / sizeof(fs->fhmu[0]); k++)
+		pthread_mutex_init(&fs->fhmu[k], NULL);
 	pthread_mutex_init(&fs->fwd_mu, NULL);
 	jf_idmap_init(&fs->specs);
 	jf_idmap_init(&fs->cache);
@@ -160,7 +170,8 @@ enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs
 	}
 	jf_loop_arm(l, fs->logs_timer, jf_loop_now(l) + JF_ENGINE_TICK_MS);
 	/* last: the readers inherit the blocked signals (the signalfd's) */
-	if (jf_serve_start(fs, JF_FS_READERS, err) != JF_OK)
+	if (jf_serve_start(fs, JF_FS_READERS, opt->reader_nice, opt->reader_nice_given, err) !=
+	    JF_OK)
 		goto fail;
 	*out = fs;
 	return JF_OK;
@@ -210,7 +221,10 @@ static void say_waits(struct jf_fs *fs)
 static void on_logs_timer(struct jf_loop *l, void *ctx)
 {
 	struct jf_fs *fs = ctx;
+	/* an instant alone with the tree: what readers retired goes */
 	jf_fs_lock(fs);
+	jf_fs_unlock(fs);
+	jf_fs_lock_shared(fs);
 	jf_fs_poll_logs(fs);
 	say_waits(fs);
 	jf_fs_unlock(fs);
@@ -269,6 +283,8 @@ void jf_fs_free(struct jf_fs *fs)
 	fs->watchers = NULL;
 	for (int i = 0; i < JF_SCRATCH_MAX; i++)
 		free(fs->scratch[i].data);
+	jf_fs_lock(fs); /* frees what was retired */
+	jf_fs_unlock(fs);
 	struct jf_idmap *caches[] = { &fs->cache, &fs->gcache };
 	for (size_t c = 0; c < 2; c++) {
 		size_t i = 0;
@@ -293,7 +309,10 @@ void jf_fs_free(struct jf_fs *fs)
 		jf_engine_stop_billing(fs->e);
 	jf_engine_free(fs->e);
 	free(fs->mountpoint);
-	pthread_mutex_destroy(&fs->mu);
+	pthread_rwlock_destroy(&fs->rw);
+	pthread_mutex_destroy(&fs->mapmu);
+	for (size_t k = 0; k < sizeof(fs->fhmu) / sizeof(fs->fhmu[0]); k++)
+		pthread_mutex_destroy(&fs->fhmu[k]);
 	pthread_mutex_destroy(&fs->fwd_mu);
 	free(fs);
 }

@@ -22,8 +22,12 @@ struct jf_fs_options {
 	const char *mountpoint;
 	bool allow_other;
 	bool debug;
-	double attr_timeout; /* seconds, default 1.0 */
+	double attr_timeout;    /* seconds, default 1.0 */
+	int reader_nice;        /* the reader threads' nice value (serve.c) */
+	bool reader_nice_given; /* asked for: say so if it cannot be had */
 };
+/* Readers are favoured over the tasks for the CPU by default. */
+#define JF_FS_READER_NICE (-10)
 
 /* Takes over the engine; the loop stays the caller's (free it after the fs). */
 enum jf_err jf_fs_new(struct jf_engine *e, struct jf_loop *l, const struct jf_fs_options *opt,

@@ -77,10 +77,13 @@ struct fh {
 	struct fh *prev, *next; /* in jf_fs.fhs while the kernel holds it open */
 };
 
+/* A rendering in the render cache: never changed once put there (a newer
+ * one replaces it), and retired, not freed, when it goes (serve.c) */
 struct cached {
 	char *data;
 	size_t len;
 	int64_t at_ms;
+	struct cached *retired_next;
 };
 
 
@@ -124,15 +127,20 @@ struct jf_fs {
 	int sfd;
 	_Atomic bool stop;
 	/* serve.c */
-	pthread_mutex_t mu; /* the tree's memory above (recursive; see serve.c) */
+	pthread_rwlock_t rw;     /* the tree's memory above (see serve.c) */
+	pthread_mutex_t mapmu;   /* its maps and lists (recursive; see serve.c) */
+	pthread_mutex_t fhmu[8]; /* a reading handle's own state, by its address */
+	_Atomic uint64_t gen;    /* changes notified so far (the render cache) */
+	struct cached *retired;  /* renderings gone from the cache, freed by jf_fs_lock */
+	void *retired_specs;     /* the same for parsed specs (specs.c) */
 	pthread_mutex_t fwd_mu;
 	struct fwd *fwd_head, **fwd_tail; /* writes readers handed to the loop */
 	int fwd_fd;                       /* eventfd: the loop looks at fwd_head */
 	int stop_fd;                      /* eventfd: readers end */
 	struct fs_reader *readers;
 	int nreaders;
-	int64_t read_wait_us;  /* the longest a read waited for the locks, read to served */
-	int64_t write_wait_us; /* the longest a write waited, read to run by the loop */
+	_Atomic int64_t read_wait_us;  /* the longest a read waited for the lock */
+	_Atomic int64_t write_wait_us; /* the longest a write waited, read to run by the loop */
 };
 
 /*
@@ -147,9 +155,11 @@ static inline struct jf_store *ST(struct jf_fs *fs)
 }
 
 /* specs.c: the parsed accepted spec of group g (borrowed: valid while the
- * tree's lock is held and until the next call), NULL if none. */
+ * tree's lock is held), NULL if none. */
 const struct jf_spec *jf_fs_spec(struct jf_fs *fs, const struct jf_group_rec *g);
 void jf_fs_specs_release(struct jf_fs *fs);
+/* Free the parsed specs that went (under the lock held exclusively). */
+void jf_fs_specs_reclaim(struct jf_fs *fs);
 
 /* errno.c */
 int jf_errno(enum jf_err e);
@@ -234,18 +244,37 @@ void jf_mtime_hint(struct jf_fs *fs, uint64_t ino);
 void jf_mtime_forget(struct jf_fs *fs, uint64_t ino);
 void jf_mtime_release(struct jf_fs *fs);
 
-/* serve.c: the tree's lock, taken by readers for a request and by the
- * loop's thread around a write, a notification, the log poll. */
+/* serve.c: the tree's lock.  Shared: readers for a request, the loop's
+ * thread around a change notification and the log poll; exclusive: the
+ * loop's thread around a write (at the outermost level it also frees what
+ * was retired).  A thread holding it exclusively may take it shared. */
 void jf_fs_lock(struct jf_fs *fs);
+void jf_fs_lock_shared(struct jf_fs *fs);
 void jf_fs_unlock(struct jf_fs *fs);
 /* Let the lock go wholly while the engine runs a step (what was read of
- * the tree's memory before may change meanwhile); returns how deep it was
+ * the tree's memory before may change meanwhile); returns how it was
  * held, for jf_fs_enter. */
 unsigned jf_fs_leave(struct jf_fs *fs);
-void jf_fs_enter(struct jf_fs *fs, unsigned depth);
+void jf_fs_enter(struct jf_fs *fs, unsigned held);
+/* The maps and lists of struct jf_fs (the render cache, what the kernel
+ * holds, mtimes, seen, specs, watchers, handles): a leaf lock, recursive;
+ * nothing that takes another lock runs under it. */
+void jf_fs_maps_lock(struct jf_fs *fs);
+void jf_fs_maps_unlock(struct jf_fs *fs);
+/* A reading handle's own state (a log's descriptors), against two reads of
+ * it at once. */
+pthread_mutex_t *jf_fh_mu(struct jf_fs *fs, const struct fh *h);
+/* The changes notified before this request began (readers: before its
+ * snapshot; the loop's thread: now). */
+uint64_t jf_fs_req_gen(struct jf_fs *fs);
+/* c has gone from the render cache (under the map lock): freed by the next
+ * exclusive jf_fs_lock, when no reader can hold it. */
+void jf_fs_retire(struct jf_fs *fs, struct cached *c);
 #define JF_FS_READERS 2
-/* Start nreaders reader threads (after the mount, with signals blocked). */
-enum jf_err jf_serve_start(struct jf_fs *fs, int nreaders, struct jf_error *err);
+/* Start nreaders reader threads (after the mount, with signals blocked), at
+ * nice value nice where the daemon may (said on stderr if not and asked). */
+enum jf_err jf_serve_start(struct jf_fs *fs, int nreaders, int nice, bool asked,
+			   struct jf_error *err);
 /* Stop and join them; run what they handed over and the loop did not. */
 void jf_serve_stop(struct jf_fs *fs);
 /* The ops table's writes: handed to the loop's thread from a reader. */

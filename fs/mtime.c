@@ -61,8 +61,10 @@ void jf_mtime_listing_changed(struct jf_fs *fs, enum jf_obj obj, int64_t id)
 	if (!listing_varies(obj))
 		return;
 	int64_t now = jf_engine_now(fs->e);
+	jf_fs_maps_lock(fs);
 	jf_idmap_put(&fs->listed, (int64_t)jf_ino_make(obj, id, JF_F_DIR),
 		     (void *)(uintptr_t)(now + 1));
+	jf_fs_maps_unlock(fs);
 }
 
 static int64_t log_mtime(struct jf_fs *fs, const struct jf_ino *ino)
@@ -114,8 +116,10 @@ int64_t jf_mtime(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj
 	switch (ino->file) {
 	case JF_F_DIR: {
 		if (listing_varies(ino->obj)) {
+			jf_fs_maps_lock(fs);
 			uintptr_t at = (uintptr_t)jf_idmap_get(
 				&fs->listed, (int64_t)jf_ino_make(ino->obj, ino->id, JF_F_DIR));
+			jf_fs_maps_unlock(fs);
 			if (at)
 				return (int64_t)at - 1;
 			if (in->own_done_ms > 0)
@@ -144,36 +148,44 @@ int64_t jf_mtime(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj
 	int64_t key = (int64_t)jf_ino_make(ino->obj, ino->id, ino->file);
 	if (jf_render_per_reader(fs, ino, reader))
 		key = (int64_t)jf_ino_make(ino->obj, (int64_t)reader + 1, ino->file);
+	int64_t first = first_sight(fs, ino, in), now = jf_engine_now(fs->e), ms;
+	jf_fs_maps_lock(fs);
 	struct mt *m = jf_idmap_get(&fs->mtimes, key);
 	if (!m) {
 		m = malloc(sizeof(*m));
 		if (!m || !jf_idmap_put(&fs->mtimes, key, m)) {
 			free(m);
-			return jf_engine_now(fs->e);
+			jf_fs_maps_unlock(fs);
+			return now;
 		}
 		m->sig = sig;
-		m->ms = first_sight(fs, ino, in);
+		m->ms = first;
 		m->hint_ms = 0;
-		return m->ms;
+		jf_fs_maps_unlock(fs);
+		return first;
 	}
 	if (m->sig != sig) {
 		/* changed since the last look: at a known time after that look
 		 * (its acceptance, its end), or else now, when it was seen */
-		int64_t at = first_sight(fs, ino, in);
+		int64_t at = first;
 		if (m->hint_ms > at)
 			at = m->hint_ms;
 		m->sig = sig;
-		m->ms = at >= m->ms ? at : jf_engine_now(fs->e);
+		m->ms = at >= m->ms ? at : now;
 	}
 	m->hint_ms = 0;
-	return m->ms;
+	ms = m->ms;
+	jf_fs_maps_unlock(fs);
+	return ms;
 }
 
 void jf_mtime_hint(struct jf_fs *fs, uint64_t ino)
 {
+	jf_fs_maps_lock(fs);
 	struct mt *m = jf_idmap_get(&fs->mtimes, (int64_t)ino);
 	if (m && !m->hint_ms)
 		m->hint_ms = jf_engine_now(fs->e);
+	jf_fs_maps_unlock(fs);
 }
 
 void jf_mtime_forget(struct jf_fs *fs, uint64_t ino)
@@ -181,6 +193,7 @@ void jf_mtime_forget(struct jf_fs *fs, uint64_t ino)
 	struct jf_ino i;
 	if (!jf_ino_split(ino, &i) || i.file == JF_F_DIR)
 		return;
+	jf_fs_maps_lock(fs);
 	free(jf_idmap_del(&fs->mtimes, (int64_t)ino));
 	/* a per-reader file's entries: the kernel keeps one inode for them all */
 	if (jf_file_per_reader(&i)) {
@@ -193,6 +206,7 @@ void jf_mtime_forget(struct jf_fs *fs, uint64_t ino)
 				free(jf_idmap_del(&fs->mtimes, key));
 		}
 	}
+	jf_fs_maps_unlock(fs);
 }
 
 void jf_mtime_release(struct jf_fs *fs)

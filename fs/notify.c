@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,10 @@
 
 bool jf_ino_known(struct jf_fs *fs, uint64_t ino)
 {
-	return jf_idmap_get(&fs->looked, (int64_t)ino) != NULL;
+	jf_fs_maps_lock(fs);
+	bool known = jf_idmap_get(&fs->looked, (int64_t)ino) != NULL;
+	jf_fs_maps_unlock(fs);
+	return known;
 }
 
 /* Task rows of a group made so far (those not made yet are not listed). */
@@ -51,6 +55,7 @@ static int64_t tasks_made(struct jf_fs *fs, int64_t group_id)
 
 void jf_ino_looked(struct jf_fs *fs, uint64_t ino)
 {
+	jf_fs_maps_lock(fs);
 	uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)ino);
 	jf_idmap_put(&fs->looked, (int64_t)ino, (void *)(n + 1));
 	struct jf_ino i;
@@ -62,15 +67,17 @@ void jf_ino_looked(struct jf_fs *fs, uint64_t ino)
 		if (made >= 0)
 			jf_idmap_put(&fs->made, i.id, (void *)(uintptr_t)(made + 1));
 	}
+	jf_fs_maps_unlock(fs);
 }
 
 void jf_ino_forget(struct jf_fs *fs, uint64_t ino, uint64_t nlookup)
 {
+	jf_fs_maps_lock(fs);
 	uintptr_t n = (uintptr_t)jf_idmap_get(&fs->looked, (int64_t)ino);
-	if (!n)
-		return;
-	if (n > nlookup) {
-		jf_idmap_put(&fs->looked, (int64_t)ino, (void *)(n - nlookup));
+	if (!n || n > nlookup) {
+		if (n)
+			jf_idmap_put(&fs->looked, (int64_t)ino, (void *)(n - nlookup));
+		jf_fs_maps_unlock(fs);
 		return;
 	}
 	jf_idmap_del(&fs->looked, (int64_t)ino);
@@ -79,6 +86,7 @@ void jf_ino_forget(struct jf_fs *fs, uint64_t ino, uint64_t nlookup)
 	struct jf_ino i;
 	if (jf_ino_split(ino, &i) && i.obj == JF_O_TASKS && i.file == JF_F_DIR)
 		jf_idmap_del(&fs->made, i.id);
+	jf_fs_maps_unlock(fs);
 }
 
 /* ---- task directories the daemon makes: IN_CREATE through the toucher ---- */
@@ -99,12 +107,14 @@ static int64_t creating_key(int64_t group_id, const char *name)
 bool jf_ino_creating(struct jf_fs *fs, int64_t group_id, const char *name, bool take)
 {
 	int64_t key = creating_key(group_id, name);
-	uintptr_t at = key ? (uintptr_t)jf_idmap_get(&fs->creating, key) : 0;
-	if (!at)
+	if (!key)
 		return false;
-	bool live = jf_engine_now(fs->e) - (int64_t)(at - 1) < CREATING_MS;
-	if (take || !live)
+	jf_fs_maps_lock(fs);
+	uintptr_t at = (uintptr_t)jf_idmap_get(&fs->creating, key);
+	bool live = at && jf_engine_now(fs->e) - (int64_t)(at - 1) < CREATING_MS;
+	if (at && (take || !live))
 		jf_idmap_del(&fs->creating, key);
+	jf_fs_maps_unlock(fs);
 	return live;
 }
 
@@ -128,17 +138,25 @@ static void creating_sweep(struct jf_fs *fs, int64_t now)
  */
 static void announce_tasks(struct jf_fs *fs, int64_t group_id)
 {
-	uintptr_t was = (uintptr_t)jf_idmap_get(&fs->made, group_id);
-	if (!was || !fs->nt)
+	if (!fs->nt)
+		return;
+	jf_fs_maps_lock(fs);
+	bool held = jf_idmap_get(&fs->made, group_id) != NULL;
+	jf_fs_maps_unlock(fs);
+	if (!held)
 		return;
 	int64_t made = tasks_made(fs, group_id);
-	int64_t from = (int64_t)was - 1;
-	if (made <= from)
-		return;
-	jf_idmap_put(&fs->made, group_id, (void *)(uintptr_t)(made + 1));
 	char base[600];
-	if (!jf_obj_path(fs, JF_O_GROUP, group_id, base, sizeof(base)))
+	if (made < 0 || !jf_obj_path(fs, JF_O_GROUP, group_id, base, sizeof(base)))
 		return;
+	jf_fs_maps_lock(fs);
+	uintptr_t was = (uintptr_t)jf_idmap_get(&fs->made, group_id);
+	int64_t from = (int64_t)was - 1;
+	if (!was || made <= from) {
+		jf_fs_maps_unlock(fs);
+		return;
+	}
+	jf_idmap_put(&fs->made, group_id, (void *)(uintptr_t)(made + 1));
 	int64_t now = jf_engine_now(fs->e);
 	if (fs->creating.live > 4 * JF_TOUCH_CREATES)
 		creating_sweep(fs, now);
@@ -149,6 +167,7 @@ static void announce_tasks(struct jf_fs *fs, int64_t group_id)
 			break;
 		jf_idmap_put(&fs->creating, (group_id << 32) | idx, (void *)(uintptr_t)(now + 1));
 	}
+	jf_fs_maps_unlock(fs);
 }
 
 /* ---- changes ---- */
@@ -171,6 +190,7 @@ static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const cha
 	 * now, before anyone can read the change: attribute-only invalidation
 	 * takes no page lock, so the loop may do it itself */
 	uint64_t dir = jf_ino_make(obj, id, JF_F_DIR);
+	jf_fs_maps_lock(fs);
 	bool dir_known = jf_ino_known(fs, dir);
 	if (fs->se && dir_known)
 		fuse_lowlevel_notify_inval_inode(fs->se, dir, -1, 0);
@@ -183,6 +203,7 @@ static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const cha
 		snprintf(path, sizeof(path), "%s/%s", base, jf_file_name(*files));
 		jf_toucher_queue(fs->nt, ino, base[0] ? path : NULL);
 	}
+	jf_fs_maps_unlock(fs);
 }
 
 /* Log polling (jf_fs_poll_logs) passes over a node's logs while it does not
@@ -190,6 +211,7 @@ static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const cha
 static void logs_idle(struct jf_fs *fs, int64_t nid, bool idle)
 {
 	static const enum jf_file logs[] = { JF_F_LOGS, JF_F_STDOUT, JF_F_STDERR };
+	jf_fs_maps_lock(fs);
 	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
 		int64_t ino = (int64_t)jf_ino_make(JF_O_NODE, nid, logs[i]);
 		if (!jf_ino_known(fs, (uint64_t)ino))
@@ -203,6 +225,7 @@ static void logs_idle(struct jf_fs *fs, int64_t nid, bool idle)
 		else
 			jf_idmap_del(&fs->logsize, ino);
 	}
+	jf_fs_maps_unlock(fs);
 }
 
 static const enum jf_file obj_changed_files[] = {
@@ -221,16 +244,13 @@ static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_DI
  * figures, billing); a group's or a queue's change (a state set on all of
  * its tasks at once, a new name), everything.
  */
-static void cache_clear_map(struct jf_idmap *map)
+static void cache_clear_map(struct jf_fs *fs, struct jf_idmap *map)
 {
 	size_t i = 0;
 	int64_t k;
 	void *v;
-	while (jf_idmap_next(map, &i, &k, &v)) {
-		struct cached *c = v;
-		free(c->data);
-		free(c);
-	}
+	while (jf_idmap_next(map, &i, &k, &v))
+		jf_fs_retire(fs, v);
 	jf_idmap_release(map);
 }
 
@@ -240,18 +260,18 @@ static void cache_drop(struct jf_fs *fs, enum jf_obj obj, int64_t id)
 		if (!jf_file_rendered(*f))
 			continue;
 		struct cached *c = jf_idmap_del(&fs->cache, (int64_t)jf_ino_make(obj, id, *f));
-		if (c) {
-			free(c->data);
-			free(c);
-		}
+		if (c)
+			jf_fs_retire(fs, c);
 	}
 }
 
 static void cache_forget(struct jf_fs *fs, const struct jf_change *ch, int64_t nid)
 {
-	cache_clear_map(&fs->gcache);
+	jf_fs_maps_lock(fs);
+	cache_clear_map(fs, &fs->gcache);
 	if (ch->kind != JF_CH_NODE && ch->kind != JF_CH_TASK && ch->kind != JF_CH_BILLING) {
-		cache_clear_map(&fs->cache);
+		cache_clear_map(fs, &fs->cache);
+		jf_fs_maps_unlock(fs);
 		return;
 	}
 	if (nid)
@@ -262,15 +282,22 @@ static void cache_forget(struct jf_fs *fs, const struct jf_change *ch, int64_t n
 		cache_drop(fs, JF_O_GROUP, ch->group_id);
 	if (ch->queue_id)
 		cache_drop(fs, JF_O_QUEUE, ch->queue_id);
+	jf_fs_maps_unlock(fs);
 }
 
 static void on_change(struct jf_fs *fs, const struct jf_change *ch);
 
-/* The engine committed a change (its thread): under the tree's lock. */
+/*
+ * The engine committed a change (its thread): under the tree's lock,
+ * shared (readers go on meanwhile).  The count of changes moves first:
+ * a rendering from a snapshot that may be older than this commit is not
+ * kept (jf_cached_render); one kept before is dropped below.
+ */
 void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 {
 	struct jf_fs *fs = ctx;
-	jf_fs_lock(fs);
+	atomic_fetch_add(&fs->gen, 1);
+	jf_fs_lock_shared(fs);
 	on_change(fs, ch);
 	jf_fs_unlock(fs);
 }
@@ -287,8 +314,10 @@ static void on_change(struct jf_fs *fs, const struct jf_change *ch)
 	if (ch->kind == JF_CH_NODE && ch->node_id) {
 		struct jf_node_rec n;
 		if (jf_node_get(ST(fs), ch->node_id, &n) != JF_OK) {
-			cache_clear_map(&fs->gcache);
-			cache_clear_map(&fs->cache);
+			jf_fs_maps_lock(fs);
+			cache_clear_map(fs, &fs->gcache);
+			cache_clear_map(fs, &fs->cache);
+			jf_fs_maps_unlock(fs);
 		} else {
 			int64_t nid = (n.task_id << JF_NODE_BITS) | n.idx;
 			cache_forget(fs, ch, nid);
@@ -330,10 +359,13 @@ static void on_change(struct jf_fs *fs, const struct jf_change *ch)
 static void watch_interrupt(fuse_req_t req, void *data)
 {
 	struct watcher *w = data;
+	struct jf_fs *fs = FS(req);
+	jf_fs_maps_lock(fs);
 	if (w->pending == req) {
 		w->pending = NULL;
 		fuse_reply_err(req, EINTR);
 	}
+	jf_fs_maps_unlock(fs);
 }
 
 /* ---- where a watch starts ---- */
@@ -354,11 +386,13 @@ void jf_watch_seen(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid, in
 		return;
 	if (off < 0 && jf_event_size(ST(fs), sc, id, &off) != JF_OK)
 		return;
+	jf_fs_maps_lock(fs);
 	if (fs->seen.live >= SEEN_MAX && !jf_idmap_get(&fs->seen, key)) {
 		jf_idmap_release(&fs->seen);
 		jf_idmap_init(&fs->seen);
 	}
 	jf_idmap_put(&fs->seen, key, (void *)(uintptr_t)(off + 1));
+	jf_fs_maps_unlock(fs);
 }
 
 int64_t jf_watch_start(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid)
@@ -366,7 +400,9 @@ int64_t jf_watch_start(struct jf_fs *fs, enum jf_scope sc, int64_t id, uid_t uid
 	int64_t size = 0;
 	jf_event_size(ST(fs), sc, id, &size);
 	int64_t key = seen_key(sc, id, uid);
+	jf_fs_maps_lock(fs);
 	uintptr_t seen = key ? (uintptr_t)jf_idmap_get(&fs->seen, key) : 0;
+	jf_fs_maps_unlock(fs);
 	if (seen && (int64_t)seen - 1 < size)
 		return (int64_t)seen - 1;
 	return size;
@@ -442,26 +478,36 @@ bool jf_watch_finished(struct jf_fs *fs, const struct watcher *w)
 	}
 }
 
+/*
+ * Under the map lock: a watcher's state is the loop's (jf_watch_wake) and
+ * the readers' alike.  The interrupt handler is set before, outside it
+ * (libfuse calls the handler holding the request's own lock, and the
+ * handler takes the map lock); an interrupt that came before the request
+ * is pending is seen below.
+ */
 void jf_watch_read(struct jf_fs *fs, fuse_req_t req, struct watcher *w, size_t size)
 {
-	if (deliver(fs, req, w, size))
-		return;
-	if (jf_watch_finished(fs, w)) {
+	fuse_req_interrupt_func(req, watch_interrupt, w);
+	jf_fs_maps_lock(fs);
+	if (deliver(fs, req, w, size)) {
+		/* answered */
+	} else if (jf_watch_finished(fs, w)) {
 		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (w->pending) {
+	} else if (w->pending) {
 		/* one reader at a time per open file */
 		fuse_reply_err(req, EBUSY);
-		return;
+	} else if (fuse_req_interrupted(req)) {
+		fuse_reply_err(req, EINTR);
+	} else {
+		w->pending = req;
+		w->pending_size = size;
 	}
-	w->pending = req;
-	w->pending_size = size;
-	fuse_req_interrupt_func(req, watch_interrupt, w);
+	jf_fs_maps_unlock(fs);
 }
 
 void jf_watch_wake(struct jf_fs *fs)
 {
+	jf_fs_maps_lock(fs);
 	for (struct watcher *w = fs->watchers; w; w = w->next) {
 		int64_t total = 0;
 		if (!w->pending && !w->ph)
@@ -494,6 +540,7 @@ void jf_watch_wake(struct jf_fs *fs)
 			w->ph = NULL;
 		}
 	}
+	jf_fs_maps_unlock(fs);
 }
 
 /* ---- logs: the shim writes them, so look for growth ---- */
@@ -503,6 +550,7 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 	size_t i = 0;
 	int64_t k;
 	void *v;
+	jf_fs_maps_lock(fs);
 	while (jf_idmap_next(&fs->looked, &i, &k, &v)) {
 		struct jf_ino ino;
 		if (!jf_ino_split((uint64_t)k, &ino) || ino.obj != JF_O_NODE ||
@@ -540,4 +588,5 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 		snprintf(full, sizeof(full), "%s/%s", base, jf_file_name(ino.file));
 		jf_toucher_queue(fs->nt, (uint64_t)k, full);
 	}
+	jf_fs_maps_unlock(fs);
 }

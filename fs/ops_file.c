@@ -304,8 +304,10 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		}
 		h->w->uid = fuse_req_ctx(req)->uid;
 		h->w->off = jf_watch_start(fs, h->w->scope, h->w->id, h->w->uid);
+		jf_fs_maps_lock(fs);
 		h->w->next = fs->watchers;
 		fs->watchers = h->w;
+		jf_fs_maps_unlock(fs);
 		fi->nonseekable = 1;
 		break;
 	}
@@ -339,14 +341,20 @@ opened:
 	/* a reading handle has nothing to act on at close: no FLUSH round trip */
 	if (!writing)
 		fi->noflush = 1;
+	/* tracked first: once the reply is out, its release may come at once,
+	 * on another reader */
+	jf_fh_track(fs, h);
 	if (fuse_reply_open(req, fi) != 0) {
 		/* the opener went away: release will not come */
+		jf_fh_untrack(fs, h);
 		if (h->w) {
+			jf_fs_maps_lock(fs);
 			for (struct watcher **pp = &fs->watchers; *pp; pp = &(*pp)->next)
 				if (*pp == h->w) {
 					*pp = h->w->next;
 					break;
 				}
+			jf_fs_maps_unlock(fs);
 			free(h->w);
 		}
 		if (h->fd >= 0)
@@ -357,7 +365,6 @@ opened:
 		free(h);
 		return;
 	}
-	jf_fh_track(fs, h);
 	return;
 nomem:
 	fuse_reply_err(req, ENOMEM);
@@ -368,16 +375,29 @@ void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 	(void)ino;
 	struct jf_fs *fs = FS(req);
 	struct fh *h = (struct fh *)(uintptr_t)fi->fh;
-	switch (h->kind) {
+	enum fh_kind kind = h->kind;
+	if (kind == FH_EMPTY) {
+		/* it may be becoming FH_FILE in another read */
+		pthread_mutex_lock(jf_fh_mu(fs, h));
+		kind = h->kind;
+		pthread_mutex_unlock(jf_fh_mu(fs, h));
+	}
+	switch (kind) {
 	case FH_SNAPSHOT:
 	case FH_SPEC:
-	case FH_CTL:
+	case FH_CTL: {
+		/* the reply ends the reader's read(2) before it returns here: its
+		 * close, and the release on another reader, must wait for that */
+		pthread_mutex_t *mu = jf_fh_mu(fs, h);
+		pthread_mutex_lock(mu);
 		if ((size_t)off >= h->len)
 			fuse_reply_buf(req, NULL, 0);
 		else
 			fuse_reply_buf(req, h->buf + off,
 				       size < h->len - (size_t)off ? size : h->len - (size_t)off);
+		pthread_mutex_unlock(mu);
 		return;
+	}
 	case FH_SCRATCH: {
 		struct scratch *s = jf_scratch_get(fs, h->ino.id);
 		if (!s || (size_t)off >= s->len)
@@ -410,10 +430,16 @@ void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
+		/* two reads of one handle at once (threads of one process)
+		 * would both move its descriptors */
+		pthread_mutex_t *mu = jf_fh_mu(fs, h);
+		pthread_mutex_lock(mu);
 		log_follow(h);
 		ssize_t n = log_read(h, buf, size, off);
+		int e = errno;
+		pthread_mutex_unlock(mu);
 		if (n < 0)
-			fuse_reply_err(req, errno);
+			fuse_reply_err(req, e);
 		else
 			fuse_reply_buf(req, buf, (size_t)n);
 		free(buf);
@@ -429,11 +455,19 @@ void jf_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 			char path[4096];
 			jf_log_path(fs, &h->ino, path, sizeof(path));
 			char *dup = path[0] ? strdup(path) : NULL;
-			if (dup) {
+			pthread_mutex_t *mu = jf_fh_mu(fs, h);
+			pthread_mutex_lock(mu);
+			if (dup && h->kind == FH_EMPTY) {
 				h->kind = FH_FILE;
 				h->fd1 = -1;
 				h->buf = dup;
 				log_reopen(h);
+				dup = NULL;
+			}
+			bool file = h->kind == FH_FILE;
+			pthread_mutex_unlock(mu);
+			free(dup);
+			if (file) {
 				jf_op_read(req, ino, size, off, fi);
 				return;
 			}
@@ -534,7 +568,18 @@ void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, 
 		off -= (off_t)h->base;
 	}
 	size_t end = (size_t)off + size;
+	/* a read of the same handle (opened O_RDWR) may be serving h->buf */
+	pthread_mutex_t *mu = jf_fh_mu(fs, h);
+	pthread_mutex_lock(mu);
 	int rc = grow(&h->buf, &h->cap, end, limit);
+	if (!rc) {
+		if ((size_t)off > h->len)
+			memset(h->buf + h->len, 0, (size_t)off - h->len);
+		memcpy(h->buf + off, data, size);
+		if (end > h->len)
+			h->len = end;
+	}
+	pthread_mutex_unlock(mu);
 	if (rc) {
 		if (h->kind == FH_SPEC && rc == EFBIG && h->ino.obj == JF_O_GROUP) {
 			struct jf_error why;
@@ -549,11 +594,6 @@ void jf_op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, 
 		fuse_reply_err(req, rc);
 		return;
 	}
-	if ((size_t)off > h->len)
-		memset(h->buf + h->len, 0, (size_t)off - h->len);
-	memcpy(h->buf + off, data, size);
-	if (end > h->len)
-		h->len = end;
 	h->dirty = true;
 	if (h->kind == FH_SPEC) {
 		struct jf_error why;
@@ -641,7 +681,11 @@ void jf_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct fh *h = (struct fh *)(uintptr_t)fi->fh;
 	act(fs, h);
 	jf_fh_untrack(fs, h);
+	/* a read of it may still be inside its reply (jf_op_read) */
+	pthread_mutex_lock(jf_fh_mu(fs, h));
+	pthread_mutex_unlock(jf_fh_mu(fs, h));
 	if (h->w) {
+		jf_fs_maps_lock(fs);
 		for (struct watcher **pp = &fs->watchers; *pp; pp = &(*pp)->next)
 			if (*pp == h->w) {
 				*pp = h->w->next;
@@ -651,6 +695,7 @@ void jf_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			fuse_reply_err(h->w->pending, EINTR);
 		if (h->w->ph)
 			fuse_pollhandle_destroy(h->w->ph);
+		jf_fs_maps_unlock(fs);
 		free(h->w);
 	}
 	if (h->fd >= 0)
@@ -676,10 +721,13 @@ void jf_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	}
 	int64_t size = 0;
 	jf_event_size(ST(fs), h->w->scope, h->w->id, &size);
+	jf_fs_maps_lock(fs);
 	if (ph) {
 		if (h->w->ph)
 			fuse_pollhandle_destroy(h->w->ph);
 		h->w->ph = ph;
 	}
-	fuse_reply_poll(req, size > h->w->off || jf_watch_finished(fs, h->w) ? POLLIN : 0);
+	bool ready = size > h->w->off || jf_watch_finished(fs, h->w);
+	jf_fs_maps_unlock(fs);
+	fuse_reply_poll(req, ready ? POLLIN : 0);
 }

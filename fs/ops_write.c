@@ -338,15 +338,18 @@ static bool scratch_parent_ok(const struct jf_ino *p)
 
 void jf_fh_track(struct jf_fs *fs, struct fh *h)
 {
+	jf_fs_maps_lock(fs);
 	h->prev = NULL;
 	h->next = fs->fhs;
 	if (fs->fhs)
 		fs->fhs->prev = h;
 	fs->fhs = h;
+	jf_fs_maps_unlock(fs);
 }
 
 void jf_fh_untrack(struct jf_fs *fs, struct fh *h)
 {
+	jf_fs_maps_lock(fs);
 	if (h->prev)
 		h->prev->next = h->next;
 	else if (fs->fhs == h)
@@ -354,6 +357,7 @@ void jf_fh_untrack(struct jf_fs *fs, struct fh *h)
 	if (h->next)
 		h->next->prev = h->prev;
 	h->prev = h->next = NULL;
+	jf_fs_maps_unlock(fs);
 }
 
 struct fh *jf_fh_new(enum fh_kind kind, const struct jf_ino *ino)

@@ -10,6 +10,7 @@
 #include "fs/fs_int.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,6 +388,13 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino, uid_t reade
  * the same bytes, and repeated reads within the same second cost no
  * rendering.  Content that moves with time alone (duration, running cost)
  * moves in whole seconds anyway.
+ *
+ * The rendering runs without the map lock, from the request's snapshot;
+ * it is kept only if no change was notified since the request began (one
+ * that was may be newer than the snapshot, and its notification may
+ * already have dropped what it touched).  An entry is never changed once
+ * kept: a newer one replaces it, and the old one is retired (serve.c), so
+ * what this returns stays valid while the tree's lock is held.
  */
 const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
 				      int *err)
@@ -399,8 +407,11 @@ const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino
 	bool own = ino->obj == JF_O_QUEUE || ino->obj == JF_O_GROUP || ino->obj == JF_O_TASK ||
 		   ino->obj == JF_O_NODE;
 	struct jf_idmap *map = own ? &fs->cache : &fs->gcache;
-	struct cached *c = jf_idmap_get(map, (int64_t)key);
+	uint64_t gen = jf_fs_req_gen(fs);
 	int64_t now = jf_engine_now(fs->e);
+	jf_fs_maps_lock(fs);
+	struct cached *c = jf_idmap_get(map, (int64_t)key);
+	jf_fs_maps_unlock(fs);
 	if (c && now - c->at_ms < (int64_t)(fs->attr_timeout * 1000))
 		return c;
 	char *data = NULL;
@@ -411,20 +422,25 @@ const struct cached *jf_cached_render(struct jf_fs *fs, const struct jf_ino *ino
 			*err = rc;
 		return NULL;
 	}
+	c = calloc(1, sizeof(*c));
 	if (!c) {
-		c = calloc(1, sizeof(*c));
-		if (!c || !jf_idmap_put(map, (int64_t)key, c)) {
-			free(c);
-			free(data);
-			if (err)
-				*err = ENOMEM;
-			return NULL;
-		}
+		free(data);
+		if (err)
+			*err = ENOMEM;
+		return NULL;
 	}
-	free(c->data);
 	c->data = data;
 	c->len = len;
 	c->at_ms = now;
+	jf_fs_maps_lock(fs);
+	struct cached *old = jf_idmap_get(map, (int64_t)key);
+	if (atomic_load(&fs->gen) == gen && jf_idmap_put(map, (int64_t)key, c)) {
+		if (old)
+			jf_fs_retire(fs, old);
+	} else {
+		jf_fs_retire(fs, c); /* this request's alone */
+	}
+	jf_fs_maps_unlock(fs);
 	return c;
 }
 

@@ -17,18 +17,33 @@
  * before: every change still goes through the engine's step, store first.
  * The engine yields its passes to that eventfd (jf_loop_first_waiting).
  *
- * The tree's own memory (struct jf_fs: the render cache, what the kernel
- * holds, mtimes, editors' files, open handles, watchers, the toucher's
- * queue) is under one recursive lock, fs->mu: a reader holds it for its
- * whole request; the loop's thread holds it while it runs a write, a
- * change notification or the log poll, and lets it go while the engine
- * runs a step for a write (jf_fs_leave/jf_fs_enter), so readers do not
- * wait for that step either.  Order: fs->mu, then the view lock.
+ * The tree's own memory (struct jf_fs) is under two locks.  fs->rw, a
+ * reader-writer lock: a reader holds it shared for its whole request, and
+ * so does the loop's thread around a change notification and the log
+ * poll; the loop's thread holds it exclusively around a write (editors'
+ * files, handles being written, everything a write may change), and lets
+ * it go while the engine runs a step for it (jf_fs_leave/jf_fs_enter), so
+ * readers do not wait for that step either.  A waiting write holds back
+ * new readers, so reads never starve the loop.  Inside it, the maps and
+ * lists that readers and notifications both change (the render cache,
+ * what the kernel holds, mtimes, seen offsets, parsed specs, watchers,
+ * handles) are under fs->mapmu, a leaf lock held only around the map
+ * work itself: never across a rendering, a query or an engine call.  So
+ * two readers, or a reader and a notification, do not wait for each
+ * other, and one that the kernel descheduled holds nobody up.  Order:
+ * rw, then the engine's view lock, then mapmu.
+ *
+ * What a reader may still be holding (a rendering from the cache, a
+ * parsed spec) is never freed under it: what goes is retired to a list
+ * and freed when the loop's thread next takes rw exclusively (a write, or
+ * an instant each tick), when no reader can hold any.
  *
  * A render and the change notification that follows a commit cannot
- * cross: the reader renders under fs->mu from a snapshot; the loop takes
- * fs->mu after the commit to drop what the change made stale.  Either the
- * render came first and is dropped, or it came after and saw the commit.
+ * cross: the notification counts the change (fs->gen) before it drops
+ * what the change made stale; a reader notes the count before its
+ * snapshot, and keeps its rendering only if the count has not moved (see
+ * jf_cached_render).  Either the rendering was kept first and is dropped,
+ * or it saw the commit, or it is not kept.
  */
 #include "fs/fs_int.h"
 
@@ -42,6 +57,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,34 +106,132 @@ struct fwd {
 
 /* ---- the tree's lock ---- */
 
-/* How deep this thread holds the lock (a thread that does not hold it
- * has nothing to let go: the engine's tick runs while a reader holds it) */
+/* How this thread holds the lock: how deep, and whether exclusively (a
+ * thread that does not hold it has nothing to let go: the engine's tick
+ * runs while a reader holds it) */
 static _Thread_local unsigned lock_held;
+static _Thread_local bool lock_excl;
+static _Thread_local unsigned maps_held;
+static _Thread_local uint64_t req_gen; /* a reader's: before its snapshot */
+
+static void reclaim(struct jf_fs *fs)
+{
+	struct cached *c = fs->retired;
+	fs->retired = NULL;
+	while (c) {
+		struct cached *next = c->retired_next;
+		free(c->data);
+		free(c);
+		c = next;
+	}
+	jf_fs_specs_reclaim(fs);
+}
+
+static void take(struct jf_fs *fs, bool excl)
+{
+	if (lock_held) {
+		if (excl && !lock_excl) {
+			fputs("jobfs: BUG: the tree's lock taken exclusively under a shared hold\n",
+			      stderr);
+			abort();
+		}
+		lock_held++;
+		return;
+	}
+	if (maps_held) {
+		fputs("jobfs: BUG: the tree's lock taken under the map lock\n", stderr);
+		abort();
+	}
+	if (excl)
+		pthread_rwlock_wrlock(&fs->rw);
+	else
+		pthread_rwlock_rdlock(&fs->rw);
+	lock_held = 1;
+	lock_excl = excl;
+	if (excl)
+		reclaim(fs); /* no reader holds what was retired: it can go */
+}
 
 void jf_fs_lock(struct jf_fs *fs)
 {
-	pthread_mutex_lock(&fs->mu);
-	lock_held++;
+	take(fs, true);
+}
+
+void jf_fs_lock_shared(struct jf_fs *fs)
+{
+	take(fs, false);
 }
 
 void jf_fs_unlock(struct jf_fs *fs)
 {
-	lock_held--;
-	pthread_mutex_unlock(&fs->mu);
+	if (--lock_held == 0) {
+		lock_excl = false;
+		pthread_rwlock_unlock(&fs->rw);
+	}
 }
 
+/* held: the depth, and 1u << 31 when exclusive */
 unsigned jf_fs_leave(struct jf_fs *fs)
 {
 	unsigned d = lock_held;
-	for (unsigned k = 0; k < d; k++)
-		jf_fs_unlock(fs);
-	return d;
+	if (!d)
+		return 0;
+	unsigned held = d | (lock_excl ? 1u << 31 : 0);
+	lock_held = 1;
+	jf_fs_unlock(fs);
+	return held;
 }
 
-void jf_fs_enter(struct jf_fs *fs, unsigned depth)
+void jf_fs_enter(struct jf_fs *fs, unsigned held)
 {
-	for (unsigned k = 0; k < depth; k++)
-		jf_fs_lock(fs);
+	unsigned d = held & ~(1u << 31);
+	if (!d)
+		return;
+	if (held & (1u << 31)) {
+		/* not jf_fs_lock: what the caller borrowed before the step stays */
+		pthread_rwlock_wrlock(&fs->rw);
+		lock_excl = true;
+	} else {
+		pthread_rwlock_rdlock(&fs->rw);
+		lock_excl = false;
+	}
+	lock_held = d;
+}
+
+void jf_fs_maps_lock(struct jf_fs *fs)
+{
+	pthread_mutex_lock(&fs->mapmu);
+	maps_held++;
+}
+
+void jf_fs_maps_unlock(struct jf_fs *fs)
+{
+	maps_held--;
+	pthread_mutex_unlock(&fs->mapmu);
+}
+
+pthread_mutex_t *jf_fh_mu(struct jf_fs *fs, const struct fh *h)
+{
+	uintptr_t a = (uintptr_t)h;
+	return &fs->fhmu[(a >> 6) % (sizeof(fs->fhmu) / sizeof(fs->fhmu[0]))];
+}
+
+uint64_t jf_fs_req_gen(struct jf_fs *fs)
+{
+	return on_reader ? req_gen : atomic_load(&fs->gen);
+}
+
+void jf_fs_retire(struct jf_fs *fs, struct cached *c)
+{
+	c->retired_next = fs->retired;
+	fs->retired = c;
+}
+
+static void wait_max(_Atomic int64_t *at, int64_t v)
+{
+	int64_t cur = atomic_load(at);
+	while (v > cur && !atomic_compare_exchange_weak(at, &cur, v))
+		;
 }
 
 /* The engine's step hooks: a write's step runs without the lock.  Only
@@ -246,6 +361,34 @@ static void hold_loop(struct jf_fs *fs, const struct fwd *f)
 	fprintf(stderr, "jobfs: fault hold-loop: the loop goes on\n");
 }
 
+/*
+ * Does f need the tree to itself?  Editors' temporary files (create,
+ * rename, unlink, their writes) live in the tree's memory, not in maps,
+ * and readers read them; so do setattr and rmdir, rare enough.  The rest
+ * - a mkdir, a spec or a ctl verb written, its close - changes only the
+ * store, through the engine, and the maps, under their own lock: it runs
+ * with the lock shared, and readers go on meanwhile, also during a burst
+ * of submissions.
+ */
+static bool needs_excl(const struct fwd *f)
+{
+	struct jf_ino i;
+	switch (f->op) {
+	case FWD_MKDIR:
+		return false;
+	case FWD_OPEN:
+		return !jf_ino_split(f->ino, &i) || i.obj == JF_O_SCRATCH;
+	case FWD_WRITE:
+	case FWD_FLUSH:
+	case FWD_RELEASE: {
+		const struct fh *h = (const struct fh *)(uintptr_t)f->fi.fh;
+		return h->kind != FH_SPEC && h->kind != FH_CTL;
+	}
+	default:
+		return true;
+	}
+}
+
 /* Runs what readers queued: a JF_LOOP_FIRST source of the loop. */
 static void on_forwarded(struct jf_loop *l, void *ctx)
 {
@@ -261,10 +404,11 @@ static void on_forwarded(struct jf_loop *l, void *ctx)
 	while (f) {
 		struct fwd *next = f->next;
 		hold_loop(fs, f);
-		jf_fs_lock(fs);
-		int64_t waited = mono_us() - f->got_us;
-		if (waited > fs->write_wait_us)
-			fs->write_wait_us = waited;
+		if (needs_excl(f))
+			jf_fs_lock(fs);
+		else
+			jf_fs_lock_shared(fs);
+		wait_max(&fs->write_wait_us, mono_us() - f->got_us);
 		run_fwd(fs, f);
 		jf_fs_unlock(fs);
 		f = next;
@@ -285,8 +429,21 @@ void jf_fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_se
 	hand(f);
 }
 
+/* The toucher's helper (toucher.h): its opens, writes and mkdirs change
+ * nothing (answered at once, with what is there), so they need no loop. */
+static bool from_toucher(fuse_req_t req)
+{
+	struct jf_fs *fs = FS(req);
+	return fs->nt && fuse_req_ctx(req)->pid == jf_toucher_pid(fs->nt);
+}
+
 void jf_fwd_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+	struct jf_ino p;
+	if (from_toucher(req) && jf_ino_split(parent, &p) && p.obj == JF_O_TASKS) {
+		jf_op_mkdir(req, parent, name, mode); /* its IN_CREATE: answered here */
+		return;
+	}
 	struct fwd *f = fwd_new(req, FWD_MKDIR, NULL);
 	if (!f || !dup_name(f, &f->name, name))
 		return;
@@ -338,8 +495,8 @@ void jf_fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 
 void jf_fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if ((fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC)) {
-		jf_op_open(req, ino, fi); /* a read: answered here */
+	if (((fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC)) || from_toucher(req)) {
+		jf_op_open(req, ino, fi); /* a read, or a touch: answered here */
 		return;
 	}
 	struct fwd *f = fwd_new(req, FWD_OPEN, fi);
@@ -352,6 +509,11 @@ void jf_fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void jf_fwd_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
 		  struct fuse_file_info *fi)
 {
+	const struct fh *h = (const struct fh *)(uintptr_t)fi->fh;
+	if (h->kind == FH_TOUCH) {
+		jf_op_write(req, ino, data, size, off, fi); /* a touch: answered here */
+		return;
+	}
 	struct fwd *f = fwd_new(req, FWD_WRITE, fi);
 	if (!f)
 		return;
@@ -396,6 +558,8 @@ void jf_fwd_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 struct fs_reader {
 	struct jf_fs *fs;
 	struct jf_store *st;
+	int nice;
+	bool asked;
 	pthread_t tid;
 	bool started;
 };
@@ -403,11 +567,11 @@ struct fs_reader {
 /* The mount is gone (unmounted, or the channel failed): the loop stops. */
 static void channel_gone(struct jf_fs *fs, int r)
 {
-	jf_fs_lock(fs);
+	jf_fs_maps_lock(fs);
 	if (!atomic_load(&fs->stop))
 		fs->mounted = r != 0 && r != -ENODEV;
 	atomic_store(&fs->stop, true);
-	jf_fs_unlock(fs);
+	jf_fs_maps_unlock(fs);
 	uint64_t one = 1;
 	if (write(fs->fwd_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		perror("jobfs: waking the loop");
@@ -419,6 +583,11 @@ static void *reader_main(void *arg)
 	struct jf_fs *fs = r->fs;
 	jf_fs_reader_st = r->st;
 	on_reader = true;
+	/* a nice value is a thread's own: the loop, and what it spawns (the
+	 * shims, the tasks), keep the daemon's */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), r->nice) < 0 && r->asked)
+		fprintf(stderr, "jobfs: --reader-nice %d: %s; the readers stay at nice %d\n",
+			r->nice, strerror(errno), getpriority(PRIO_PROCESS, 0));
 	struct fuse_buf buf = { .mem = NULL };
 	int dev = fuse_session_fd(fs->se);
 	while (!atomic_load(&fs->stop)) {
@@ -440,10 +609,11 @@ static void *reader_main(void *arg)
 			break;
 		}
 		got_us = mono_us();
-		jf_fs_lock(fs);
-		int64_t waited = mono_us() - got_us;
-		if (waited > fs->read_wait_us)
-			fs->read_wait_us = waited;
+		jf_fs_lock_shared(fs);
+		wait_max(&fs->read_wait_us, mono_us() - got_us);
+		/* before the snapshot: a change notified after this may not be
+		 * in it (jf_cached_render) */
+		req_gen = atomic_load(&fs->gen);
 		jf_store_read_begin(r->st);
 		fuse_session_process_buf(fs->se, &buf);
 		jf_store_read_end(r->st);
@@ -457,7 +627,8 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-enum jf_err jf_serve_start(struct jf_fs *fs, int nreaders, struct jf_error *err)
+enum jf_err jf_serve_start(struct jf_fs *fs, int nreaders, int nice, bool asked,
+			   struct jf_error *err)
 {
 	fs->fwd_tail = &fs->fwd_head;
 	fs->fwd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -476,11 +647,14 @@ enum jf_err jf_serve_start(struct jf_fs *fs, int nreaders, struct jf_error *err)
 	for (int k = 0; k < nreaders; k++) {
 		struct fs_reader *r = &fs->readers[k];
 		r->fs = fs;
+		r->nice = nice;
+		r->asked = asked && k == 0; /* said once */
 		if (jf_store_open_reader(db, &r->st, err) != JF_OK)
 			return err ? err->code : JF_EIO;
 		int rc = pthread_create(&r->tid, NULL, reader_main, r);
 		if (rc)
 			return jf_error_set(err, JF_EIO, 0, "readers: %s", strerror(rc));
+		pthread_setname_np(r->tid, "jobfs-reader"); /* in ps -L, top -H */
 		r->started = true;
 	}
 	return JF_OK;

@@ -6,7 +6,9 @@
  * the engine's own cache of parsed specs, so the tree keeps its own:
  * parsed from the text the reader's snapshot of the store holds, and kept
  * while that text is the same (an accepted spec never changes; a group
- * removed and its id used again has another text).  Under the tree's lock.
+ * removed and its id used again has another text).  Under the map lock;
+ * an entry that goes is retired, not freed, while readers may hold it:
+ * freed when the loop next holds the tree's lock exclusively.
  */
 #include "fs/fs_int.h"
 
@@ -21,6 +23,7 @@
 struct spec_ent {
 	char *text;
 	struct jf_spec *spec;
+	struct spec_ent *retired_next;
 };
 
 static void ent_free(struct spec_ent *s)
@@ -30,29 +33,48 @@ static void ent_free(struct spec_ent *s)
 	free(s);
 }
 
-void jf_fs_specs_release(struct jf_fs *fs)
+static void retire(struct jf_fs *fs, struct spec_ent *s)
+{
+	s->retired_next = fs->retired_specs;
+	fs->retired_specs = s;
+}
+
+static void retire_all(struct jf_fs *fs)
 {
 	size_t i = 0;
 	int64_t k;
 	void *v;
 	while (jf_idmap_next(&fs->specs, &i, &k, &v))
-		ent_free(v);
+		retire(fs, v);
 	jf_idmap_release(&fs->specs);
+}
+
+void jf_fs_specs_reclaim(struct jf_fs *fs)
+{
+	struct spec_ent *s = fs->retired_specs;
+	fs->retired_specs = NULL;
+	while (s) {
+		struct spec_ent *next = s->retired_next;
+		ent_free(s);
+		s = next;
+	}
+}
+
+void jf_fs_specs_release(struct jf_fs *fs)
+{
+	retire_all(fs);
+	jf_fs_specs_reclaim(fs);
 }
 
 const struct jf_spec *jf_fs_spec(struct jf_fs *fs, const struct jf_group_rec *g)
 {
 	if (!g->spec)
 		return NULL;
+	jf_fs_maps_lock(fs);
 	struct spec_ent *s = jf_idmap_get(&fs->specs, g->id);
+	jf_fs_maps_unlock(fs);
 	if (s && !strcmp(s->text, g->spec))
 		return s->spec;
-	if (s) {
-		jf_idmap_del(&fs->specs, g->id);
-		ent_free(s);
-	}
-	if (fs->specs.live >= SPECS_MAX)
-		jf_fs_specs_release(fs);
 	char queue[JF_NAME_MAX] = "";
 	struct jf_queue_rec q;
 	if (g->queue_id && jf_queue_get(ST(fs), g->queue_id, &q) == JF_OK) {
@@ -70,7 +92,7 @@ const struct jf_spec *jf_fs_spec(struct jf_fs *fs, const struct jf_group_rec *g)
 	s = calloc(1, sizeof(*s));
 	if (s)
 		s->text = strdup(g->spec);
-	if (!s || !s->text || !jf_idmap_put(&fs->specs, g->id, s)) {
+	if (!s || !s->text) {
 		if (s)
 			free(s->text);
 		free(s);
@@ -78,5 +100,22 @@ const struct jf_spec *jf_fs_spec(struct jf_fs *fs, const struct jf_group_rec *g)
 		return NULL;
 	}
 	s->spec = spec;
-	return spec;
+	/* parsed without the lock: another reader may have put one meanwhile */
+	jf_fs_maps_lock(fs);
+	struct spec_ent *old = jf_idmap_get(&fs->specs, g->id);
+	if (old && !strcmp(old->text, g->spec)) {
+		retire(fs, s);
+		s = old;
+	} else {
+		if (old) {
+			jf_idmap_del(&fs->specs, g->id);
+			retire(fs, old);
+		}
+		if (fs->specs.live >= SPECS_MAX)
+			retire_all(fs);
+		if (!jf_idmap_put(&fs->specs, g->id, s))
+			retire(fs, s); /* not kept: freed later all the same */
+	}
+	jf_fs_maps_unlock(fs);
+	return s->spec;
 }

@@ -49,8 +49,8 @@ struct item {
 struct jf_toucher {
 	char *mnt;
 	size_t mntlen;
-	pid_t pid; /* the helper, 0 when there is none */
-	int wfd;   /* our end of its socket, -1 when there is none */
+	_Atomic pid_t pid; /* the helper, 0 when there is none (readers look at it) */
+	int wfd;           /* our end of its socket, -1 when there is none */
 	int tfd;
 	bool armed;
 	bool stopped;

@@ -6,8 +6,9 @@
  * a change each affected file is invalidated (fuse_lowlevel_notify_inval_
  * inode, from the loop's own thread) and "touched": opened for writing
  * and written one byte through the mount, which the write handler knows by
- * the opener's pid and ignores.  The touch needs the loop to answer it, so
- * it cannot come from the loop; and whoever makes it must not hold
+ * the opener's pid and ignores (a reader thread answers it: serve.c).  The
+ * touch needs the daemon to answer it, so it cannot come from the
+ * daemon's own threads; and whoever makes it must not hold
  * /dev/fuse, or a daemon killed while a touch waits leaves a process that
  * keeps the connection alive waiting for an answer only the dead daemon
  * could give: the kernel never aborts the connection, and every process

@@ -4,7 +4,7 @@
  *   jobfs [--state DIR] [--cluster FILE] [--backend local|slurm] [--log-cap SIZE]
  *         [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]
  *         [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]
- *         [--foreground] [--allow-other] [--debug] MOUNTPOINT
+ *         [--reader-nice N] [--foreground] [--allow-other] [--debug] MOUNTPOINT
  *
  * Without --foreground the command returns once the tree is usable (a
  * script may `ls` it on the next line), leaving the daemon behind; errors
@@ -49,7 +49,7 @@ static const char usage_text[] =
 	"             [--keep-logs DURATION]\n"
 	"             [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]\n"
 	"             [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]\n"
-	"             [--foreground] [--allow-other] [--debug] MOUNTPOINT\n"
+	"             [--reader-nice N] [--foreground] [--allow-other] [--debug] MOUNTPOINT\n"
 	"       jobfs --version | --help\n"
 	"\n"
 	"  --state DIR     database, logs and scratch (default $XDG_STATE_HOME/jobfs,\n"
@@ -77,6 +77,10 @@ static const char usage_text[] =
 	"                  MaxArraySize - 1; default 1000)\n"
 	"  --slurm-jobcomp FILE  Slurm's jobcomp/filetxt file (JobCompLoc), if\n"
 	"                  readable here: exact ends of preempted runs\n"
+	"  --reader-nice N the nice value of the threads that answer reads, -20 to\n"
+	"                  19 (default -10: `cat status` does not queue behind the\n"
+	"                  tasks for the CPU; needs CAP_SYS_NICE, else they stay at\n"
+	"                  the daemon's own)\n"
 	"  --foreground    stay in the foreground; log to stderr\n"
 	"  --allow-other   let other users see the tree (FUSE allow_other)\n"
 	"  --debug         print every FUSE request\n"
@@ -95,6 +99,8 @@ struct opts {
 	int64_t slurm_array_max;
 	int64_t log_cap;      /* engine.h: 0 default, JF_LOG_CAP_NONE */
 	int64_t keep_logs_ms; /* 0 = forever */
+	int reader_nice;
+	bool reader_nice_given;
 	bool foreground;
 	bool allow_other;
 	bool debug;
@@ -304,6 +310,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "slurm-poll", required_argument, NULL, 'Q' },
 		{ "slurm-array-max", required_argument, NULL, 'A' },
 		{ "slurm-jobcomp", required_argument, NULL, 'J' },
+		{ "reader-nice", required_argument, NULL, 'N' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -369,6 +376,20 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->slurm_poll_ms = v;
 			else
 				o->slurm_array_max = v;
+			break;
+		}
+		case 'N': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < -20 || v > 19) {
+				fprintf(stderr,
+					"jobfs: --reader-nice \"%s\": give a nice value from -20 "
+					"to 19\n",
+					optarg);
+				return -1;
+			}
+			o->reader_nice = (int)v;
+			o->reader_nice_given = true;
 			break;
 		}
 		case 'f':
@@ -640,6 +661,8 @@ int main(int argc, char **argv)
 		.allow_other = o.allow_other,
 		.debug = o.debug,
 		.attr_timeout = 1.0,
+		.reader_nice = o.reader_nice_given ? o.reader_nice : JF_FS_READER_NICE,
+		.reader_nice_given = o.reader_nice_given,
 	};
 	struct jf_loop *loop = jf_loop_new(NULL);
 	if (!loop) {

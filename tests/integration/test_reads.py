@@ -18,9 +18,10 @@ pending after the reads.
 """
 import os
 import re
+import subprocess
 import threading
 
-from jfit import case, check
+from jfit import case, check, jobfs_bin
 
 DONE = 'completions: 40\nparallelism: 10\ncommand: ["/bin/sh", "-c", "echo out-$JOB_COMPLETION_INDEX"]\n'
 
@@ -151,3 +152,48 @@ def test_stat_and_read_agree_under_load(env):
     for t in ts:
         t.join(120)
     check(not errors, "%d mismatches, first: %s" % (len(errors), errors[:3]))
+
+
+def threads(pid):
+    """(name, nice) of each thread of pid."""
+    out = []
+    for tid in sorted(os.listdir("/proc/%d/task" % pid)):
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            st = f.read()
+        name = st[st.index("(") + 1:st.rindex(")")]
+        fields = st[st.rindex(")") + 2:].split()
+        out.append((name, int(fields[16])))  # field 19 of stat(5): nice
+    return out
+
+
+@case(timeout=120)
+def test_reader_nice(env):
+    """The reader threads run at --reader-nice (default -10 for a root
+    daemon); the loop's thread and the tasks it starts keep the daemon's."""
+    env.queue("q")
+    ts = threads(env.daemon.pid)
+    readers = [n for name, n in ts if name == "jobfs-reader"]
+    others = [n for name, n in ts if name != "jobfs-reader"]
+    want = -10 if os.geteuid() == 0 else 0
+    check(readers == [want, want], "reader threads (name, nice): %r" % ts)
+    check(others and all(n == 0 for n in others), "the daemon's other threads: %r" % ts)
+    g = env.group('command: ["/bin/sh", "-c", "cut -d\\" \\" -f19 /proc/self/stat"]\n',
+                  name="nice")
+    env.wait(g, "Succeeded", timeout=30)
+    out = env.read(os.path.join(g, "tasks", "0", "nodes", "0", "logs")).split()
+    check(out == ["0"], "a task's nice value: %r" % out)
+
+    env.stop()
+    env.daemon_args = ["--reader-nice", "5"]
+    env.start()
+    ts = threads(env.daemon.pid)
+    check([n for name, n in ts if name == "jobfs-reader"] == [5, 5],
+          "--reader-nice 5: %r" % ts)
+
+    for bad in ("99", "-21", "x", ""):
+        r = subprocess.run([jobfs_bin(), "--state", os.path.join(env.work, "st"), "--foreground",
+                            "--reader-nice", bad, os.path.join(env.work, "m")],
+                           capture_output=True, text=True, timeout=20)
+        check(r.returncode != 0 and ('--reader-nice "%s"' % bad) in r.stderr
+              and "-20 to 19" in r.stderr,
+              "--reader-nice %r: rc %d, stderr %r" % (bad, r.returncode, r.stderr))
