@@ -19,12 +19,13 @@
  *
  * The tree's own memory (struct jf_fs) is under two locks.  fs->rw, a
  * reader-writer lock: a reader holds it shared for its whole request, and
- * so does the loop's thread around a change notification and the log
- * poll; the loop's thread holds it exclusively around a write (editors'
- * files, handles being written, everything a write may change), and lets
- * it go while the engine runs a step for it (jf_fs_leave/jf_fs_enter), so
- * readers do not wait for that step either.  A waiting write holds back
- * new readers, so reads never starve the loop.  Inside it, the maps and
+ * so does the loop's thread around a change notification, the log poll
+ * and most writes (a mkdir, a spec or ctl verb written and closed); it
+ * holds it exclusively around a write to editors' temporary files, which
+ * live in the tree's memory, and a setattr or rmdir (needs_excl).  Around
+ * a write's step it lets it go (jf_fs_leave/jf_fs_enter), so readers do
+ * not wait for that step either.  A waiting exclusive hold holds back new
+ * readers, so reads never starve the loop.  Inside it, the maps and
  * lists that readers and notifications both change (the render cache,
  * what the kernel holds, mtimes, seen offsets, parsed specs, watchers,
  * handles) are under fs->mapmu, a leaf lock held only around the map
