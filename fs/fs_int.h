@@ -308,6 +308,14 @@ static inline bool split(fuse_ino_t ino, struct jf_ino *out)
 	return jf_ino_split(ino, out);
 }
 
+/* Does req come from the toucher's helper (toucher.h)?  Its opens, writes
+ * and mkdirs change nothing: they are answered with what is there. */
+static inline bool jf_from_toucher(fuse_req_t req)
+{
+	struct jf_fs *fs = FS(req);
+	return fs->nt && fuse_req_ctx(req)->pid == jf_toucher_pid(fs->nt);
+}
+
 void jf_reply_entry(fuse_req_t req, struct jf_fs *fs, const struct jf_ino *c);
 enum jf_err jf_submit_text(struct jf_fs *fs, const struct jf_ino *spec_ino, const char *text,
 			   size_t len, uid_t uid, gid_t gid);

@@ -88,8 +88,7 @@ static void jf_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	/* a task directory whose IN_CREATE the toucher raises: it is not
 	 * there for the toucher until its mkdir (toucher.h) */
-	if (p.obj == JF_O_TASKS && fs->nt && fuse_req_ctx(req)->pid == jf_toucher_pid(fs->nt) &&
-	    jf_ino_creating(fs, p.id, name, false)) {
+	if (p.obj == JF_O_TASKS && jf_from_toucher(req) && jf_ino_creating(fs, p.id, name, false)) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}

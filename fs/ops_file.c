@@ -207,7 +207,7 @@ void jf_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int acc = fi->flags & O_ACCMODE;
 	bool writing = acc != O_RDONLY;
 	struct fh *h = NULL;
-	if (writing && fs->nt && ctx->pid == jf_toucher_pid(fs->nt)) {
+	if (writing && jf_from_toucher(req)) {
 		/* the toucher's helper (toucher.h): no FLUSH at its close(), one
 		 * round trip fewer per touch */
 		fi->noflush = 1;

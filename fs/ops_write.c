@@ -40,7 +40,7 @@ void jf_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	}
 	/* the toucher raising IN_CREATE for a task directory the daemon made:
 	 * answered with the directory that is there (toucher.h) */
-	if (p.obj == JF_O_TASKS && fs->nt && ctx->pid == jf_toucher_pid(fs->nt)) {
+	if (p.obj == JF_O_TASKS && jf_from_toucher(req)) {
 		struct jf_ino t;
 		if (!jf_ino_creating(fs, p.id, name, true) || jf_resolve(fs, &p, name, &t)) {
 			fuse_reply_err(req, EEXIST);

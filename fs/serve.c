@@ -128,6 +128,16 @@ static void reclaim(struct jf_fs *fs)
 	jf_fs_specs_reclaim(fs);
 }
 
+static void acquire(struct jf_fs *fs, bool excl, unsigned depth)
+{
+	if (excl)
+		pthread_rwlock_wrlock(&fs->rw);
+	else
+		pthread_rwlock_rdlock(&fs->rw);
+	lock_held = depth;
+	lock_excl = excl;
+}
+
 static void take(struct jf_fs *fs, bool excl)
 {
 	if (lock_held) {
@@ -143,12 +153,7 @@ static void take(struct jf_fs *fs, bool excl)
 		fputs("jobfs: BUG: the tree's lock taken under the map lock\n", stderr);
 		abort();
 	}
-	if (excl)
-		pthread_rwlock_wrlock(&fs->rw);
-	else
-		pthread_rwlock_rdlock(&fs->rw);
-	lock_held = 1;
-	lock_excl = excl;
+	acquire(fs, excl, 1);
 	if (excl)
 		reclaim(fs); /* no reader holds what was retired: it can go */
 }
@@ -186,17 +191,9 @@ unsigned jf_fs_leave(struct jf_fs *fs)
 void jf_fs_enter(struct jf_fs *fs, unsigned held)
 {
 	unsigned d = held & ~(1u << 31);
-	if (!d)
-		return;
-	if (held & (1u << 31)) {
-		/* not jf_fs_lock: what the caller borrowed before the step stays */
-		pthread_rwlock_wrlock(&fs->rw);
-		lock_excl = true;
-	} else {
-		pthread_rwlock_rdlock(&fs->rw);
-		lock_excl = false;
-	}
-	lock_held = d;
+	/* not take(): what the caller borrowed before the step stays */
+	if (d)
+		acquire(fs, held & (1u << 31), d);
 }
 
 void jf_fs_maps_lock(struct jf_fs *fs)
@@ -430,18 +427,10 @@ void jf_fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_se
 	hand(f);
 }
 
-/* The toucher's helper (toucher.h): its opens, writes and mkdirs change
- * nothing (answered at once, with what is there), so they need no loop. */
-static bool from_toucher(fuse_req_t req)
-{
-	struct jf_fs *fs = FS(req);
-	return fs->nt && fuse_req_ctx(req)->pid == jf_toucher_pid(fs->nt);
-}
-
 void jf_fwd_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct jf_ino p;
-	if (from_toucher(req) && jf_ino_split(parent, &p) && p.obj == JF_O_TASKS) {
+	if (jf_from_toucher(req) && jf_ino_split(parent, &p) && p.obj == JF_O_TASKS) {
 		jf_op_mkdir(req, parent, name, mode); /* its IN_CREATE: answered here */
 		return;
 	}
@@ -496,7 +485,8 @@ void jf_fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 
 void jf_fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (((fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC)) || from_toucher(req)) {
+	if (((fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC)) ||
+	    jf_from_toucher(req)) {
 		jf_op_open(req, ino, fi); /* a read, or a touch: answered here */
 		return;
 	}
