@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/imgref.h"
 #include "core/quantity.h"
 #include "core/spec_priv.h"
 
@@ -29,6 +30,7 @@ void jf_spec_free(struct jf_spec *s)
 		return;
 	free(s->name);
 	free(s->gpu);
+	free(s->registry_auth);
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		struct jf_container *c = &s->containers[i];
 		free(c->name);
@@ -144,6 +146,41 @@ static bool dns_label(const char *s)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
 			return false;
 	return true;
+}
+
+enum jf_err jf_spec_image(const struct jf_ynode *n, const char *path, char **out,
+			  struct jf_error *err)
+{
+	const char *t;
+	enum jf_err rc = jf_ynode_text(n, path, 0, &t, err);
+	if (rc)
+		return rc;
+	struct jf_imgref ref;
+	struct jf_error e2;
+	jf_error_clear(&e2);
+	if (jf_imgref_parse(t, &ref, &e2))
+		return jf_yerror(err, JF_EINVAL, n, path, "%s", e2.msg);
+	*out = strdup(t);
+	return *out ? JF_OK : jf_error_set(err, JF_ENOMEM, 0, "out of memory");
+}
+
+enum jf_err jf_spec_pull_policy(const struct jf_ynode *n, const char *path,
+				enum jf_pull_policy *out, struct jf_error *err)
+{
+	const char *t;
+	enum jf_err rc = jf_ynode_text(n, path, 0, &t, err);
+	if (rc)
+		return rc;
+	if (!strcmp(t, "Always"))
+		*out = JF_PULL_ALWAYS;
+	else if (!strcmp(t, "IfNotPresent"))
+		*out = JF_PULL_IFNOTPRESENT;
+	else if (!strcmp(t, "Never"))
+		*out = JF_PULL_NEVER;
+	else
+		return jf_yerror(err, JF_EINVAL, n, path,
+				 "\"%.40s\": must be Always, IfNotPresent or Never", t);
+	return JF_OK;
 }
 
 enum jf_err jf_spec_container_name(const struct jf_ynode *n, const char *path, char **out,

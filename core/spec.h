@@ -54,9 +54,18 @@ struct jf_kv {
 	char *value;
 };
 
+/* image_pull_policy (Kubernetes' imagePullPolicy) */
+enum jf_pull_policy {
+	JF_PULL_DEFAULT = 0, /* Always for :latest or no tag, else IfNotPresent */
+	JF_PULL_ALWAYS,
+	JF_PULL_IFNOTPRESENT,
+	JF_PULL_NEVER,
+};
+
 struct jf_container {
-	char *name;     /* native single-container form: "main" */
-	char *image;    /* may be NULL: the local backend runs on the host */
+	char *name;  /* native single-container form: "main" */
+	char *image; /* a valid reference (core/imgref.h), or NULL: the host */
+	enum jf_pull_policy pull_policy;
 	char **command; /* NULL-terminated, ncommand entries */
 	size_t ncommand;
 	char **args; /* NULL-terminated, nargs entries */
@@ -123,6 +132,7 @@ struct jf_spec {
 	int64_t max_failed_indexes; /* K8s maxFailedIndexes, -1 = none */
 	int64_t active_deadline;    /* K8s activeDeadlineSeconds, 0 = none */
 	int64_t shm_size;           /* bytes, 0 = not set */
+	char *registry_auth;        /* auth.json path (read as the writer), NULL = none */
 	bool cpu_exclusive;
 	struct jf_container *containers;
 	size_t ncontainers; /* >= 1 */

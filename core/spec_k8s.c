@@ -198,8 +198,8 @@ static enum jf_err env_list(struct k8s *k, const struct jf_ynode *list, const ch
 static enum jf_err container(struct k8s *k, const struct jf_ynode *m, const char *path, size_t idx,
 			     struct jf_container *c)
 {
-	static const char *const known[] = { "name", "image",     "command", "args",
-					     "env",  "resources", NULL };
+	static const char *const known[] = { "name", "image", "imagePullPolicy", "command",
+					     "args", "env",   "resources",       NULL };
 	char kp[JF_YPATH_MAX];
 	const struct jf_ynode *n;
 	enum jf_err rc;
@@ -212,7 +212,10 @@ static enum jf_err container(struct k8s *k, const struct jf_ynode *m, const char
 		return jf_yerror(k->err, JF_EINVAL, m, kp, "a container needs a name");
 	if ((rc = jf_spec_container_name(n, kp, &c->name, k->err)))
 		return rc;
-	if ((n = get(m, path, "image", kp)) && (rc = jf_ynode_str(n, kp, 0, &c->image, k->err)))
+	if ((n = get(m, path, "image", kp)) && (rc = jf_spec_image(n, kp, &c->image, k->err)))
+		return rc;
+	if ((n = get(m, path, "imagePullPolicy", kp)) &&
+	    (rc = jf_spec_pull_policy(n, kp, &c->pull_policy, k->err)))
 		return rc;
 	if ((n = get(m, path, "command", kp)) &&
 	    (rc = jf_ynode_strlist(n, kp, 0, JF_SPEC_MAX_ARGV, &c->command, &c->ncommand, k->err)))

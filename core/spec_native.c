@@ -199,7 +199,12 @@ static enum jf_err native_container(const struct jf_ynode *m, const char *prefix
 	}
 	if ((n = jf_ymap_get(m, "image"))) {
 		jf_ypath_key(kp, sizeof(kp), prefix, "image");
-		if ((rc = jf_ynode_str(n, kp, 0, &c->image, err)))
+		if ((rc = jf_spec_image(n, kp, &c->image, err)))
+			return rc;
+	}
+	if ((n = jf_ymap_get(m, "image_pull_policy"))) {
+		jf_ypath_key(kp, sizeof(kp), prefix, "image_pull_policy");
+		if ((rc = jf_spec_pull_policy(n, kp, &c->pull_policy, err)))
 			return rc;
 	}
 	if ((rc = argv_list(m, "command", prefix, &c->command, &c->ncommand, err)) ||
@@ -224,15 +229,14 @@ static enum jf_err native_container(const struct jf_ynode *m, const char *prefix
 	return JF_OK;
 }
 
-static const char *const shorthand_keys[] = {
-	"image", "command", "args", "env", "resources", NULL
-};
+static const char *const shorthand_keys[] = { "image", "image_pull_policy", "command", "args",
+					      "env",   "resources",         NULL };
 
 static enum jf_err native_containers(const struct jf_ynode *root, struct jf_spec *s,
 				     struct jf_spec_src *src, struct jf_error *err)
 {
-	static const char *const keys[] = { "name", "image",     "command", "args",
-					    "env",  "resources", NULL };
+	static const char *const keys[] = { "name", "image", "image_pull_policy", "command",
+					    "args", "env",   "resources",         NULL };
 	const struct jf_ynode *list = jf_ymap_get(root, "containers");
 	enum jf_err rc;
 
@@ -448,14 +452,19 @@ static enum jf_err place_checks(const struct jf_ynode *root, enum jf_spec_place 
 enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place, struct jf_spec *s,
 			   struct jf_spec_src *src, struct jf_error *err)
 {
-	static const char *const keys[] = { "name",          "billing",      "gpu",
-					    "gpus",          "completions",  "parallelism",
-					    "count",         "nodes",        "node_index",
-					    "unit_runtime",  "timeout",      "restart_policy",
-					    "retries",       "max_failures", "shm_size",
-					    "cpu_exclusive", "image",        "command",
-					    "args",          "env",          "resources",
-					    "containers",    "storage",      NULL };
+	static const char *const keys[] = { "name",          "billing",
+					    "gpu",           "gpus",
+					    "completions",   "parallelism",
+					    "count",         "nodes",
+					    "node_index",    "unit_runtime",
+					    "timeout",       "restart_policy",
+					    "retries",       "max_failures",
+					    "shm_size",      "cpu_exclusive",
+					    "image",         "image_pull_policy",
+					    "registry_auth", "command",
+					    "args",          "env",
+					    "resources",     "containers",
+					    "storage",       NULL };
 	const struct jf_ynode *n;
 	enum jf_err rc;
 
@@ -514,6 +523,14 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 	if ((n = jf_ymap_get(root, "restart_policy")) &&
 	    (rc = jf_spec_restart(n, "restart_policy", &s->restart_policy, err)))
 		return rc;
+	if ((n = jf_ymap_get(root, "registry_auth"))) {
+		if ((rc = jf_ynode_str(n, "registry_auth", 0, &s->registry_auth, err)))
+			return rc;
+		if (s->registry_auth[0] != '/')
+			return jf_yerror(err, JF_EINVAL, n, "registry_auth",
+					 "\"%.80s\": must be an absolute path (an auth.json file)",
+					 s->registry_auth);
+	}
 	if ((n = jf_ymap_get(root, "shm_size"))) {
 		if ((rc = jf_spec_mem(n, "shm_size", &s->shm_size, err)))
 			return rc;

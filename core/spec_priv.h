@@ -55,6 +55,12 @@ enum jf_err jf_spec_ignore(struct jf_spec *s, const struct jf_ynode *key, const 
 /* Value readers that check and name the key. */
 enum jf_err jf_spec_name(const struct jf_ynode *n, const char *path, char **out,
 			 struct jf_error *err);
+/* an image reference, checked (core/imgref.h) */
+enum jf_err jf_spec_image(const struct jf_ynode *n, const char *path, char **out,
+			  struct jf_error *err);
+/* Always | IfNotPresent | Never */
+enum jf_err jf_spec_pull_policy(const struct jf_ynode *n, const char *path,
+				enum jf_pull_policy *out, struct jf_error *err);
 enum jf_err jf_spec_container_name(const struct jf_ynode *n, const char *path, char **out,
 				   struct jf_error *err);
 enum jf_err jf_spec_duration(const struct jf_ynode *n, const char *path, int64_t lo, int64_t hi,

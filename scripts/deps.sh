@@ -6,11 +6,16 @@
 # tests/integration/test_recursive.py (rg over the mount must end); rsync
 # and python3-watchdog for tests/integration/test_fs_times.py and
 # test_inotify_tree.py (rsync sends nothing twice; a recursive observer).
+# The runtime (reference 8): libarchive (image layers) and libssl (sha256);
+# crun and runc (the OCI runtimes); docker-registry, skopeo, umoci and
+# busybox-static to build, serve and check the test images; slirp4netns and
+# passt for the network namespaces of nodes with ports.
 set -eu
 PKGS="gcc meson ninja-build pkg-config libfuse3-dev fuse3 libyaml-dev libjansson-dev
 libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotify-tools
 perl tar procps util-linux passwd sqlite3 psmisc gdb ripgrep rsync python3-watchdog
-clang clang-format libclang-rt-14-dev llvm-14"
+clang clang-format libclang-rt-14-dev llvm-14
+libarchive-dev libssl-dev crun runc docker-registry skopeo umoci busybox-static slirp4netns passt"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -494,6 +494,34 @@ static void env_forms(void **state)
 	free(big);
 }
 
+/* reference 8.1: references checked when the spec is written */
+static void image_keys(void **state)
+{
+	(void)state;
+	struct jf_spec *s = parse_ok("image: 127.0.0.1:5000/jobfs/busybox:1.0\n"
+				     "image_pull_policy: Never\n"
+				     "registry_auth: /home/u/auth.json\n"
+				     "command: [sh]\n");
+	assert_string_equal(s->containers[0].image, "127.0.0.1:5000/jobfs/busybox:1.0");
+	assert_int_equal(s->containers[0].pull_policy, JF_PULL_NEVER);
+	assert_string_equal(s->registry_auth, "/home/u/auth.json");
+	jf_spec_free(s);
+	s = parse_ok("containers:\n- name: a\n  image: busybox\n  image_pull_policy: Always\n"
+		     "  command: [sh]\n- name: b\n  image: oci:/srv/bb:v1\n  command: [sh]\n");
+	assert_int_equal(s->containers[0].pull_policy, JF_PULL_ALWAYS);
+	assert_int_equal(s->containers[1].pull_policy, JF_PULL_DEFAULT);
+	jf_spec_free(s);
+	ERR("image: Busybox\ncommand: [sh]\n", 1, "key 'image'", "lower-case");
+	ERR("command: [sh]\nimage: \"h.io/a b\"\n", 2, "key 'image'", "space");
+	ERR("containers:\n- name: a\n  image: h.io/a@sha256:12\n  command: [x]\n", 3,
+	    "key 'containers[0].image'", "digest must be");
+	ERR("image: busybox\nimage_pull_policy: sometimes\ncommand: [sh]\n", 2,
+	    "key 'image_pull_policy'", "Always, IfNotPresent or Never");
+	ERR("image: busybox\nregistry_auth: auth.json\ncommand: [sh]\n", 2, "key 'registry_auth'",
+	    "absolute path");
+	ERR("image: oci:relative\ncommand: [sh]\n", 1, "key 'image'", "absolute path");
+}
+
 static void containers_errors(void **state)
 {
 	(void)state;
@@ -1205,6 +1233,7 @@ int main(void)
 		cmocka_unit_test(names),
 		cmocka_unit_test(command_args),
 		cmocka_unit_test(env_forms),
+		cmocka_unit_test(image_keys),
 		cmocka_unit_test(containers_errors),
 		cmocka_unit_test(resources_errors),
 		cmocka_unit_test(not_supported),

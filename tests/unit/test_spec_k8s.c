@@ -440,7 +440,6 @@ static void ignored_paths(void **state)
 		"spec.suspend",
 		"spec.template.metadata",
 		"spec.template.spec.nodeSelector",
-		"spec.template.spec.containers[0].imagePullPolicy",
 		"spec.template.spec.containers[0].ports",
 		"spec.template.spec.containers[0].env[0].extra",
 		"spec.template.spec.containers[0].resources.limits.ephemeral-storage",
@@ -455,6 +454,8 @@ static void ignored_paths(void **state)
 	assert_int_equal(s->billing, JF_BILL_SPOT);
 	assert_int_equal(s->restart_policy, JF_RESTART_ONFAILURE);
 	assert_string_equal(s->containers[0].env[0].value, "1");
+	/* imagePullPolicy is modelled (reference 8.1), not ignored */
+	assert_int_equal(s->containers[0].pull_policy, JF_PULL_ALWAYS);
 	jf_spec_free(s);
 }
 
