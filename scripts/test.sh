@@ -8,9 +8,11 @@
 #   JOBFS_FUZZ_SECONDS=N scripts/test.sh      fuzz each parser N s (default 60, 0 = off)
 #   JOBFS_SLURM_PORT=N scripts/test.sh        the test Slurm cluster's first port
 #                                             (default 16817; see scripts/slurm-cluster.sh)
-# A Slurm cluster (scripts/slurm-cluster.sh) runs while the suites do;
-# then the slurm suite runs again on a cluster with untyped GPUs and on
-# one of CPU-only nodes.
+# A Slurm cluster (scripts/slurm-cluster.sh) and the test registries
+# (scripts/registry.sh) run while the suites do; then the slurm suite runs
+# again on a cluster with untyped GPUs and on one of CPU-only nodes.
+#   JOBFS_REGISTRY_PORT=N scripts/test.sh     the test registries' first port
+#                                             (default 15000)
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -31,10 +33,25 @@ run() {
 # must run, not skip (JOBFS_SLURM_REQUIRED); stopped by PID at the end
 slurm_dir=$(mktemp -d /tmp/jobfs-slurm.XXXXXX)
 slurm_dirs=$slurm_dir
+reg_dir=$(mktemp -d /tmp/jobfs-registry.XXXXXX)
 stop_clusters() {
 	for d in $slurm_dirs; do scripts/slurm-cluster.sh stop "$d" >/dev/null 2>&1 || true; done
+	scripts/registry.sh stop "$reg_dir" >/dev/null 2>&1 || true
 }
 trap stop_clusters EXIT
+# the image tests' registries (open, Basic, Bearer) with the test image
+# pushed: they must run, not skip (JOBFS_REGISTRY_REQUIRED); crun's too
+if scripts/registry.sh start "$reg_dir" > "$reg_dir/env"; then
+	# KEY=value lines of paths and host:ports (scripts/registry.sh env)
+	set -a
+	. "$reg_dir/env"
+	set +a
+	echo "== registry: up at $JOBFS_REGISTRY"
+else
+	echo "== registry: the test registries did not start; their tests will fail" >&2
+	status=1
+fi
+export JOBFS_REGISTRY_REQUIRED=1 JOBFS_OCI_REQUIRED=1
 if JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$slurm_dir" > "$slurm_dir/env"; then
 	SLURM_CONF=$(sed -n 's/^SLURM_CONF=//p' "$slurm_dir/env")
 	JOBFS_SLURM_URL=$(sed -n 's/^JOBFS_SLURM_URL=//p' "$slurm_dir/env")
