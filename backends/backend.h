@@ -28,11 +28,38 @@
 #define JF_RUN_MAX_PROCS 16
 #define JF_RUN_MSG_MAX   256
 
+/* One container's image (reference 8.1), for a backend that runs OCI
+ * containers: the supervisor pulls it (tools/jobfs-image) and runs the
+ * container under the OCI runtime.  command and args as the spec wrote
+ * them (either may be absent: the image's ENTRYPOINT and CMD fill in, as
+ * in Kubernetes). */
+struct jf_proc_image {
+	const char *reference;   /* as written; valid (core/imgref.h) */
+	const char *pull_policy; /* "Always", "IfNotPresent" or "Never" */
+	char *const *command;    /* NULL = not given */
+	char *const *args;       /* NULL = not given */
+	char *const *env;        /* the node's variables: the spec's and JOB_*, no host ones */
+};
+
 /* One container: a process (tree) started from argv with its own env. */
 struct jf_proc {
-	const char *name;  /* container name, "main" */
-	char *const *argv; /* NULL-terminated; argv[0] searched in PATH of envp */
-	char *const *envp; /* NULL-terminated, complete environment */
+	const char *name;                  /* container name, "main" */
+	char *const *argv;                 /* NULL-terminated; argv[0] searched in PATH of envp */
+	char *const *envp;                 /* NULL-terminated, complete environment */
+	const struct jf_proc_image *image; /* NULL: on the host */
+	int64_t mem_bytes;                 /* memory limit, 0 = none */
+	int64_t cpu_milli;                 /* cpu quota in millicores, 0 = none */
+};
+
+/* How the supervisor runs containers and pulls images (tools/jobfs-shim). */
+struct jf_runtime_conf {
+	const char *oci_runtime;     /* crun or runc, absolute */
+	const char *image_tool;      /* tools/jobfs-image, absolute */
+	const char *cache_dir;       /* the image cache (image/cache.h) */
+	const char *const *insecure; /* registries spoken to over http */
+	size_t ninsecure;
+	const char *auth_file;   /* daemon-wide auth.json, NULL = none */
+	int64_t pull_timeout_ms; /* a pull taking longer fails; 0 = 30 min */
 };
 
 struct jf_launch {
@@ -46,6 +73,9 @@ struct jf_launch {
 	int64_t log_cap_bytes; /* 0 = no cap */
 	const int *cpus;       /* CPU ids to pin to, NULL = no pinning */
 	size_t ncpus;
+	const struct jf_runtime_conf *rt; /* needed when a proc has an image */
+	const char *registry_auth;        /* the spec's auth.json, read as uid; NULL = none */
+	int64_t shm_bytes;                /* the node's /dev/shm size, 0 = the default */
 };
 
 struct jf_run_started {
@@ -59,9 +89,15 @@ struct jf_run_started {
 
 struct jf_proc_result {
 	char name[64];
-	int exit_code;   /* 0..255; 128+sig when killed by a signal */
-	int term_signal; /* 0 or the signal that killed it */
+	int exit_code;         /* 0..255; 128+sig when killed by a signal */
+	int term_signal;       /* 0 or the signal that killed it */
+	bool oom_killed;       /* its cgroup's OOM counter says so */
+	char image_digest[72]; /* the image it ran, "" on the host */
 };
+
+/* What a note says: one event of the node before its start (Pulling,
+ * Pulled, Created, ...), in Kubernetes' words. */
+#define JF_NOTE_REASON_MAX 32
 
 struct jf_run_result {
 	uint64_t cookie;
@@ -75,8 +111,15 @@ struct jf_run_result {
 					 such file" */
 	size_t nprocs;
 	struct jf_proc_result procs[JF_RUN_MAX_PROCS];
-	bool timed_out; /* the supervisor ended it at its timeout (slurm) */
-	bool signalled; /* it was told to stop from outside (SIGTERM) */
+	bool timed_out;   /* the supervisor ended it at its timeout (slurm) */
+	bool signalled;   /* it was told to stop from outside (SIGTERM) */
+	bool pull_failed; /* a start failure: an image could not be pulled
+			   * (message says why); not an attempt of the task */
+	/* Not an end: a note from the supervisor (note_type, note_reason,
+	 * message); only cookie and these are set. */
+	bool note;
+	char note_type[8];
+	char note_reason[JF_NOTE_REASON_MAX];
 	/* Not an end: a pending start is confirmed (its processes run since
 	 * start_ms; pid is the first container's); the end comes later.  Only
 	 * cookie, start_ms, pid and this are set.  Backends zero every result. */

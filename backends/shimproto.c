@@ -62,6 +62,25 @@ json_t *jf_shim_launch_encode(const struct jf_shim_launch *l)
 		put(o, "name", json_string(p->name ? p->name : "main"), &bad);
 		put(o, "argv", strv(p->argv, &bad), &bad);
 		put(o, "envp", strv(p->envp, &bad), &bad);
+		if (p->mem_bytes > 0)
+			put(o, "mem_bytes", json_integer(p->mem_bytes), &bad);
+		if (p->cpu_milli > 0)
+			put(o, "cpu_milli", json_integer(p->cpu_milli), &bad);
+		if (p->image) {
+			const struct jf_proc_image *im = p->image;
+			json_t *io = json_object();
+			bad |= !io;
+			if (io) {
+				put(io, "reference", json_string(im->reference), &bad);
+				put(io, "pull_policy", json_string(im->pull_policy), &bad);
+				if (im->command)
+					put(io, "command", strv(im->command, &bad), &bad);
+				if (im->args)
+					put(io, "args", strv(im->args, &bad), &bad);
+				put(io, "env", strv(im->env, &bad), &bad);
+				put(o, "image", io, &bad);
+			}
+		}
 		if (json_array_append_new(procs, o) < 0)
 			bad = true;
 	}
@@ -78,6 +97,31 @@ json_t *jf_shim_launch_encode(const struct jf_shim_launch *l)
 	put(root, "log_cap", json_integer(l->log_cap), &bad);
 	put(root, "cpus", cpus, &bad);
 	put(root, "procs", procs, &bad);
+	if (l->rt) {
+		const struct jf_runtime_conf *rt = l->rt;
+		json_t *r = json_object(), *ins = json_array();
+		bad |= !r || !ins;
+		for (size_t i = 0; ins && i < rt->ninsecure; i++)
+			bad |= json_array_append_new(ins, json_string(rt->insecure[i])) < 0;
+		if (r) {
+			put(r, "oci", json_string(rt->oci_runtime ? rt->oci_runtime : ""), &bad);
+			put(r, "image_tool", json_string(rt->image_tool ? rt->image_tool : ""),
+			    &bad);
+			put(r, "cache", json_string(rt->cache_dir ? rt->cache_dir : ""), &bad);
+			put(r, "insecure", ins, &bad);
+			ins = NULL;
+			if (rt->auth_file)
+				put(r, "auth_file", json_string(rt->auth_file), &bad);
+			if (rt->pull_timeout_ms > 0)
+				put(r, "pull_timeout_ms", json_integer(rt->pull_timeout_ms), &bad);
+			put(root, "runtime", r, &bad);
+		}
+		json_decref(ins);
+	}
+	if (l->registry_auth)
+		put(root, "registry_auth", json_string(l->registry_auth), &bad);
+	if (l->shm_bytes > 0)
+		put(root, "shm_bytes", json_integer(l->shm_bytes), &bad);
 	if (bad) {
 		json_decref(root);
 		return NULL;
@@ -117,12 +161,69 @@ static char **str_array(json_t *a, bool nonempty)
 	return v;
 }
 
+static int decode_image(json_t *io, struct jf_proc_image *im, size_t i, char *err, size_t errlen)
+{
+	im->reference = json_string_value(json_object_get(io, "reference"));
+	im->pull_policy = json_string_value(json_object_get(io, "pull_policy"));
+	if (!im->reference || !im->reference[0] || !im->pull_policy) {
+		snprintf(err, errlen,
+			 "launch.json: procs[%zu].image: needs a reference and a "
+			 "pull_policy",
+			 i);
+		return -1;
+	}
+	json_t *c = json_object_get(io, "command"), *a = json_object_get(io, "args");
+	json_t *e = json_object_get(io, "env");
+	im->command = c ? str_array(c, false) : NULL;
+	im->args = a ? str_array(a, false) : NULL;
+	im->env = e ? str_array(e, false) : calloc(1, sizeof(char *));
+	if ((c && !im->command) || (a && !im->args) || !im->env) {
+		snprintf(err, errlen,
+			 "launch.json: procs[%zu].image: command, args and env must "
+			 "be arrays of strings",
+			 i);
+		return -1;
+	}
+	return 0;
+}
+
+static int decode_runtime(json_t *r, struct jf_runtime_conf *rt, char *err, size_t errlen)
+{
+	json_int_t x;
+	rt->oci_runtime = json_string_value(json_object_get(r, "oci"));
+	rt->image_tool = json_string_value(json_object_get(r, "image_tool"));
+	rt->cache_dir = json_string_value(json_object_get(r, "cache"));
+	rt->auth_file = json_string_value(json_object_get(r, "auth_file"));
+	json_t *ins = json_object_get(r, "insecure");
+	if (!rt->oci_runtime || !rt->image_tool || !rt->cache_dir || (ins && !json_is_array(ins))) {
+		snprintf(err, errlen,
+			 "launch.json: runtime: needs oci, image_tool and cache paths");
+		return -1;
+	}
+	if (ins) {
+		char **v = str_array(ins, false);
+		if (!v) {
+			snprintf(err, errlen, "launch.json: runtime.insecure: must be strings");
+			return -1;
+		}
+		rt->insecure = (const char *const *)v;
+		rt->ninsecure = json_array_size(ins);
+	}
+	if (jf_shim_get_int(r, "pull_timeout_ms", INT64_MAX / 2, &x))
+		rt->pull_timeout_ms = x;
+	return 0;
+}
+
 void jf_shim_launch_release(struct jf_shim_launch *l)
 {
 	for (size_t i = 0; i < l->nprocs; i++) {
 		free((void *)l->procs[i].argv);
 		free((void *)l->procs[i].envp);
+		free((void *)l->images[i].command);
+		free((void *)l->images[i].args);
+		free((void *)l->images[i].env);
 	}
+	free((void *)l->rt_store.insecure);
 	free((void *)l->cpus);
 	free((void *)l->groups);
 	json_decref(l->root);
@@ -258,6 +359,39 @@ int jf_shim_launch_decode(struct jf_shim_launch *l, const char *buf, size_t len,
 				 "launch.json: procs[%zu].envp: must be an array of strings", i);
 			return -1;
 		}
+		if ((json_object_get(p, "mem_bytes") &&
+		     !jf_shim_get_int(p, "mem_bytes", INT64_MAX / 2, &x)) ||
+		    (json_object_get(p, "cpu_milli") &&
+		     !jf_shim_get_int(p, "cpu_milli", INT64_MAX / 2, &x))) {
+			snprintf(err, errlen, "launch.json: procs[%zu]: a limit is not a count", i);
+			return -1;
+		}
+		if (jf_shim_get_int(p, "mem_bytes", INT64_MAX / 2, &x))
+			lp->mem_bytes = x;
+		if (jf_shim_get_int(p, "cpu_milli", INT64_MAX / 2, &x))
+			lp->cpu_milli = x;
+		json_t *io = json_object_get(p, "image");
+		if (io && decode_image(io, &l->images[i], i, err, errlen) < 0)
+			return -1;
+		if (io)
+			lp->image = &l->images[i];
+	}
+	json_t *rt = json_object_get(root, "runtime");
+	if (rt && decode_runtime(rt, &l->rt_store, err, errlen) < 0)
+		return -1;
+	if (rt)
+		l->rt = &l->rt_store;
+	json_t *ra = json_object_get(root, "registry_auth");
+	if (ra && !(l->registry_auth = json_string_value(ra))) {
+		snprintf(err, errlen, "launch.json: registry_auth: must be a path");
+		return -1;
+	}
+	if (json_object_get(root, "shm_bytes")) {
+		if (!jf_shim_get_int(root, "shm_bytes", INT64_MAX / 2, &x)) {
+			snprintf(err, errlen, "launch.json: shm_bytes: must be a byte count");
+			return -1;
+		}
+		l->shm_bytes = x;
 	}
 	return 0;
 }
@@ -402,6 +536,7 @@ int jf_shim_result(const char *run_dir, struct jf_run_result *out, char *why, si
 	snprintf(out->message, sizeof(out->message), "%s", msg ? msg : "");
 	out->start_failed = json_is_true(json_object_get(root, "start_failed"));
 	out->timed_out = json_is_true(json_object_get(root, "timed_out"));
+	out->pull_failed = json_is_true(json_object_get(root, "pull_failed"));
 	out->signalled = json_string_value(json_object_get(root, "signalled")) != NULL;
 	json_t *procs = json_object_get(root, "procs");
 	for (size_t i = 0; i < json_array_size(procs) && i < JF_RUN_MAX_PROCS; i++) {
@@ -413,6 +548,9 @@ int jf_shim_result(const char *run_dir, struct jf_run_result *out, char *why, si
 			pr->exit_code = (int)v;
 		if (int_field(p, "signal", &v))
 			pr->term_signal = (int)v;
+		pr->oom_killed = json_is_true(json_object_get(p, "oom_killed"));
+		const char *dg = json_string_value(json_object_get(p, "image_digest"));
+		snprintf(pr->image_digest, sizeof(pr->image_digest), "%s", dg ? dg : "");
 		out->nprocs = i + 1;
 	}
 	rc = 0;

@@ -7,7 +7,17 @@
  *
  *   launch.json  {"uid":U,"gid":G,"groups":[G...],"cwd":PATH,"log_cap":BYTES,
  *                 "cpus":[N...],
- *                 "procs":[{"name":S,"argv":[S...],"envp":["K=V"...]}...]}
+ *                 "procs":[{"name":S,"argv":[S...],"envp":["K=V"...],
+ *                           "mem_bytes":N,"cpu_milli":N,
+ *                           "image":{"reference":S,"pull_policy":S,
+ *                                    "command":[S...],"args":[S...],
+ *                                    "env":["K=V"...]}}...],
+ *                 "runtime":{"oci":PATH,"image_tool":PATH,"cache":DIR,
+ *                            "insecure":[S...],"auth_file":PATH,
+ *                            "pull_timeout_ms":N},
+ *                 "registry_auth":PATH,"shm_bytes":N}
+ *                 (image, command, args, runtime, registry_auth and the
+ *                 limits only when there is something to say)
  *                 (groups: the user's supplementary groups, resolved by the
  *                 daemon, so that the shim needs no user database and can
  *                 be linked statically; absent under Slurm, where the job
@@ -20,7 +30,8 @@
  *   started      "started START_MS PID...\n" or "failed START_MS MSG\n",
  *                replaced whole, not fsynced (the claim is the durable one)
  *   result       JSON: exit_code, signal, start_ms, end_ms, message,
- *                start_failed, procs[{name, exit_code, signal}]; fsynced,
+ *                start_failed, pull_failed, procs[{name, exit_code, signal,
+ *                oom_killed, image_digest}]; fsynced,
  *                renamed into place, its directory fsynced
  *   rotation     {"cap":N,"stdout":{"rotations":R,"dropped":B},"stderr":..,
  *                 "logs":..}, replaced whole after each log rotation
@@ -53,6 +64,8 @@ struct jf_shim_proc {
 	const char *name;
 	char *const *argv; /* NULL-terminated */
 	char *const *envp;
+	const struct jf_proc_image *image; /* NULL: a host process */
+	int64_t mem_bytes, cpu_milli;      /* 0 = no limit */
 };
 
 struct jf_shim_launch {
@@ -68,6 +81,12 @@ struct jf_shim_launch {
 	size_t ncpus;
 	struct jf_shim_proc procs[JF_SHIM_MAX_PROCS];
 	size_t nprocs;
+	const struct jf_runtime_conf *rt; /* NULL: no "runtime" */
+	const char *registry_auth;        /* NULL = none */
+	int64_t shm_bytes;                /* 0 = the default */
+	/* decoded: where procs[i].image and rt point */
+	struct jf_proc_image images[JF_SHIM_MAX_PROCS];
+	struct jf_runtime_conf rt_store;
 };
 
 /* launch.json's object for l (root unused; the strings are copied); NULL

@@ -372,6 +372,7 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 	queue_partitions(e, g->queue_id, &parts);
 
 	struct jf_proc procs[JF_RUN_MAX_PROCS];
+	memset(procs, 0, sizeof(procs));
 	char **envs[JF_RUN_MAX_PROCS] = { 0 };
 	char **argvs[JF_RUN_MAX_PROCS] = { 0 };
 	int slotbuf[JF_RUN_MAX_PROCS][65];

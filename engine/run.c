@@ -290,6 +290,7 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 	}
 
 	struct jf_proc procs[JF_RUN_MAX_PROCS];
+	memset(procs, 0, sizeof(procs));
 	char **envs[JF_RUN_MAX_PROCS] = { 0 };
 	char **argvs[JF_RUN_MAX_PROCS] = { 0 };
 	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;

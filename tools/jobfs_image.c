@@ -4,7 +4,8 @@
  * starts, and what a user runs to pull ahead of time or look.
  *
  *   jobfs-image pull [--cache DIR] [--policy Always|IfNotPresent|Never]
- *                    [--auth FILE] [--insecure HOST[:PORT]]... REF
+ *                    [--auth FILE] [--insecure HOST[:PORT]]...
+ *                    [--progress-fd N] REF
  *   jobfs-image list [--cache DIR]
  *   jobfs-image rm [--cache DIR] NAME
  *
@@ -14,8 +15,11 @@
  * present (true when the cache had it and nothing was fetched), seconds,
  * fetched_bytes, and the image's entrypoint, cmd, env, user and workdir;
  * with the policy IfNotPresent (the default for a tag other than latest)
- * an image in the cache is not asked for again.  Errors are one line on
- * stderr that names the image and what failed.
+ * an image in the cache is not asked for again.  --progress-fd N: the
+ * line "pulling" is written to fd N when the registry (or layout) is about
+ * to be read, i.e. when the cache could not answer alone (jobfs-shim turns
+ * it into the node's Pulling event).  Errors are one line on stderr that
+ * names the image and what failed.
  *
  * Exit codes: 0 done; 1 bad usage; 2 the pull failed (registry, digest,
  * disk, layer); 3 Never and the image is not in the cache; 4 rm of an
@@ -27,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "image/cache.h"
 
@@ -38,7 +43,8 @@
 
 static const char usage_text[] =
 	"usage: jobfs-image pull [--cache DIR] [--policy Always|IfNotPresent|Never]\n"
-	"                        [--auth FILE] [--insecure HOST[:PORT]]... REFERENCE\n"
+	"                        [--auth FILE] [--insecure HOST[:PORT]]... [--progress-fd N]\n"
+	"                        REFERENCE\n"
 	"       jobfs-image list [--cache DIR]\n"
 	"       jobfs-image rm [--cache DIR] NAME\n";
 
@@ -102,7 +108,8 @@ static void print_image(const struct jf_imgcache *c, const struct jf_image *img,
 }
 
 static int cmd_pull(struct jf_imgcache *c, const char *policy, const char *auth,
-		    const char *const *insecure, size_t ninsecure, const char *refs)
+		    const char *const *insecure, size_t ninsecure, int progress_fd,
+		    const char *refs)
 {
 	struct jf_imgref ref;
 	struct jf_error err;
@@ -128,6 +135,10 @@ static int cmd_pull(struct jf_imgcache *c, const char *policy, const char *auth,
 			"is Never\n",
 			refs);
 		return EXIT_ABSENT;
+	}
+	if (progress_fd >= 0) {
+		static const char line[] = "pulling\n";
+		(void)!write(progress_fd, line, sizeof(line) - 1);
 	}
 	struct jf_reg_opts o = { .auth_file = auth, .insecure = insecure, .ninsecure = ninsecure };
 	struct jf_pull_stats st;
@@ -176,6 +187,7 @@ int main(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "auth", required_argument, NULL, 'a' },
 		{ "insecure", required_argument, NULL, 'i' },
+		{ "progress-fd", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -183,6 +195,7 @@ int main(int argc, char **argv)
 	const char *policy = NULL, *auth = NULL;
 	const char *insecure[MAX_INSECURE];
 	size_t ninsecure = 0;
+	int progress_fd = -1;
 	if (argc < 2) {
 		fputs(usage_text, stderr);
 		return EXIT_USAGE;
@@ -216,6 +229,16 @@ int main(int argc, char **argv)
 			}
 			insecure[ninsecure++] = optarg;
 			break;
+		case 'f': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 1024) {
+				fprintf(stderr, "jobfs-image: --progress-fd needs a descriptor\n");
+				return EXIT_USAGE;
+			}
+			progress_fd = (int)v;
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -238,7 +261,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "jobfs-image: %s\n", err.msg);
 		return EXIT_FAILED;
 	}
-	int rc = !strcmp(cmd, "pull") ? cmd_pull(c, policy, auth, insecure, ninsecure, argv[optind])
+	int rc = !strcmp(cmd, "pull")
+			 ? cmd_pull(c, policy, auth, insecure, ninsecure, progress_fd, argv[optind])
 		 : !strcmp(cmd, "list") ? cmd_list(c)
 					: cmd_rm(c, argv[optind]);
 	jf_imgcache_free(c);

@@ -501,6 +501,10 @@ static int cmd_local(struct shim *s, int argc, char **argv)
 		return fail(s, SHIM_EXIT_USAGE, "%s", err);
 	if (prepare(s, err, sizeof(err)) < 0)
 		return fail(s, SHIM_EXIT_SYSTEM, "%s", err);
+	snprintf(s->run_dir, sizeof(s->run_dir), "%s", argv[1]);
+	/* images before the claim: a pull is never part of the run */
+	if (ctr_pull(s) < 0)
+		return SHIM_EXIT_USAGE;
 
 	switch (claim(s)) {
 	case 0:
@@ -512,8 +516,27 @@ static int cmd_local(struct shim *s, int argc, char **argv)
 	default:
 		return fail(s, SHIM_EXIT_SYSTEM, "claim: %s", strerror(errno));
 	}
-	for (size_t i = 0; i < s->l.nprocs; i++)
-		proc_start(s, i);
+	if (ctr_setup(s, err, sizeof(err)) < 0) {
+		/* nothing runs: a start failure of the first container */
+		for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++)
+			if (s->procs[i].ctr) {
+				s->start_failed = true;
+				s->failed_proc = i;
+				s->failed_code = 127;
+				msg_clean(err);
+				snprintf(s->start_msg, sizeof(s->start_msg), "%s", err);
+				s->procs[i].failed = true;
+				proc_note(s, &s->procs[i], err);
+			}
+	}
+	for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++) {
+		if (s->procs[i].ctr)
+			ctr_create(s, i);
+		else
+			proc_start(s, i);
+	}
+	if (s->nctr && !s->start_failed)
+		ctr_start_all(s);
 	if (s->start_failed)
 		forward(s, SIGKILL);
 	report_started(s);
@@ -521,9 +544,11 @@ static int cmd_local(struct shim *s, int argc, char **argv)
 	if (run_loop(s) < 0) {
 		fprintf(stderr, "jobfs-shim: poll: %s\n", strerror(errno));
 		forward(s, SIGKILL);
+		ctr_cleanup(s);
 		return SHIM_EXIT_SYSTEM;
 	}
 	code = write_result(s) == 0 ? SHIM_EXIT_OK : SHIM_EXIT_SYSTEM;
+	ctr_cleanup(s);
 	if (s->cg[0])
 		rmdir(s->cg); /* empty now: every process was reaped */
 	return code;

@@ -105,11 +105,23 @@ struct stream {
 	bool mid_line; /* logs: this stream's last piece did not end a line */
 };
 
+/* A proc that is an OCI container (shim_ctr.c) */
+struct ctr {
+	json_t *image;     /* jobfs-image's answer: layers, config, digest */
+	char id[64];       /* the runtime's container id */
+	char bundle[3300]; /* RUN_DIR/ctr/NAME: config.json, rootfs, upper, work */
+	bool mounted;      /* its rootfs overlay is mounted */
+	bool created;      /* the runtime made it: delete it at the end */
+};
+
 struct proc {
 	const struct jf_shim_proc *spec;
-	pid_t pid;    /* 0 if never forked */
-	bool running; /* forked and not yet reaped */
-	bool failed;  /* could not be started */
+	struct ctr *ctr; /* NULL: a host process */
+	bool oom_killed;
+	char digest[72]; /* its image's, "" on the host */
+	pid_t pid;       /* 0 if never forked */
+	bool running;    /* forked and not yet reaped */
+	bool failed;     /* could not be started */
 	int exit_code;
 	int term_signal;
 	struct stream out;
@@ -157,6 +169,13 @@ struct shim {
 	size_t nvars;
 	char *cuda[SHIM_MAX_PROCS]; /* "CUDA_VISIBLE_DEVICES=..." per proc, or NULL */
 	char work[PATH_MAX];        /* the procs' cwd when launch.json names none */
+
+	/* containers (shim_ctr.c) */
+	struct ctr ctrs[SHIM_MAX_PROCS];
+	size_t nctr;        /* procs with an image */
+	bool pull_failed;   /* an image could not be pulled: nothing started */
+	char run_dir[3072]; /* room below it for what the containers need */
+	char shm[3200];     /* the node's /dev/shm (a tmpfs), "" if none */
 };
 
 /* ---- shim.c ---- */
@@ -191,6 +210,24 @@ void stream_read(struct shim *s, struct proc *p, struct stream *st);
 void proc_note(struct shim *s, struct proc *p, const char *text);
 void report_started(struct shim *s);
 int write_result(struct shim *s);
+
+/* ---- shim_ctr.c ---- */
+
+/* Before the claim: pull every image the node needs (notes on fd 3).  -1:
+ * a pull failed, the ready line said so ("pullfailed MSG"). */
+int ctr_pull(struct shim *s);
+/* After the claim: the private mount namespace, the node's /dev/shm, each
+ * container's root and config.json.  -1: a start failure is recorded. */
+int ctr_setup(struct shim *s, char *err, size_t errlen);
+/* Create container i (its init is then the proc's pid), then, once all
+ * are created, start them (ctr_start_all). */
+void ctr_create(struct shim *s, size_t i);
+void ctr_start_all(struct shim *s);
+/* After the end: delete the runtime's containers, unmount, tidy. */
+void ctr_cleanup(struct shim *s);
+/* one "note TYPE REASON MESSAGE" line on fd 3 */
+void ready_note(struct shim *s, const char *type, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ---- shim_slurm.c ---- */
 

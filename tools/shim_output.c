@@ -360,6 +360,10 @@ int write_result(struct shim *s)
 		const struct proc *p = &s->procs[i];
 		json_t *o = json_pack("{s:s,s:i,s:i}", "name", p->spec->name, "exit_code",
 				      p->exit_code, "signal", p->term_signal);
+		if (o && p->oom_killed)
+			json_object_set_new(o, "oom_killed", json_true());
+		if (o && p->digest[0])
+			json_object_set_new(o, "image_digest", json_string(p->digest));
 		if (!o || json_array_append_new(procs, o) < 0)
 			goto out;
 	}

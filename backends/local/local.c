@@ -427,10 +427,19 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 		.cpus = l->cpus,
 		.ncpus = l->ncpus,
 		.nprocs = l->nprocs < JF_SHIM_MAX_PROCS ? l->nprocs : JF_SHIM_MAX_PROCS,
+		.rt = l->rt,
+		.registry_auth = l->registry_auth,
+		.shm_bytes = l->shm_bytes,
 	};
 	for (size_t i = 0; i < sl.nprocs; i++)
-		sl.procs[i] = (struct jf_shim_proc){ l->procs[i].name, l->procs[i].argv,
-						     l->procs[i].envp };
+		sl.procs[i] = (struct jf_shim_proc){
+			.name = l->procs[i].name,
+			.argv = l->procs[i].argv,
+			.envp = l->procs[i].envp,
+			.image = l->procs[i].image,
+			.mem_bytes = l->procs[i].mem_bytes,
+			.cpu_milli = l->procs[i].cpu_milli,
+		};
 	/* a root daemon's shim becomes the task's user: with its groups */
 	gid_t *groups = NULL;
 	if (geteuid() == 0 && (l->uid != 0 || l->gid != 0)) {

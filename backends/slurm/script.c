@@ -170,8 +170,9 @@ json_t *jf_slurm_launch_json(const struct jf_batch *b, struct jf_error *err)
 		.nprocs = b->nprocs < JF_SHIM_MAX_PROCS ? b->nprocs : JF_SHIM_MAX_PROCS,
 	};
 	for (size_t i = 0; i < l.nprocs; i++)
-		l.procs[i] = (struct jf_shim_proc){ b->procs[i].name, b->procs[i].argv,
-						    b->procs[i].envp };
+		l.procs[i] = (struct jf_shim_proc){ .name = b->procs[i].name,
+						    .argv = b->procs[i].argv,
+						    .envp = b->procs[i].envp };
 	json_t *root = jf_shim_launch_encode(&l), *sl = json_object();
 	if (!root || !sl) {
 		json_decref(root);

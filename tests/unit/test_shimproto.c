@@ -42,7 +42,7 @@ static void test_round_trip_groups(void **state)
 		.cwd = "/tmp",
 		.nprocs = 1,
 	};
-	l.procs[0] = (struct jf_shim_proc){ "main", argv_main, env_main };
+	l.procs[0] = (struct jf_shim_proc){ .name = "main", .argv = argv_main, .envp = env_main };
 	char *text = encode(&l);
 	assert_non_null(strstr(text, "\"groups\":[1000,27,100]"));
 	struct jf_shim_launch d = { 0 };
@@ -64,7 +64,7 @@ static void test_no_groups(void **state)
 {
 	(void)state;
 	struct jf_shim_launch l = { .uid = 0, .gid = 0, .cwd = "/tmp", .nprocs = 1 };
-	l.procs[0] = (struct jf_shim_proc){ "main", argv_main, env_main };
+	l.procs[0] = (struct jf_shim_proc){ .name = "main", .argv = argv_main, .envp = env_main };
 	char *text = encode(&l);
 	assert_null(strstr(text, "groups"));
 	struct jf_shim_launch d = { 0 };
@@ -82,6 +82,92 @@ static void test_no_groups(void **state)
 			 0);
 	assert_true(d.has_groups);
 	assert_int_equal(d.ngroups, 0);
+	jf_shim_launch_release(&d);
+}
+
+/* a container's image, its limits and the runtime: both ways */
+static void test_round_trip_image(void **state)
+{
+	(void)state;
+	static char *const cmd[] = { "sh", "-c", NULL };
+	static char *const args[] = { "echo hi", NULL };
+	static char *const ienv[] = { "A=1", NULL };
+	static const char *const insecure[] = { "127.0.0.1:5000", NULL };
+	struct jf_proc_image im = { .reference = "127.0.0.1:5000/a:1",
+				    .pull_policy = "IfNotPresent",
+				    .command = cmd,
+				    .args = args,
+				    .env = ienv };
+	struct jf_runtime_conf rt = { .oci_runtime = "/usr/bin/crun",
+				      .image_tool = "/x/jobfs-image",
+				      .cache_dir = "/s/images",
+				      .insecure = insecure,
+				      .ninsecure = 1,
+				      .pull_timeout_ms = 5000 };
+	struct jf_shim_launch l = { .uid = 1,
+				    .gid = 1,
+				    .cwd = "/tmp",
+				    .nprocs = 2,
+				    .rt = &rt,
+				    .registry_auth = "/home/u/auth.json",
+				    .shm_bytes = 1 << 20 };
+	l.procs[0] = (struct jf_shim_proc){ .name = "main",
+					    .argv = argv_main,
+					    .envp = env_main,
+					    .image = &im,
+					    .mem_bytes = 64 << 20,
+					    .cpu_milli = 500 };
+	l.procs[1] = (struct jf_shim_proc){ .name = "side", .argv = argv_main, .envp = env_main };
+	char *text = encode(&l);
+	struct jf_shim_launch d = { 0 };
+	char err[256] = "";
+	if (jf_shim_launch_decode(&d, text, strlen(text), false, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_non_null(d.procs[0].image);
+	assert_null(d.procs[1].image);
+	assert_string_equal(d.procs[0].image->reference, "127.0.0.1:5000/a:1");
+	assert_string_equal(d.procs[0].image->pull_policy, "IfNotPresent");
+	assert_string_equal(d.procs[0].image->command[1], "-c");
+	assert_null(d.procs[0].image->command[2]);
+	assert_string_equal(d.procs[0].image->args[0], "echo hi");
+	assert_string_equal(d.procs[0].image->env[0], "A=1");
+	assert_int_equal(d.procs[0].mem_bytes, 64 << 20);
+	assert_int_equal(d.procs[0].cpu_milli, 500);
+	assert_int_equal(d.procs[1].mem_bytes, 0);
+	assert_non_null(d.rt);
+	assert_string_equal(d.rt->oci_runtime, "/usr/bin/crun");
+	assert_string_equal(d.rt->cache_dir, "/s/images");
+	assert_int_equal(d.rt->ninsecure, 1);
+	assert_string_equal(d.rt->insecure[0], "127.0.0.1:5000");
+	assert_int_equal(d.rt->pull_timeout_ms, 5000);
+	assert_string_equal(d.registry_auth, "/home/u/auth.json");
+	assert_int_equal(d.shm_bytes, 1 << 20);
+	jf_shim_launch_release(&d);
+	free(text);
+	/* no command given stays "not given", not empty */
+	im.command = NULL;
+	im.args = NULL;
+	text = encode(&l);
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(jf_shim_launch_decode(&d, text, strlen(text), false, err, sizeof(err)), 0);
+	assert_null(d.procs[0].image->command);
+	assert_null(d.procs[0].image->args);
+	jf_shim_launch_release(&d);
+	free(text);
+	/* refused: an image without a reference, a runtime without paths */
+	const char *bad1 = "{\"uid\":5,\"gid\":5,\"cwd\":\"/\",\"procs\":[{\"name\":\"m\","
+			   "\"argv\":[\"x\"],\"image\":{\"pull_policy\":\"Always\"}}]}";
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(jf_shim_launch_decode(&d, bad1, strlen(bad1), false, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "needs a reference"));
+	jf_shim_launch_release(&d);
+	const char *bad2 = "{\"uid\":5,\"gid\":5,\"cwd\":\"/\",\"procs\":[{\"name\":\"m\","
+			   "\"argv\":[\"x\"]}],\"runtime\":{\"oci\":\"/c\"}}";
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(jf_shim_launch_decode(&d, bad2, strlen(bad2), false, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "runtime"));
 	jf_shim_launch_release(&d);
 }
 
@@ -117,6 +203,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_groups),
 		cmocka_unit_test(test_no_groups),
+		cmocka_unit_test(test_round_trip_image),
 		cmocka_unit_test(test_bad_groups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

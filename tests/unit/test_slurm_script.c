@@ -23,8 +23,8 @@ static char *env_side[] = { "A=1", NULL };
 static void batch(struct jf_batch *b, int64_t *idx, size_t n, struct jf_proc *procs)
 {
 	memset(b, 0, sizeof(*b));
-	procs[0] = (struct jf_proc){ "main", argv_main, env_main };
-	procs[1] = (struct jf_proc){ "side", argv_side, env_side };
+	procs[0] = (struct jf_proc){ .name = "main", .argv = argv_main, .envp = env_main };
+	procs[1] = (struct jf_proc){ .name = "side", .argv = argv_side, .envp = env_side };
 	b->key = 7;
 	b->dir = "/var/lib/jobfs/slurm/7";
 	b->name = "q/g";
