@@ -287,6 +287,23 @@ static void run_unwatch(struct local *lb, struct run *r)
 	hash_del(lb, r);
 }
 
+bool jf_local_pending_push(struct local *lb, const struct jf_run_result *res)
+{
+	struct pending *p = malloc(sizeof(*p));
+	if (!p)
+		return false;
+	uint64_t one = 1;
+	p->res = *res;
+	p->next = NULL;
+	if (lb->ptail)
+		lb->ptail->next = p;
+	else
+		lb->phead = p;
+	lb->ptail = p;
+	(void)!write(lb->evfd, &one, sizeof(one));
+	return true;
+}
+
 static void run_queue(struct local *lb, struct run *r)
 {
 	uint64_t one = 1;
@@ -318,6 +335,7 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 		out->exit_code = 127;
 		out->start_failed = true;
 		out->start_ms = out->end_ms = jf_be_wall_ms();
+		out->pull_failed = r->pull_failed;
 		if (r->failure)
 			snprintf(out->message, sizeof(out->message), "%s", r->failure);
 		else
@@ -801,6 +819,15 @@ static size_t local_reap(struct jf_runner *be, struct jf_run_result *out, size_t
 	size_t n = 0;
 
 	while (n < max) {
+		if (lb->phead) {
+			struct pending *p = lb->phead;
+			lb->phead = p->next;
+			if (!lb->phead)
+				lb->ptail = NULL;
+			out[n++] = p->res;
+			free(p);
+			continue;
+		}
 		if (lb->qhead) {
 			struct run *r = lb->qhead;
 			lb->qhead = r->qnext;
@@ -866,6 +893,10 @@ static void local_free(struct jf_runner *be)
 	for (struct run *r = lb->qhead, *next; r; r = next) {
 		next = r->qnext;
 		run_free(r);
+	}
+	for (struct pending *p = lb->phead, *next; p; p = next) {
+		next = p->next;
+		free(p);
 	}
 	free(lb->buckets);
 	if (lb->tfd >= 0)

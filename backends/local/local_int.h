@@ -53,6 +53,15 @@ struct run {
 	struct run *snext, *sprev; /* starting list */
 	bool confirmed;            /* a `started` result went out (adopted: true) */
 	char *failure;             /* why it never got going, NULL: say how it ended */
+	bool pull_failed;          /* it said "pullfailed": failure says why */
+	bool noted;                /* it said a note: off the starting list (pulling) */
+};
+
+/* A result waiting its turn: the notes a shim wrote before its ready line,
+ * and the `started` result that follows them, in the order they came. */
+struct pending {
+	struct pending *next;
+	struct jf_run_result res;
 };
 
 struct local {
@@ -65,9 +74,10 @@ struct local {
 	struct run **buckets; /* PID hash of watched runs */
 	size_t nbuckets;      /* a power of two */
 	size_t nwatched;
-	struct run *qhead, *qtail; /* ready list */
-	struct run *shead, *stail; /* starting list, oldest first */
-	int64_t ready_timeout_ms;  /* LOCAL_READY_TIMEOUT_MS (tests set less) */
+	struct run *qhead, *qtail;     /* ready list */
+	struct pending *phead, *ptail; /* results before the ready list's */
+	struct run *shead, *stail;     /* starting list, oldest first */
+	int64_t ready_timeout_ms;      /* LOCAL_READY_TIMEOUT_MS (tests set less) */
 };
 
 static inline int sys_pidfd_send_signal(int pidfd, int sig)
@@ -99,6 +109,9 @@ int jf_local_ready_read(struct local *lb, struct run *r, struct jf_run_result *o
 /* The shim has exited: take what is left of its line (1: out is a
  * `started` result to report before its end). */
 int jf_local_ready_last(struct local *lb, struct run *r, struct jf_run_result *out);
+/* local.c: queue a copy of res before everything else reap() returns;
+ * false when memory ran out (then it is dropped). */
+bool jf_local_pending_push(struct local *lb, const struct jf_run_result *res);
 /* The timerfd fired: kill the runs whose line is overdue. */
 size_t jf_local_ready_timeouts(struct local *lb, struct jf_run_result *out, size_t max);
 

@@ -45,16 +45,12 @@ void jf_local_starting_add(struct local *lb, struct run *r)
 		timer_arm(lb);
 }
 
-/* The run's start is settled one way or the other: no more pipe, off the list. */
-static void starting_done(struct local *lb, struct run *r)
+/* Off the starting list: no deadline any more (its pipe stays watched). */
+static void starting_unlist(struct local *lb, struct run *r)
 {
-	if (r->ready_fd < 0)
+	bool listed = lb->shead == r || r->sprev;
+	if (!listed)
 		return;
-	epoll_ctl(lb->epfd, EPOLL_CTL_DEL, r->ready_fd, NULL);
-	close(r->ready_fd);
-	r->ready_fd = -1;
-	free(r->line);
-	r->line = NULL;
 	bool head = lb->shead == r;
 	if (r->sprev)
 		r->sprev->snext = r->snext;
@@ -67,6 +63,19 @@ static void starting_done(struct local *lb, struct run *r)
 	r->snext = r->sprev = NULL;
 	if (head)
 		timer_arm(lb);
+}
+
+/* The run's start is settled one way or the other: no more pipe, off the list. */
+static void starting_done(struct local *lb, struct run *r)
+{
+	if (r->ready_fd < 0)
+		return;
+	epoll_ctl(lb->epfd, EPOLL_CTL_DEL, r->ready_fd, NULL);
+	close(r->ready_fd);
+	r->ready_fd = -1;
+	free(r->line);
+	r->line = NULL;
+	starting_unlist(lb, r);
 }
 
 static void set_failure(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -95,22 +104,61 @@ static void confirm(struct run *r, int64_t start_ms, pid_t pid, struct jf_run_re
 	r->confirmed = true;
 }
 
+/* "note TYPE REASON MESSAGE": queued as a note result, in order.  A shim
+ * that says notes is pulling: it is off the deadline from then on (it
+ * bounds its pull itself; its pidfd tells if it dies). */
+static bool note_line(struct local *lb, struct run *r, const char *line)
+{
+	char type[8], reason[JF_NOTE_REASON_MAX];
+	int off = 0;
+	if (sscanf(line, "note %7s %31s %n", type, reason, &off) < 2 || off <= 0)
+		return false;
+	struct jf_run_result res;
+	memset(&res, 0, sizeof(res));
+	res.cookie = r->cookie;
+	res.note = true;
+	snprintf(res.note_type, sizeof(res.note_type), "%s",
+		 strcmp(type, "Warning") == 0 ? "Warning" : "Normal");
+	snprintf(res.note_reason, sizeof(res.note_reason), "%s", reason);
+	snprintf(res.message, sizeof(res.message), "%s", line + off);
+	jf_local_pending_push(lb, &res);
+	r->noted = true;
+	starting_unlist(lb, r);
+	return true;
+}
+
+/* A result out of the ready line goes after the notes before it. */
+static int deliver(struct local *lb, struct jf_run_result *out)
+{
+	if (!lb->phead)
+		return 1;
+	jf_local_pending_push(lb, out);
+	return 0;
+}
+
 /*
  * Act on a complete ready line: 1 with a `started` result in *out, 0 when
  * the run will end as a start failure (the shim exits; its pidfd tells).
  */
-static int ready_line(struct run *r, const char *line, struct jf_run_result *out)
+static int ready_line(struct local *lb, struct run *r, const char *line, struct jf_run_result *out)
 {
 	long long start_ms;
 	int first_pid = 0;
 	if (sscanf(line, "started %lld %d", &start_ms, &first_pid) == 2 && start_ms > 0) {
 		confirm(r, start_ms, first_pid, out);
-		return 1;
+		return deliver(lb, out);
 	}
 	if (sscanf(line, "failed %lld", &start_ms) == 1 && start_ms > 0) {
 		/* nothing runs; the result says why, and the end follows */
 		confirm(r, start_ms, 0, out);
-		return 1;
+		return deliver(lb, out);
+	}
+	if (strncmp(line, "pullfailed ", 11) == 0) {
+		/* nothing was claimed, nothing ran: a start failure that is no
+		 * attempt of the task (the engine backs off and tries again) */
+		set_failure(r, "%s", line + 11);
+		r->pull_failed = true;
+		return 0;
 	}
 	if (strncmp(line, "error ", 6) == 0) {
 		set_failure(r, "jobfs-shim: %s", line + 6);
@@ -139,7 +187,14 @@ int jf_local_ready_read(struct local *lb, struct run *r, struct jf_run_result *o
 				*nl = '\0';
 			else
 				r->line[r->linelen] = '\0';
-			int got = ready_line(r, r->line, out);
+			if (note_line(lb, r, r->line)) {
+				/* more may follow: keep what came after it */
+				size_t used = nl ? (size_t)(nl - r->line) + 1 : r->linelen;
+				memmove(r->line, r->line + used, r->linelen - used);
+				r->linelen -= used;
+				continue;
+			}
+			int got = ready_line(lb, r, r->line, out);
 			starting_done(lb, r);
 			return got;
 		}
@@ -154,7 +209,8 @@ int jf_local_ready_read(struct local *lb, struct run *r, struct jf_run_result *o
 			if (n == 0 && r->linelen > 0) {
 				/* a last line without its newline */
 				r->line[r->linelen] = '\0';
-				got = ready_line(r, r->line, out);
+				got = note_line(lb, r, r->line) ? 0
+								: ready_line(lb, r, r->line, out);
 			} else if (n < 0) {
 				set_failure(r, "jobfs-shim: ready pipe: %s", strerror(errno));
 			}

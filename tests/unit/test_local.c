@@ -1481,11 +1481,156 @@ static void test_many(void **state)
 	assert_int_equal(got, MANY);
 }
 
+/* ---- containers (reference 8.1): real images, crun, jobfs-image ---- */
+
+/* root, crun and the test registry's layout (scripts/registry.sh), else
+ * skipped - or failed, where JOBFS_OCI_REQUIRED says they must run */
+static bool have_containers(void)
+{
+	bool ok = geteuid() == 0 && access("/usr/bin/crun", X_OK) == 0 &&
+		  getenv("JOBFS_REGISTRY_LAYOUT") && getenv("JOBFS_REGISTRY");
+	if (!ok && getenv("JOBFS_OCI_REQUIRED"))
+		fail_msg("JOBFS_OCI_REQUIRED: root, crun and JOBFS_REGISTRY(_LAYOUT) are needed");
+	return ok;
+}
+
+/* Every result of cookie until its end, in order, into v (at most n). */
+static size_t results_until_end(struct jf_runner *be, uint64_t cookie, struct jf_run_result *v,
+				size_t n)
+{
+	size_t k = 0;
+	int64_t deadline = jft_wall_ms() + 60000;
+	while (k < n && jft_wall_ms() < deadline) {
+		struct jf_run_result res;
+		while (k < n && jf_runner_reap(be, &res, 1) == 1) {
+			if (res.cookie != cookie)
+				continue;
+			v[k++] = res;
+			if (!res.started && !res.note)
+				return k;
+		}
+		struct pollfd p = { .fd = jf_runner_fd(be), .events = POLLIN };
+		poll(&p, 1, 200);
+	}
+	fail_msg("run %llu did not end in 60 s", (unsigned long long)cookie);
+	return k;
+}
+
+static void launch_image(struct fix *f, const char *dir, const char *ref, const char *cache,
+			 char *const *args, uint64_t cookie)
+{
+	static char *const argv[] = { "unused", NULL };
+	static char *const envp[] = { PATH, NULL };
+	static char *const ienv[] = { "GREETING=from-the-node", NULL };
+	const char *insecure[] = { getenv("JOBFS_REGISTRY"), "127.0.0.1:1" };
+	struct jf_proc_image im = {
+		.reference = ref, .pull_policy = "IfNotPresent", .args = args, .env = ienv
+	};
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp, .image = &im };
+	struct jf_runtime_conf rt = { .oci_runtime = "/usr/bin/crun",
+				      .image_tool = JF_BUILD_DIR "/tools/jobfs-image",
+				      .cache_dir = cache,
+				      .insecure = insecure,
+				      .ninsecure = 2 };
+	struct jf_launch l = { .run_dir = dir,
+			       .cwd = dir,
+			       .uid = 1000,
+			       .gid = 1000,
+			       .procs = &p,
+			       .nprocs = 1,
+			       .rt = &rt,
+			       .shm_bytes = 8 << 20 };
+	struct jf_run_started st = { 0 };
+	struct jf_error err = { 0 };
+	if (jf_runner_start(f->be, &l, cookie, &st, &err) != JF_OK)
+		fail_msg("start: %s", err.msg);
+}
+
+static void test_container(void **state)
+{
+	struct fix *f = *state;
+	if (!have_containers())
+		skip();
+	char dir[PATH_MAX], cache[PATH_MAX + 16], ref[PATH_MAX + 16];
+	snprintf(cache, sizeof(cache), "%s/cache", f->dir);
+	snprintf(ref, sizeof(ref), "%s/jobfs/busybox:latest", getenv("JOBFS_REGISTRY"));
+	static char *const args[] = { "sh", "-c",
+				      "echo in-container $GREETING; id -u; "
+				      "df -k /dev/shm | tail -1",
+				      NULL };
+	struct jf_run_result v[16];
+	for (int round = 0; round < 2; round++) {
+		run_dir(f, dir, sizeof(dir));
+		launch_image(f, dir, ref, cache, args, 70 + round);
+		size_t n = results_until_end(f->be, 70 + round, v, 16);
+		/* notes, in order: (Pulling, Pulled) or Pulled alone, Created;
+		 * then the start, then the end */
+		size_t k = 0;
+		if (round == 0) {
+			assert_true(v[k].note);
+			assert_string_equal(v[k].note_reason, "Pulling");
+			assert_non_null(strstr(v[k++].message, "Pulling image \""));
+		}
+		assert_true(v[k].note);
+		assert_string_equal(v[k].note_reason, "Pulled");
+		assert_non_null(strstr(v[k++].message, round == 0 ? "Successfully pulled image"
+								  : "already present on machine"));
+		assert_true(v[k].note);
+		assert_string_equal(v[k++].note_reason, "Created");
+		assert_true(v[k++].started);
+		assert_int_equal(n, k + 1);
+		struct jf_run_result *end = &v[k];
+		assert_false(end->start_failed);
+		assert_int_equal(end->exit_code, 0);
+		assert_true(strncmp(end->procs[0].image_digest, "sha256:", 7) == 0);
+		char *out = jft_read_in(dir, "stdout");
+		assert_non_null(out);
+		assert_non_null(strstr(out, "in-container from-the-node\n1000\n"));
+		assert_non_null(strstr(out, " 8192 ")); /* the node's /dev/shm */
+		free(out);
+		/* the bundle is gone; the logs stay */
+		char p[PATH_MAX + 16];
+		snprintf(p, sizeof(p), "%s/ctr", dir);
+		assert_false(jft_exists(p));
+	}
+}
+
+static void test_container_pull_failed(void **state)
+{
+	struct fix *f = *state;
+	if (!have_containers())
+		skip();
+	char dir[PATH_MAX], cache[PATH_MAX + 16];
+	snprintf(cache, sizeof(cache), "%s/cache", f->dir);
+	static char *const args[] = { "true", NULL };
+	run_dir(f, dir, sizeof(dir));
+	launch_image(f, dir, "127.0.0.1:1/jobfs/none:1", cache, args, 80);
+	struct jf_run_result v[8];
+	size_t n = results_until_end(f->be, 80, v, 8);
+	assert_int_equal(n, 3); /* Pulling, Failed, the end: never started */
+	assert_true(v[0].note);
+	assert_string_equal(v[0].note_reason, "Pulling");
+	assert_true(v[1].note);
+	assert_string_equal(v[1].note_type, "Warning");
+	assert_string_equal(v[1].note_reason, "Failed");
+	assert_non_null(strstr(v[1].message, "Failed to pull image \"127.0.0.1:1/jobfs/none:1\""));
+	assert_true(v[2].start_failed);
+	assert_true(v[2].pull_failed);
+	assert_non_null(strstr(v[2].message, "ErrImagePull: "));
+	assert_non_null(strstr(v[2].message, "not reachable"));
+	/* nothing was claimed: a restarted daemon cancels, nothing ran */
+	char p[PATH_MAX + 16];
+	snprintf(p, sizeof(p), "%s/claim", dir);
+	assert_false(jft_exists(p));
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_success, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_container, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_container_pull_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_procs, setup, teardown),
