@@ -598,17 +598,38 @@ enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 	/* valid, but not for this backend */
 	if (src->storage.node)
 		return refuse_local(&src->storage, "storage", err);
-	if (src->shm_size.node)
-		return refuse_local(&src->shm_size,
-				    s->form == JF_FORM_K8S ? "jobfs/shm-size" : "shm_size", err);
+	/* whether a command must be given depends on the runtime: the
+	 * submission checks it (jf_spec_check_runtime) */
+	s->no_command = true;
 	for (size_t i = 0; i < s->ncontainers; i++)
 		if (s->containers[i].ncommand || s->containers[i].nargs)
+			s->no_command = false;
+	s->no_command_line = src->cont[0] ? src->cont[0]->line : 0;
+	s->command_hint = src->command_hint;
+	return JF_OK;
+}
+
+enum jf_err jf_spec_check_runtime(const struct jf_spec *s, bool containers, struct jf_error *err)
+{
+	if (!containers) {
+		if (!s->no_command)
 			return JF_OK;
-	return jf_yerror(err, JF_ENOTSUP, src->cont[0], "",
-			 "no command: the local backend runs a container's command on "
-			 "this host; it does not pull images and has no image entrypoint, "
-			 "so give %s",
-			 src->command_hint);
+		return jf_error_set(err, JF_ENOTSUP, s->no_command_line,
+				    "no command: this jobfs runs a node's commands on this host "
+				    "(runtime host); it does not pull images and has no image "
+				    "entrypoint, so give %s",
+				    s->command_hint ? s->command_hint : "a command");
+	}
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		const struct jf_container *c = &s->containers[i];
+		if (!c->image && !c->ncommand && !c->nargs)
+			return jf_error_set(
+				err, JF_EINVAL, s->no_command_line,
+				"container '%s' has neither an image nor a command: give "
+				"image or %s",
+				c->name, s->command_hint ? s->command_hint : "a command");
+	}
+	return JF_OK;
 }
 
 /* ---- dispatch ---- */

@@ -133,6 +133,9 @@ struct jf_spec {
 	int64_t active_deadline;    /* K8s activeDeadlineSeconds, 0 = none */
 	int64_t shm_size;           /* bytes, 0 = not set */
 	char *registry_auth;        /* auth.json path (read as the writer), NULL = none */
+	bool no_command;            /* no container gives command or args */
+	int no_command_line;        /* where the first container is written */
+	const char *command_hint;   /* where a command goes, in the spec's form */
 	bool cpu_exclusive;
 	struct jf_container *containers;
 	size_t ncontainers; /* >= 1 */
@@ -169,6 +172,13 @@ enum jf_spec_place {
 enum jf_err jf_spec_parse(const char *text, size_t len, enum jf_spec_place place,
 			  const struct jf_subst *subst, struct jf_spec **out, struct jf_error *err);
 void jf_spec_free(struct jf_spec *spec);
+
+/* What the runtime that will run it allows, checked when a spec is
+ * submitted (not when an accepted one is read again).  containers: nodes
+ * run as OCI containers (reference 8.1), where an image may give the
+ * command; else on the host, where each node needs a command and an image
+ * is only named.  JF_ENOTSUP with a message naming the line. */
+enum jf_err jf_spec_check_runtime(const struct jf_spec *s, bool containers, struct jf_error *err);
 
 /* ${VAR} substitution alone; returns a malloc'd string the caller frees,
  * or NULL with *err set (unknown variable, unterminated ${).  "$$" is a

@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 11
+#define JF_STORE_SCHEMA 12
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -103,6 +103,10 @@ struct jf_node_rec {
 	int64_t attempt_id; /* row id of that attempt, 0 = none */
 	int64_t started_ms, finished_ms;
 	int64_t events_bytes;
+	char runtime[8];       /* "oci", "host", "" before its first start */
+	char *images;          /* /images names of its containers' images, comma-joined */
+	char image_digest[80]; /* the first container's image's, "" on the host */
+	char reason[32];       /* Completed, Error, OOMKilled, ImagePullBackOff, ... */
 };
 
 struct jf_attempt_rec {
@@ -342,6 +346,14 @@ enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, enum jf_state sta
 			      const char *message, int64_t now_ms);
 /* The message alone, the state as it is. */
 enum jf_err jf_node_set_message(struct jf_store *st, int64_t id, const char *message);
+/* What the node runs on and with (set at its start) */
+enum jf_err jf_node_set_image(struct jf_store *st, int64_t id, const char *runtime,
+			      const char *images, const char *image_digest);
+/* Why it ended (or waits): Kubernetes' reason words */
+enum jf_err jf_node_set_reason(struct jf_store *st, int64_t id, const char *reason);
+/* The node paths' ids of running or starting nodes whose images include
+ * name (an /images name): up to max into ids; the count of all */
+size_t jf_node_image_users(struct jf_store *st, const char *name, int64_t *ids, size_t max);
 enum jf_err jf_node_set_run(struct jf_store *st, int64_t id, const char *machine,
 			    const char *gpu_ids, int64_t pid, int exit_code, int64_t attempt,
 			    int64_t attempt_id);

@@ -879,8 +879,60 @@ enum jf_err jf_node_get(struct jf_store *st, int64_t id, struct jf_node_rec *n)
 	n->started_ms = sqlite3_column_int64(s, 11);
 	n->finished_ms = sqlite3_column_int64(s, 12);
 	n->events_bytes = sqlite3_column_int64(s, 13);
+	jf_q_copy(s, 14, n->runtime, sizeof(n->runtime));
+	n->images = jf_q_dup(s, 15);
+	jf_q_copy(s, 16, n->image_digest, sizeof(n->image_digest));
+	jf_q_copy(s, 17, n->reason, sizeof(n->reason));
 	sqlite3_reset(s);
-	return n->message ? JF_OK : JF_ENOMEM;
+	return n->message && n->images ? JF_OK : JF_ENOMEM;
+}
+
+enum jf_err jf_node_set_image(struct jf_store *st, int64_t id, const char *runtime,
+			      const char *images, const char *image_digest)
+{
+	sqlite3_stmt *s = jf_q(st, Q_NODE_SET_IMAGE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, runtime ? runtime : "");
+	jf_q_text(s, 3, images ? images : "");
+	jf_q_text(s, 4, image_digest ? image_digest : "");
+	return jf_q_exec(st, s);
+}
+
+enum jf_err jf_node_set_reason(struct jf_store *st, int64_t id, const char *reason)
+{
+	sqlite3_stmt *s = jf_q(st, Q_NODE_SET_REASON);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, reason ? reason : "");
+	return jf_q_exec(st, s);
+}
+
+size_t jf_node_image_users(struct jf_store *st, const char *name, int64_t *ids, size_t max)
+{
+	/* names are [A-Za-z0-9._-]: only '_' is special to LIKE */
+	char pat[160];
+	size_t k = 0;
+	for (const char *p = name; *p && k + 2 < sizeof(pat); p++) {
+		if (*p == '_' || *p == '%' || *p == '\\')
+			pat[k++] = '\\';
+		pat[k++] = *p;
+	}
+	pat[k] = '\0';
+	sqlite3_stmt *s = jf_q(st, Q_NODE_IMAGE_USERS);
+	if (!s)
+		return 0;
+	jf_q_text(s, 1, pat);
+	size_t n = 0;
+	while (STEP_ROW(s)) {
+		if (n < max)
+			ids[n] = sqlite3_column_int64(s, 0);
+		n++;
+	}
+	sqlite3_reset(s);
+	return n;
 }
 
 enum jf_err jf_node_find(struct jf_store *st, int64_t task_id, int64_t idx, struct jf_node_rec *n)
@@ -938,6 +990,8 @@ void jf_node_release(struct jf_node_rec *n)
 {
 	if (!n)
 		return;
+	free(n->images);
+	n->images = NULL;
 	free(n->message);
 	n->message = NULL;
 }

@@ -193,6 +193,13 @@ static const char *const migrations[] = {
 	"CREATE TABLE trash (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL,"
 	"  path TEXT NOT NULL);"
 	"ALTER TABLE groups ADD COLUMN logs_freed_ms INTEGER NOT NULL DEFAULT 0;",
+	/* 11 -> 12: what a node ran (reference 8.1): its runtime (oci, host),
+	 * its images (the /images names of its containers', comma-joined)
+	 * and their digests, and why it ended in Kubernetes' words */
+	"ALTER TABLE nodes ADD COLUMN runtime TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE nodes ADD COLUMN images TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE nodes ADD COLUMN image_digest TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE nodes ADD COLUMN reason TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

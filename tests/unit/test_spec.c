@@ -590,8 +590,12 @@ static void not_supported(void **state)
 		"  - {type: object, source: https://host/bucket/models, path: /models}\n";
 	expect_err_at(storage, JF_PLACE_GROUP, JF_ENOTSUP, 2, "key 'storage'",
 		      "'storage' is not supported yet by the local backend");
-	expect_err_at("command: [x]\nshm_size: 8Gi\n", JF_PLACE_GROUP, JF_ENOTSUP, 2,
-		      "key 'shm_size'", "'shm_size' is not supported yet by the local backend");
+	/* shm_size is honoured (reference 8.2) */
+	{
+		struct jf_spec *ok = parse_ok("command: [x]\nshm_size: 8Gi\n");
+		assert_int_equal(ok->shm_size, 8LL << 30);
+		jf_spec_free(ok);
+	}
 	/* cpu_exclusive is honoured now: cores are pinned per GPU */
 	{
 		struct jf_spec *ok = NULL;
@@ -604,14 +608,27 @@ static void not_supported(void **state)
 	}
 	/* an EINVAL problem is reported before ENOTSUP ones */
 	ERR("command: [x]\nshm_size: 8Gi\ngpus: 3\n", 3, "key 'gpus'", NULL);
-	/* no command anywhere */
-	expect_err_at("image: python\n", JF_PLACE_GROUP, JF_ENOTSUP, 1, "local backend",
-		      "does not pull images");
-	expect_err_at("containers:\n- name: a\n  image: x\n", JF_PLACE_GROUP, JF_ENOTSUP, 2,
-		      "command", "no image entrypoint");
-	/* one container with a command is enough */
-	struct jf_spec *s = parse_ok("containers:\n- name: a\n- name: b\n  args: [x]\n");
+	/* no command anywhere: the runtime decides, at submission */
+	struct jf_error e3;
+	struct jf_spec *s = parse_ok("image: python\n");
+	assert_true(s->no_command);
+	assert_int_equal(jf_spec_check_runtime(s, false, &e3), JF_ENOTSUP);
+	assert_int_equal(e3.line, 1);
+	assert_non_null(strstr(e3.msg, "does not pull images"));
+	assert_non_null(strstr(e3.msg, "'command' or 'args'"));
+	assert_int_equal(jf_spec_check_runtime(s, true, &e3), JF_OK); /* the image's */
+	jf_spec_free(s);
+	s = parse_ok("containers:\n- name: a\n  image: x\n- name: b\n");
+	assert_int_equal(jf_spec_check_runtime(s, false, &e3), JF_ENOTSUP);
+	assert_int_equal(e3.line, 2);
+	assert_int_equal(jf_spec_check_runtime(s, true, &e3), JF_EINVAL);
+	assert_non_null(strstr(e3.msg, "container 'b' has neither an image nor a command"));
+	jf_spec_free(s);
+	/* one container with a command is enough on the host */
+	s = parse_ok("containers:\n- name: a\n- name: b\n  args: [x]\n");
 	assert_int_equal(s->ncontainers, 2);
+	assert_false(s->no_command);
+	assert_int_equal(jf_spec_check_runtime(s, false, &e3), JF_OK);
 	jf_spec_free(s);
 }
 

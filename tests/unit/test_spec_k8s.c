@@ -320,9 +320,17 @@ static void product_single(void **state)
 	char *t1 = replace(product_1, "${YOUR_IMAGE}", "python:3");
 	ERR(t1, 20, "key 'spec.template.spec.containers[0].resources.limits.nvidia.com/gpu'",
 	    "jobfs/gpu");
-	/* with a model: the local backend needs a command */
+	/* with a model: on the host a command is needed, in a container the
+	 * image's will do */
 	char *t2 = replace(t1, "metadata:\n", "metadata:\n  annotations: {jobfs/gpu: \"4090\"}\n");
-	NOTSUP(t2, 0, "local backend", "command");
+	{
+		struct jf_spec *s2 = parse_ok(t2);
+		struct jf_error e2;
+		assert_int_equal(jf_spec_check_runtime(s2, false, &e2), JF_ENOTSUP);
+		assert_non_null(strstr(e2.msg, "'command' or 'args' in a container"));
+		assert_int_equal(jf_spec_check_runtime(s2, true, &e2), JF_OK);
+		jf_spec_free(s2);
+	}
 	char *t3 = replace(t2, "image: python:3", "image: python:3\n        command: [nvidia-smi]");
 	struct jf_spec *s = parse_ok(t3);
 	assert_string_equal(s->name, "demo-job");
@@ -359,7 +367,14 @@ static void product_multi(void **state)
 	    "add the annotation jobfs/gpu");
 	char *t1 = replace(product_2, "  name: pi\n",
 			   "  name: pi\n  annotations:\n    jobfs/gpu: \"4090\"\n");
-	NOTSUP(t1, 0, "no command", "does not pull images");
+	{
+		struct jf_spec *s1 = parse_ok(t1);
+		struct jf_error e1;
+		assert_int_equal(jf_spec_check_runtime(s1, false, &e1), JF_ENOTSUP);
+		assert_non_null(strstr(e1.msg, "no command"));
+		assert_non_null(strstr(e1.msg, "does not pull images"));
+		jf_spec_free(s1);
+	}
 	char *t2 = replace(t1, "name: pi2\n", "name: pi2\n          args: [sleep, \"60\"]\n");
 	struct jf_spec *s = parse_ok(t2);
 	assert_string_equal(s->name, "pi");
@@ -497,9 +512,13 @@ static void annotations(void **state)
 	    "key 'metadata.annotations.jobfs/gpu'", "bad GPU model");
 	ERR(HEAD "metadata:\n  annotations: [a]\nspec:\n" POD(""), 4, "key 'metadata.annotations'",
 	    "expected a mapping");
-	NOTSUP(HEAD "metadata:\n  annotations:\n    jobfs/shm-size: 1Gi\nspec:\n" POD(""), 5,
-	       "key 'metadata.annotations.jobfs/shm-size'",
-	       "'jobfs/shm-size' is not supported yet by the local backend");
+	{
+		/* honoured now (reference 8.2) */
+		struct jf_spec *s5 = parse_ok(
+			HEAD "metadata:\n  annotations:\n    jobfs/shm-size: 1Gi\nspec:\n" POD(""));
+		assert_int_equal(s5->shm_size, 1LL << 30);
+		jf_spec_free(s5);
+	}
 	ERR(HEAD "metadata:\n  annotations:\n    jobfs/shm-size: 1GG\nspec:\n" POD(""), 5,
 	    "key 'metadata.annotations.jobfs/shm-size'", "bad memory quantity");
 	ERR(HEAD

@@ -145,7 +145,12 @@ static int task_state(struct jf_store *st, int64_t id)
 /* ---- schema ---- */
 
 /* What migration 10 -> 11 added, taken away again: a version-10 database. */
-#define UNDO_11 "DROP TABLE trash; ALTER TABLE groups DROP COLUMN logs_freed_ms; "
+/* What migration 11 -> 12 added, taken away again: a version-11 database. */
+#define UNDO_12                                                                                    \
+	"ALTER TABLE nodes DROP COLUMN runtime; ALTER TABLE nodes DROP COLUMN images; "            \
+	"ALTER TABLE nodes DROP COLUMN image_digest; ALTER TABLE nodes DROP COLUMN reason; "
+
+#define UNDO_11 UNDO_12 "DROP TABLE trash; ALTER TABLE groups DROP COLUMN logs_freed_ms; "
 
 /* What migrations 9 -> 11 added, taken away again: a version-9 database. */
 #define UNDO_10 UNDO_11 "ALTER TABLE queues DROP COLUMN message; "
@@ -2810,6 +2815,55 @@ static int count_kept(void *ctx, int64_t id, int64_t queue_id)
 	return 0;
 }
 
+/* 11 -> 12: what a node ran, and who uses an image */
+static void test_node_images(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 3, 3);
+	int64_t t0 = task_id(f->st, g, 0), t1 = task_id(f->st, g, 1), t2 = task_id(f->st, g, 2);
+	int64_t n0 = 0, n1 = 0, n2 = 0;
+	assert_int_equal(jf_node_ensure(f->st, t0, 0, &n0), JF_OK);
+	assert_int_equal(jf_node_ensure(f->st, t1, 0, &n1), JF_OK);
+	/* an old database: the columns come with their defaults */
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_12 "PRAGMA user_version = 11");
+	f->st = open_store(f->db);
+	assert_int_equal(jf_node_ensure(f->st, t2, 0, &n2), JF_OK);
+	struct jf_node_rec n;
+	assert_int_equal(jf_node_get(f->st, n0, &n), JF_OK);
+	assert_string_equal(n.runtime, "");
+	assert_string_equal(n.images, "");
+	assert_string_equal(n.reason, "");
+	jf_node_release(&n);
+	assert_int_equal(jf_node_set_image(f->st, n0, "oci", "h_a_1,h_b_2", "sha256:ab"), JF_OK);
+	assert_int_equal(jf_node_set_image(f->st, n1, "oci", "h_a_10", "sha256:cd"), JF_OK);
+	assert_int_equal(jf_node_set_image(f->st, n2, "oci", "h_b_2", "sha256:ef"), JF_OK);
+	assert_int_equal(jf_node_set_reason(f->st, n0, "OOMKilled"), JF_OK);
+	assert_int_equal(jf_node_get(f->st, n0, &n), JF_OK);
+	assert_string_equal(n.runtime, "oci");
+	assert_string_equal(n.images, "h_a_1,h_b_2");
+	assert_string_equal(n.image_digest, "sha256:ab");
+	assert_string_equal(n.reason, "OOMKilled");
+	jf_node_release(&n);
+	/* only running or starting nodes use an image; "h_a_1" is not a
+	 * prefix match of "h_a_10", and '_' is no wildcard */
+	int64_t ids[4];
+	assert_int_equal(jf_node_image_users(f->st, "h_a_1", ids, 4), 0);
+	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_RUNNING, "", 1), JF_OK);
+	assert_int_equal(jf_node_set_state(f->st, n1, JF_ST_RUNNING, "", 1), JF_OK);
+	assert_int_equal(jf_node_set_state(f->st, n2, JF_ST_INITIALIZING, "", 1), JF_OK);
+	assert_int_equal(jf_node_image_users(f->st, "h_a_1", ids, 4), 1);
+	assert_int_equal(ids[0], n0);
+	assert_int_equal(jf_node_image_users(f->st, "hxa_1", ids, 4), 0);
+	assert_int_equal(jf_node_image_users(f->st, "h_b_2", ids, 4), 2);
+	assert_int_equal(jf_node_image_users(f->st, "h_b_2", ids, 1), 2); /* counted past max */
+	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_SUCCEEDED, "", 2), JF_OK);
+	assert_int_equal(jf_node_image_users(f->st, "h_a_1", ids, 4), 0);
+}
+
 /* 10 -> 11, and the trash: rows in order, taken a batch at a time and
  * removed up to the last taken; a group's directories all named; the
  * finished groups whose logs are kept, per queue, until marked freed. */
@@ -2961,6 +3015,7 @@ int main(void)
 		T(test_reject_accept),
 		T(test_clear_draft_counts),
 		T(test_trash),
+		T(test_node_images),
 		T(test_group_states),
 		T(test_tasks),
 		T(test_nodes_attempts),
