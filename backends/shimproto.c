@@ -342,10 +342,12 @@ int jf_shim_launch_decode(struct jf_shim_launch *l, const char *buf, size_t len,
 				 JF_SHIM_NAME_MAX);
 			return -1;
 		}
-		char **argv = str_array(json_object_get(p, "argv"), true);
+		/* a container's argv may be empty: its image gives the command */
+		json_t *io = json_object_get(p, "image");
+		char **argv = str_array(json_object_get(p, "argv"), !io);
 		lp->argv = argv;
 		l->nprocs = i + 1; /* from here release frees this entry */
-		if (!argv || !argv[0][0]) {
+		if (!argv || (!io && !argv[0][0])) {
 			snprintf(err, errlen,
 				 "launch.json: procs[%zu].argv: must be a non-empty array of "
 				 "strings",
@@ -370,7 +372,6 @@ int jf_shim_launch_decode(struct jf_shim_launch *l, const char *buf, size_t len,
 			lp->mem_bytes = x;
 		if (jf_shim_get_int(p, "cpu_milli", INT64_MAX / 2, &x))
 			lp->cpu_milli = x;
-		json_t *io = json_object_get(p, "image");
 		if (io && decode_image(io, &l->images[i], i, err, errlen) < 0)
 			return -1;
 		if (io)

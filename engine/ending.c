@@ -291,7 +291,8 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 	if (gc.running > 0 && state == JF_ST_WAITING)
 		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_START, "");
 	else if (gc.running == 0 && state == JF_ST_RUNNING)
-		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_IDLE, "");
+		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_IDLE,
+			    g->pull_until_ms > jf_eng_now(e) ? g->pull_msg : "");
 }
 
 /*
@@ -335,6 +336,12 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 		break;
 	case JF_WHY_DEADLINE:
 		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_FAIL, "DeadlineExceeded");
+		break;
+	case JF_WHY_IMAGEPULL:
+		/* waits again; a pull failure never uses up a retry (reference 8.1) */
+		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_RETRY,
+			    "ImagePullBackOff: waiting to pull the image again");
+		jf_eng_pull_backoff(e, g, t);
 		break;
 	case JF_WHY_PREEMPT:
 		/* waits again; a preemption never uses up a retry (reference 3) */
@@ -525,6 +532,25 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	char how[JF_RUN_MSG_MAX + 64];
 	describe_exit(res, how, sizeof(how));
 
+	/* an image that could not be pulled: nothing ran, no retry is used,
+	 * the task waits and its group backs off (image.c) */
+	if (res->pull_failed && t && jf_eng_why_rank(t->why) < jf_eng_why_rank(JF_WHY_IMAGEPULL)) {
+		t->why = JF_WHY_IMAGEPULL;
+		/* the shim's words: "ErrImagePull: image \"REF\": WHY" */
+		const char *p = g ? strstr(res->message, "image \"") : NULL;
+		const char *q = p ? strchr(p + 7, '"') : NULL;
+		if (p && q && q - (p + 7) < (ptrdiff_t)sizeof(g->pull_image))
+			snprintf(g->pull_image, sizeof(g->pull_image), "%.*s", (int)(q - (p + 7)),
+				 p + 7);
+		else if (g && g->spec->containers[0].image)
+			snprintf(g->pull_image, sizeof(g->pull_image), "%s",
+				 g->spec->containers[0].image);
+		if (t->live > 1)
+			jf_eng_kill_task(e, t, JF_WHY_IMAGEPULL);
+	}
+	bool oom = false;
+	for (size_t i = 0; i < res->nprocs; i++)
+		oom |= res->procs[i].oom_killed;
 	enum jf_why why = t ? t->why : JF_WHY_NONE;
 	int nstate;
 	const char *reason, *type = "Normal";
@@ -544,6 +570,11 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	case JF_WHY_PREEMPT:
 		nstate = JF_ST_PREEMPTED;
 		reason = "Preempted";
+		type = "Warning";
+		break;
+	case JF_WHY_IMAGEPULL:
+		nstate = JF_ST_WAITING;
+		reason = "Failed";
 		type = "Warning";
 		break;
 	default:
@@ -579,13 +610,28 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		    : nstate == JF_ST_PREEMPTED ? JF_EV_PREEMPT
 		    : nstate == JF_ST_SUCCEEDED ? JF_EV_SUCCEED
 						: JF_EV_FAIL,
-		    why == JF_WHY_PREEMPT ? JF_PREEMPTED_MSG
-		    : ok                  ? ""
-					  : how);
+		    why == JF_WHY_PREEMPT     ? JF_PREEMPTED_MSG
+		    : why == JF_WHY_IMAGEPULL ? "ImagePullBackOff: back-off pulling the image"
+		    : ok                      ? ""
+		    : oom ? "OOMKilled: the container used more memory than its limit"
+			  : how);
+	jf_node_set_reason(e->st, r->node_id,
+			   why == JF_WHY_IMAGEPULL  ? "ImagePullBackOff"
+			   : why == JF_WHY_PREEMPT  ? "Preempted"
+			   : oom                    ? "OOMKilled"
+			   : t && t->fail_timeout   ? "DeadlineExceeded"
+			   : why == JF_WHY_DEADLINE ? "DeadlineExceeded"
+			   : ok                     ? "Completed"
+			   : why == JF_WHY_STOP || why == JF_WHY_PAUSE || why == JF_WHY_RESTART
+				   ? ""
+				   : "Error");
 	struct jf_node_rec nr;
 	if (jf_node_get(e->st, r->node_id, &nr) == JF_OK) {
 		jf_node_set_run(e->st, r->node_id, nr.machine, nr.gpu_ids, nr.pid, res->exit_code,
 				nr.attempt, nr.attempt_id);
+		if (res->nprocs && res->procs[0].image_digest[0] && !nr.image_digest[0])
+			jf_node_set_image(e->st, r->node_id, nr.runtime, nr.images,
+					  res->procs[0].image_digest);
 		jf_node_release(&nr);
 	}
 	if (g) {
@@ -595,7 +641,23 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 				cname = res->procs[i].name;
 				break;
 			}
-		if (why == JF_WHY_PREEMPT)
+		for (size_t i = 0; i < res->nprocs; i++)
+			if (res->procs[i].oom_killed)
+				jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id,
+					     r->node_idx, "Warning", "OOMKilled",
+					     "%s was killed: it used more memory than its limit "
+					     "(exit %d)",
+					     res->procs[i].name, res->procs[i].exit_code);
+		if (why == JF_WHY_IMAGEPULL && res->pull_failed)
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
+				     "Warning", "Failed", "Error: %s",
+				     strncmp(res->message, "ErrImageNeverPull", 17) == 0
+					     ? "ErrImageNeverPull"
+					     : "ErrImagePull");
+		else if (why == JF_WHY_IMAGEPULL)
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
+				     "Normal", "Killing", "%s not started: %s", cname, how);
+		else if (why == JF_WHY_PREEMPT)
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
 				     type, reason,
 				     "%s preempted by on-demand work (%s); billed up to "
@@ -620,7 +682,7 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 				t->attempt_ids[i] = 0;
 			}
 		t->live--;
-		if (!ok && !t->failed &&
+		if (!ok && !t->failed && t->why != JF_WHY_IMAGEPULL &&
 		    jf_eng_why_rank(t->why) <= jf_eng_why_rank(JF_WHY_TIMEOUT)) {
 			t->failed = true;
 			t->fail_code = res->exit_code;

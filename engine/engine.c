@@ -75,6 +75,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	if (e->delegated)
 		jf_eng_delegate_machines(e);
 	e->keep_logs_ms = cfg->keep_logs_ms > 0 ? cfg->keep_logs_ms : 0;
+	e->rt = cfg->runtime;
 	e->trash_pending = true; /* the last daemon may have left rows */
 	e->log_cap = cfg->log_cap_bytes > 0    ? cfg->log_cap_bytes
 		     : cfg->log_cap_bytes == 0 ? JF_LOG_CAP_DEFAULT
@@ -743,7 +744,9 @@ void jf_engine_on_backend(struct jf_engine *e)
 	size_t n;
 	while ((n = jf_runner_reap(e->run, res, JF_ENGINE_BATCH)) > 0) {
 		for (size_t i = 0; i < n; i++) {
-			if (res[i].started)
+			if (res[i].note)
+				jf_eng_note(e, &res[i]);
+			else if (res[i].started)
 				jf_eng_started(e, &res[i]);
 			else
 				jf_eng_finish(e, &res[i]);
@@ -904,6 +907,13 @@ int64_t jf_engine_tick(struct jf_engine *e)
 	}
 	if (e->window_check_ms && (next < 0 || e->window_check_ms - now < next))
 		next = e->window_check_ms - now;
+	if (e->pull_check_ms && now >= e->pull_check_ms) {
+		/* a group's pull back-off is over: its tasks may start again */
+		e->pull_check_ms = 0;
+		jf_eng_schedule(e);
+	}
+	if (e->pull_check_ms && (next < 0 || e->pull_check_ms - now < next))
+		next = e->pull_check_ms - now;
 	size_t i = 0;
 	int64_t k;
 	void *v;

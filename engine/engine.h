@@ -45,25 +45,28 @@ struct jf_change {
 typedef void (*jf_change_fn)(void *ctx, const struct jf_change *ch);
 
 struct jf_engine_config {
-	const char *state_dir;          /* runs/ and ckpt/ live here */
-	struct jf_store *store;         /* taken over */
-	struct jf_cluster *cluster;     /* taken over */
-	struct jf_runner *runner;       /* where nodes run, or: */
-	struct jf_scheduler *scheduler; /* who runs them (exactly one; taken over) */
-	struct jf_clock clock;          /* .now_ms NULL = the real clock */
-	int64_t kill_grace_ms;          /* TERM -> KILL for stop/timeout, default 10 s */
-	const char *partition_ondemand; /* a scheduling backend's partitions (slurm): */
-	const char *partition_spot;     /*   where work goes unless its queue says */
-	int64_t array_max;              /* most indexes one batch spans (Slurm's
-					 * MaxArraySize - 1); 0 = 1000 */
-	int64_t log_cap_bytes;          /* per log file of a node (stdout, stderr, logs):
-					 * past it the file is rotated and only the latest
-					 * cap..2 x cap bytes are kept; 0 = the default,
-					 * JF_LOG_CAP_DEFAULT; JF_LOG_CAP_NONE = no cap */
-	int64_t keep_logs_ms;           /* a finished group's run directories (logs,
-					 * work files) go this long after its end,
-					 * unless its queue's keep_logs says; 0 =
-					 * kept while the group exists */
+	const char *state_dir;                 /* runs/ and ckpt/ live here */
+	struct jf_store *store;                /* taken over */
+	struct jf_cluster *cluster;            /* taken over */
+	struct jf_runner *runner;              /* where nodes run, or: */
+	struct jf_scheduler *scheduler;        /* who runs them (exactly one; taken over) */
+	struct jf_clock clock;                 /* .now_ms NULL = the real clock */
+	int64_t kill_grace_ms;                 /* TERM -> KILL for stop/timeout, default 10 s */
+	const char *partition_ondemand;        /* a scheduling backend's partitions (slurm): */
+	const char *partition_spot;            /*   where work goes unless its queue says */
+	int64_t array_max;                     /* most indexes one batch spans (Slurm's
+						* MaxArraySize - 1); 0 = 1000 */
+	int64_t log_cap_bytes;                 /* per log file of a node (stdout, stderr, logs):
+						* past it the file is rotated and only the latest
+						* cap..2 x cap bytes are kept; 0 = the default,
+						* JF_LOG_CAP_DEFAULT; JF_LOG_CAP_NONE = no cap */
+	const struct jf_runtime_conf *runtime; /* run containers with it (reference
+						* 8.1; kept, not copied); NULL: every
+						* node on the host */
+	int64_t keep_logs_ms;                  /* a finished group's run directories (logs,
+						* work files) go this long after its end,
+						* unless its queue's keep_logs says; 0 =
+						* kept while the group exists */
 };
 
 #define JF_LOG_CAP_DEFAULT (INT64_C(1) << 30) /* 1Gi */

@@ -34,13 +34,14 @@
 /* Why the engine is killing a run. */
 enum jf_why {
 	JF_WHY_NONE = 0,
-	JF_WHY_TIMEOUT,  /* attempt over its timeout: DeadlineExceeded */
-	JF_WHY_STOP,     /* ctl stop, or the group ended (FailJob, success policy) */
-	JF_WHY_PAUSE,    /* ctl pause */
-	JF_WHY_RESTART,  /* ctl restart */
-	JF_WHY_GANG,     /* another node of the same task failed */
-	JF_WHY_DEADLINE, /* the group's activeDeadlineSeconds passed */
-	JF_WHY_PREEMPT,  /* a spot task yields to on-demand work (reference 5.4) */
+	JF_WHY_TIMEOUT,   /* attempt over its timeout: DeadlineExceeded */
+	JF_WHY_STOP,      /* ctl stop, or the group ended (FailJob, success policy) */
+	JF_WHY_PAUSE,     /* ctl pause */
+	JF_WHY_RESTART,   /* ctl restart */
+	JF_WHY_GANG,      /* another node of the same task failed */
+	JF_WHY_DEADLINE,  /* the group's activeDeadlineSeconds passed */
+	JF_WHY_PREEMPT,   /* a spot task yields to on-demand work (reference 5.4) */
+	JF_WHY_IMAGEPULL, /* an image could not be pulled: waits, backs off, no retry used */
 };
 
 /* What a node being preempted (and then preempted), and a spot group
@@ -71,7 +72,16 @@ struct grt { /* an accepted group's runtime */
 	int64_t failed_tasks; /* indexes failed for good (counted at load) */
 	bool ended;           /* in a final state (as far as the engine saw) */
 	bool kept;            /* ended, idle, among the JF_DONE_KEEP kept */
+	/* image pulls that failed (image.c): Kubernetes' back-off, 10 s
+	 * doubling to 5 min; nothing of the group starts before pull_until_ms */
+	int64_t pull_backoff_ms;
+	int64_t pull_until_ms;
+	char pull_image[128]; /* the image that failed last */
+	char pull_msg[320];   /* the group's message while it backs off */
 };
+
+#define JF_PULL_BACKOFF_FIRST_MS 10000
+#define JF_PULL_BACKOFF_MAX_MS   300000
 
 /* How long env.c trusts a user's passwd entry (home, name). */
 #define JF_PW_TTL_MS 10000
@@ -182,8 +192,10 @@ struct jf_engine {
 	bool trash_said;           /* a removal that failed was told on stderr */
 	int64_t rotation_check_ms; /* next look at running nodes' log rotations */
 	int64_t window_check_ms;   /* spot tasks wait for a low-risk window: look again then */
-	bool scheduling;           /* guards re-entry */
-	bool again;                /* schedule once more after this pass */
+	int64_t pull_check_ms;     /* a group's pull back-off ends: schedule then */
+	const struct jf_runtime_conf *rt; /* containers (reference 8.1), NULL: on the host */
+	bool scheduling;                  /* guards re-entry */
+	bool again;                       /* schedule once more after this pass */
 	/* a backend that schedules for itself (delegate.c) */
 	bool delegated;
 	uint64_t machines_sig; /* delegated: what the backend's machines were */
@@ -386,6 +398,27 @@ int64_t jf_eng_group_timers(struct jf_engine *e);
 /* Decide a group's state from its task counts (after any change). */
 void jf_eng_settle_group(struct jf_engine *e, struct grt *g);
 
+/* image.c: containers (reference 8.1) */
+/* Fill im (and *env, the caller's to free with jf_env_free) for container
+ * c when the engine runs containers and c has an image; false when it
+ * runs on the host (im untouched) or memory ran out (*oom). */
+bool jf_eng_proc_image(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
+		       int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
+		       const char *ckpt_dir, uid_t uid, struct jf_proc_image *im, char ***env,
+		       bool *oom);
+/* A note of a run's supervisor (Pulling, Pulled, Created, Failed): an
+ * event of its node; "ImageDigest" notes set the node's image digest. */
+void jf_eng_note(struct jf_engine *e, const struct jf_run_result *res);
+/* What a node records at its start: runtime, images. */
+void jf_eng_node_images(struct jf_engine *e, const struct grt *g, int64_t node_id);
+/* A task whose image could not be pulled is back to waiting: the group
+ * backs off (events, message, flag). */
+void jf_eng_pull_backoff(struct jf_engine *e, struct grt *g, struct trun *t);
+/* A node of g started: the pull back-off is over. */
+void jf_eng_pull_ok(struct jf_engine *e, struct grt *g);
+/* Is g backing off at now (then e->pull_check_ms says when to look)? */
+bool jf_eng_pull_waits(struct jf_engine *e, struct grt *g, int64_t now);
+
 /* delegate.c: the engine over a backend that schedules for itself */
 /* At start: machines from the backend, runs and batches taken up again. */
 void jf_eng_delegate_start(struct jf_engine *e);
@@ -433,6 +466,10 @@ void jf_eng_adopt_orphans(struct jf_engine *e);
 char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
 		    int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
 		    const char *ckpt_dir, uid_t uid);
+/* The same without the host's base (PATH, HOME, ...): a container's. */
+char **jf_env_build_node(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
+			 int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
+			 const char *ckpt_dir, uid_t uid);
 void jf_env_free(char **env);
 /* p: container c of a node, its argv (c's command then args, borrowed) and
  * the environment above; the arrays go to *argv and *env for the caller to

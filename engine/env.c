@@ -4,7 +4,9 @@
  * Order, later entries winning: a base (PATH, HOME, USER, LOGNAME, LANG
  * from the user's account and the daemon's PATH), the container's env as
  * the spec writes it, then jobfs's JOB_* variables and CUDA_VISIBLE_DEVICES,
- * which describe the platform and cannot be overridden.
+ * which describe the platform and cannot be overridden.  A container's
+ * environment (jf_env_build_node) has no base: the image's Env takes its
+ * place, under the spec's and jobfs's (tools/shim_ctr.c).
  */
 #include "engine/engine_int.h"
 
@@ -59,11 +61,13 @@ static void env_num(struct envb *b, const char *key, int64_t v)
 	env_set(b, key, buf);
 }
 
-char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
-		    int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
-		    const char *ckpt_dir, uid_t uid)
+static char **env_build(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
+			int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
+			const char *ckpt_dir, uid_t uid, bool host)
 {
 	struct envb b = { NULL, 0, 0, false };
+	if (!host)
+		goto spec;
 	const char *path = getenv("PATH");
 	env_set(&b, "PATH", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
 	/* the user's entry, looked up at most every JF_PW_TTL_MS per user (a
@@ -87,6 +91,7 @@ char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_co
 	}
 	env_set(&b, "LANG", "C.UTF-8");
 
+spec:
 	for (size_t i = 0; i < c->nenv; i++)
 		env_set(&b, c->env[i].key, c->env[i].value);
 
@@ -113,6 +118,20 @@ char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_co
 		return NULL;
 	}
 	return b.v;
+}
+
+char **jf_env_build(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
+		    int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
+		    const char *ckpt_dir, uid_t uid)
+{
+	return env_build(e, g, c, task_idx, node_idx, attempt, gpu_ids, ckpt_dir, uid, true);
+}
+
+char **jf_env_build_node(struct jf_engine *e, const struct grt *g, const struct jf_container *c,
+			 int64_t task_idx, int64_t node_idx, int64_t attempt, const char *gpu_ids,
+			 const char *ckpt_dir, uid_t uid)
+{
+	return env_build(e, g, c, task_idx, node_idx, attempt, gpu_ids, ckpt_dir, uid, false);
 }
 
 void jf_env_free(char **env)

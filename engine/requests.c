@@ -398,6 +398,9 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 	struct jf_spec *spec = NULL;
 	rc = jf_spec_parse(text, len, g.kind == JF_KIND_BATCH ? JF_PLACE_BATCH : JF_PLACE_GROUP,
 			   &sub, &spec, err);
+	/* what this jobfs's runtime can run: on the host a command is needed */
+	if (rc == JF_OK)
+		rc = jf_spec_check_runtime(spec, e->rt && !e->delegated, err);
 	struct jf_sched_req req;
 	/* GPUs the scheduling backend's nodes do not have: say what they have */
 	if (rc == JF_OK && e->delegated && e->cluster->nmachines > 0 &&

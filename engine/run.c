@@ -243,6 +243,7 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 			  &attempt_id);
 	jf_eng_move(e, JF_OBJ_NODE(g, t->task_id, node_id), JF_EV_PLACE, "");
 	jf_node_set_run(e->st, node_id, machine, gpu_ids, 0, -1, attempt, attempt_id);
+	jf_eng_node_images(e, g, node_id);
 	if (slot->gpu_mask)
 		jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Scheduled",
 			     "assigned to %s, GPUs %s", machine, gpu_ids);
@@ -293,6 +294,8 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 	memset(procs, 0, sizeof(procs));
 	char **envs[JF_RUN_MAX_PROCS] = { 0 };
 	char **argvs[JF_RUN_MAX_PROCS] = { 0 };
+	char **ienvs[JF_RUN_MAX_PROCS] = { 0 };
+	struct jf_proc_image images[JF_RUN_MAX_PROCS];
 	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
 	bool ok = true;
 	/* each container sees the GPUs the allocator gave it (reference 5.3) */
@@ -310,6 +313,19 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 				 &argvs[i], &envs[i])) {
 			ok = false;
 			break;
+		}
+		bool oom = false;
+		if (jf_eng_proc_image(e, g, c, t->idx, ni, attempt, cgpus, ckpt, uid, &images[i],
+				      &ienvs[i], &oom))
+			procs[i].image = &images[i];
+		else if (oom) {
+			ok = false;
+			break;
+		}
+		/* the container's share (reference 5.3): its cgroup's limits */
+		if (al) {
+			procs[i].cpu_milli = al->c[i].cpu_milli;
+			procs[i].mem_bytes = al->c[i].mem_bytes;
 		}
 	}
 	struct jf_run_started started;
@@ -341,11 +357,15 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			.log_cap_bytes = e->log_cap,
 			.cpus = ncpus ? cpus : NULL,
 			.ncpus = ncpus,
+			.rt = e->rt,
+			.registry_auth = s->registry_auth,
+			.shm_bytes = s->shm_size,
 		};
 		rc = jf_runner_start(e->run, &l, (uint64_t)attempt_id, &started, &err);
 	}
 	for (size_t i = 0; i < np; i++) {
 		jf_env_free(envs[i]);
+		jf_env_free(ienvs[i]);
 		free(argvs[i]);
 	}
 	jf_alloc_free(al);
@@ -401,12 +421,15 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 	if (s->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, g->req.gpus);
 	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
+	bool oci = e->rt && !e->delegated;
 	for (size_t i = 0; i < np; i++) {
 		const struct jf_container *c = &s->containers[i];
+		if (c->image && oci)
+			continue; /* its supervisor said Created (a note) */
 		if (c->image)
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
-				     "created %s; image %s not pulled: the %s backend runs the "
-				     "command on this host",
+				     "created %s; image %s not pulled: this jobfs runs the command "
+				     "on the host (runtime host, %s backend)",
 				     c->name, c->image, jf_engine_backend_name(e));
 		else
 			jf_eng_event(e, g, t->task_id, t->idx, node_id, ni, "Normal", "Created",
@@ -420,6 +443,8 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 			     "started %s (%s)", s->containers[0].name, r->handle);
 	if (t->nstarted == t->nodes)
 		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_START, "");
+	if (oci)
+		jf_eng_pull_ok(e, g);
 	jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, node_id, false);
 }
@@ -573,18 +598,20 @@ int jf_eng_why_rank(enum jf_why w)
 		return 0;
 	case JF_WHY_GANG:
 		return 1;
-	case JF_WHY_TIMEOUT:
+	case JF_WHY_IMAGEPULL:
 		return 2;
-	case JF_WHY_PREEMPT:
+	case JF_WHY_TIMEOUT:
 		return 3;
-	case JF_WHY_DEADLINE:
+	case JF_WHY_PREEMPT:
 		return 4;
-	case JF_WHY_PAUSE:
+	case JF_WHY_DEADLINE:
 		return 5;
-	case JF_WHY_RESTART:
+	case JF_WHY_PAUSE:
 		return 6;
-	case JF_WHY_STOP:
+	case JF_WHY_RESTART:
 		return 7;
+	case JF_WHY_STOP:
+		return 8;
 	}
 	return 0;
 }
@@ -606,6 +633,8 @@ static const char *why_words(enum jf_why w)
 		return "the group ran past activeDeadlineSeconds";
 	case JF_WHY_PREEMPT:
 		return "preempted by on-demand work";
+	case JF_WHY_IMAGEPULL:
+		return "an image of the task could not be pulled";
 	case JF_WHY_NONE:
 		break;
 	}

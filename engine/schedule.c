@@ -147,6 +147,9 @@ static int add_group(void *ctx, int64_t gid)
 					    c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING], parallelism);
 	if (s->spot && g->spec->unit_runtime > 0 && tasks > 0 && window_wait(s, g, tasks))
 		return 0;
+	/* backing off after a failed pull (image.c): nothing starts yet */
+	if (tasks > 0 && jf_eng_pull_waits(e, g, jf_eng_now(e)))
+		return 0;
 	/* what it may take in this pass is not free for the spot groups after it */
 	int model = g->req.model;
 	if (model >= 0 && (size_t)model < e->cluster->nmodels) {

@@ -146,6 +146,11 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 		}
 	}
 	put_str(o, "message", msg);
+	/* the pending reasons jobfs knows of (reference 9.1) */
+	if (g.state == JF_ST_WAITING && (g.flags & JF_GF_IMAGEPULL))
+		put_str(o, "reason", "ImagePull");
+	else if (g.state == JF_ST_WAITING && (g.flags & JF_GF_WINDOW))
+		put_str(o, "reason", "Window");
 	put_str(o, "kind", g.kind == JF_KIND_BATCH ? "batch" : "group");
 	put_common(fs, o, JF_SCOPE_GROUP, id, g.created_ms, g.started_ms, g.finished_ms,
 		   g.submitted_ms);
@@ -274,6 +279,18 @@ static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 		put_int(o, "exit_code", n.exit_code);
 	else
 		put_str(o, "exit_code", "");
+	/* reference 8.1: what it runs (the first container's image) and why
+	 * it ended, in Kubernetes' words */
+	char image[1100] = "";
+	if (ran && n.images) {
+		const char *comma = strchr(n.images, ',');
+		size_t len = comma ? (size_t)(comma - n.images) : strlen(n.images);
+		snprintf(image, sizeof(image), "%.*s", (int)(len < 1024 ? len : 1024), n.images);
+	}
+	put_str(o, "image", image);
+	put_str(o, "image_digest", ran ? n.image_digest : "");
+	put_str(o, "runtime", ran ? n.runtime : "");
+	put_str(o, "reason", ran ? n.reason : "");
 	if (ran)
 		jf_node_release(&n);
 	jf_task_release(&t);

@@ -51,7 +51,7 @@ else
 	echo "== registry: the test registries did not start; their tests will fail" >&2
 	status=1
 fi
-export JOBFS_REGISTRY_REQUIRED=1 JOBFS_OCI_REQUIRED=1 JOBFS_CGROUP_REQUIRED=1
+export JOBFS_REGISTRY_REQUIRED=1 JOBFS_OCI_REQUIRED=1 JOBFS_CGROUP_REQUIRED=1 JOBFS_NETNS_REQUIRED=1
 if JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$slurm_dir" > "$slurm_dir/env"; then
 	SLURM_CONF=$(sed -n 's/^SLURM_CONF=//p' "$slurm_dir/env")
 	JOBFS_SLURM_URL=$(sed -n 's/^JOBFS_SLURM_URL=//p' "$slurm_dir/env")

@@ -74,7 +74,8 @@ struct jf_group_rec {
 };
 
 /* groups.flags */
-#define JF_GF_WINDOW 1u /* spot: waiting for a low-risk window */
+#define JF_GF_WINDOW    1u /* spot: waiting for a low-risk window */
+#define JF_GF_IMAGEPULL 2u /* backing off after an image pull failed (engine/image.c) */
 
 struct jf_task_rec {
 	int64_t id;
@@ -104,7 +105,7 @@ struct jf_node_rec {
 	int64_t started_ms, finished_ms;
 	int64_t events_bytes;
 	char runtime[8];       /* "oci", "host", "" before its first start */
-	char *images;          /* /images names of its containers' images, comma-joined */
+	char *images;          /* its containers' image references (canonical), comma-joined */
 	char image_digest[80]; /* the first container's image's, "" on the host */
 	char reason[32];       /* Completed, Error, OOMKilled, ImagePullBackOff, ... */
 };
@@ -351,9 +352,9 @@ enum jf_err jf_node_set_image(struct jf_store *st, int64_t id, const char *runti
 			      const char *images, const char *image_digest);
 /* Why it ended (or waits): Kubernetes' reason words */
 enum jf_err jf_node_set_reason(struct jf_store *st, int64_t id, const char *reason);
-/* The node paths' ids of running or starting nodes whose images include
- * name (an /images name): up to max into ids; the count of all */
-size_t jf_node_image_users(struct jf_store *st, const char *name, int64_t *ids, size_t max);
+/* The ids of running or starting nodes whose images include reference (a
+ * canonical one, core/imgref.h): up to max into ids; the count of all */
+size_t jf_node_image_users(struct jf_store *st, const char *reference, int64_t *ids, size_t max);
 enum jf_err jf_node_set_run(struct jf_store *st, int64_t id, const char *machine,
 			    const char *gpu_ids, int64_t pid, int exit_code, int64_t attempt,
 			    int64_t attempt_id);

@@ -912,8 +912,8 @@ enum jf_err jf_node_set_reason(struct jf_store *st, int64_t id, const char *reas
 
 size_t jf_node_image_users(struct jf_store *st, const char *name, int64_t *ids, size_t max)
 {
-	/* names are [A-Za-z0-9._-]: only '_' is special to LIKE */
-	char pat[160];
+	/* '_' and '%' are special to LIKE (references hold no ',') */
+	char pat[2100];
 	size_t k = 0;
 	for (const char *p = name; *p && k + 2 < sizeof(pat); p++) {
 		if (*p == '_' || *p == '%' || *p == '\\')

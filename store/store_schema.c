@@ -194,7 +194,7 @@ static const char *const migrations[] = {
 	"  path TEXT NOT NULL);"
 	"ALTER TABLE groups ADD COLUMN logs_freed_ms INTEGER NOT NULL DEFAULT 0;",
 	/* 11 -> 12: what a node ran (reference 8.1): its runtime (oci, host),
-	 * its images (the /images names of its containers', comma-joined)
+	 * its images (its containers' canonical references, comma-joined)
 	 * and their digests, and why it ended in Kubernetes' words */
 	"ALTER TABLE nodes ADD COLUMN runtime TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE nodes ADD COLUMN images TEXT NOT NULL DEFAULT '';"

@@ -4,6 +4,8 @@
  *   jobfs [--state DIR] [--cluster FILE] [--backend local|slurm] [--log-cap SIZE]
  *         [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]
  *         [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]
+ *         [--runtime auto|oci|host] [--oci-runtime PATH] [--insecure-registry HOST]...
+ *         [--registry-auth FILE]
  *         [--reader-nice N] [--foreground] [--allow-other] [--debug] MOUNTPOINT
  *
  * Without --foreground the command returns once the tree is usable (a
@@ -49,6 +51,8 @@ static const char usage_text[] =
 	"             [--keep-logs DURATION]\n"
 	"             [--slurm URL] [--slurm-ondemand PARTITION] [--slurm-spot PARTITION]\n"
 	"             [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]\n"
+	"             [--runtime auto|oci|host] [--oci-runtime PATH]\n"
+	"             [--insecure-registry HOST[:PORT]]... [--registry-auth FILE]\n"
 	"             [--reader-nice N] [--foreground] [--allow-other] [--debug] MOUNTPOINT\n"
 	"       jobfs --version | --help\n"
 	"\n"
@@ -77,6 +81,15 @@ static const char usage_text[] =
 	"                  MaxArraySize - 1; default 1000)\n"
 	"  --slurm-jobcomp FILE  Slurm's jobcomp/filetxt file (JobCompLoc), if\n"
 	"                  readable here: exact ends of preempted runs\n"
+	"  --runtime WHICH where a spec's containers run: oci (its image, under the\n"
+	"                  OCI runtime), host (its command on this host, the image\n"
+	"                  only named) or auto (default: oci when jobfs runs as root\n"
+	"                  with the local backend and an OCI runtime is installed)\n"
+	"  --oci-runtime PATH  the OCI runtime (default crun, else runc)\n"
+	"  --insecure-registry HOST[:PORT]  speak to this registry over plain http\n"
+	"                  (repeatable)\n"
+	"  --registry-auth FILE  credentials for every pull (containers' auth.json\n"
+	"                  format; a spec's registry_auth comes first)\n"
 	"  --reader-nice N the nice value of the threads that answer reads, -20 to\n"
 	"                  19 (default -10: `cat status` does not queue behind the\n"
 	"                  tasks for the CPU; needs CAP_SYS_NICE, else they stay at\n"
@@ -101,6 +114,11 @@ struct opts {
 	int64_t keep_logs_ms; /* 0 = forever */
 	int reader_nice;
 	bool reader_nice_given;
+	const char *runtime;     /* auto, oci, host */
+	const char *oci_runtime; /* NULL = crun, else runc */
+	const char *insecure[64];
+	size_t ninsecure;
+	const char *registry_auth;
 	bool foreground;
 	bool allow_other;
 	bool debug;
@@ -185,6 +203,80 @@ static char *shim_path(void)
 	char buf[PATH_MAX + 16];
 	snprintf(buf, sizeof(buf), "%s/jobfs-shim", dirname(exe));
 	return strdup(buf);
+}
+
+/* The tool next to this binary (or $ENV): jobfs-shim, jobfs-image */
+static char *tool_path(const char *env_name, const char *name)
+{
+	const char *env = getenv(env_name);
+	if (env && *env)
+		return strdup(env);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char buf[PATH_MAX + 32];
+	snprintf(buf, sizeof(buf), "%s/%s", dirname(exe), name);
+	return strdup(buf);
+}
+
+static const char *find_oci_runtime(const char *given)
+{
+	static const char *const known[] = { "/usr/bin/crun",  "/usr/local/bin/crun",
+					     "/usr/bin/runc",  "/usr/local/bin/runc",
+					     "/usr/sbin/runc", NULL };
+	if (given)
+		return given;
+	for (const char *const *p = known; *p; p++)
+		if (access(*p, X_OK) == 0)
+			return *p;
+	return NULL;
+}
+
+/* --runtime: the containers' runtime into rt (paths into the buffers), or
+ * none (host).  -1 with a message when oci was asked for and cannot be. */
+static int runtime_setup(const struct opts *o, const char *state, bool slurm,
+			 struct jf_runtime_conf *rt, char *tool, size_t tooln, char *cache,
+			 size_t cachen, bool *oci)
+{
+	const char *want = o->runtime ? o->runtime : "auto";
+	*oci = false;
+	if (!strcmp(want, "host"))
+		return 0;
+	const char *why = NULL;
+	const char *oci_rt = find_oci_runtime(o->oci_runtime);
+	char *img = tool_path("JOBFS_IMAGE_TOOL", "jobfs-image");
+	if (slurm)
+		why = "the slurm backend runs nodes on the host for now";
+	else if (geteuid() != 0)
+		why = "containers need jobfs to run as root (rootless containers are not "
+		      "supported yet)";
+	else if (!oci_rt)
+		why = "no OCI runtime found (install crun or runc, or give --oci-runtime)";
+	else if (!img || access(img, X_OK) != 0)
+		why = "jobfs-image is not next to jobfs (or at $JOBFS_IMAGE_TOOL)";
+	if (why) {
+		free(img);
+		if (!strcmp(want, "oci")) {
+			fail("--runtime oci: %s", why);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(tool, tooln, "%s", img);
+	free(img);
+	snprintf(cache, cachen, "%s/images", state);
+	*rt = (struct jf_runtime_conf){
+		.oci_runtime = oci_rt,
+		.image_tool = tool,
+		.cache_dir = cache,
+		.insecure = o->insecure,
+		.ninsecure = o->ninsecure,
+		.auth_file = o->registry_auth,
+	};
+	*oci = true;
+	return 0;
 }
 
 /* This state directory's id (made once, kept in the database): Slurm jobs
@@ -311,6 +403,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "slurm-array-max", required_argument, NULL, 'A' },
 		{ "slurm-jobcomp", required_argument, NULL, 'J' },
 		{ "reader-nice", required_argument, NULL, 'N' },
+		{ "runtime", required_argument, NULL, 'R' },
+		{ "oci-runtime", required_argument, NULL, 'C' },
+		{ "insecure-registry", required_argument, NULL, 'I' },
+		{ "registry-auth", required_argument, NULL, 'U' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -392,6 +488,47 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->reader_nice_given = true;
 			break;
 		}
+		case 'R':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "oci") &&
+			    strcmp(optarg, "host")) {
+				fprintf(stderr, "jobfs: --runtime \"%s\": give auto, oci or host\n",
+					optarg);
+				return -1;
+			}
+			o->runtime = optarg;
+			break;
+		case 'C':
+			if (optarg[0] != '/' || access(optarg, X_OK) != 0) {
+				fprintf(stderr,
+					"jobfs: --oci-runtime \"%s\": give the absolute path of an "
+					"executable (crun or runc)\n",
+					optarg);
+				return -1;
+			}
+			o->oci_runtime = optarg;
+			break;
+		case 'I':
+			if (o->ninsecure == sizeof(o->insecure) / sizeof(o->insecure[0]) ||
+			    !optarg[0] || strpbrk(optarg, "/ \t")) {
+				fprintf(stderr,
+					"jobfs: --insecure-registry \"%s\": give HOST or HOST:PORT "
+					"(at most 64)\n",
+					optarg);
+				return -1;
+			}
+			o->insecure[o->ninsecure++] = optarg;
+			break;
+		case 'U':
+			if (optarg[0] != '/' || access(optarg, R_OK) != 0) {
+				fprintf(stderr,
+					"jobfs: --registry-auth \"%s\": give the absolute path of "
+					"a "
+					"readable auth.json\n",
+					optarg);
+				return -1;
+			}
+			o->registry_auth = optarg;
+			break;
 		case 'f':
 			o->foreground = true;
 			break;
@@ -639,7 +776,16 @@ int main(int argc, char **argv)
 		jf_store_close(st);
 		return EXIT_SETUP;
 	}
+	struct jf_runtime_conf rt;
+	static char img_tool[PATH_MAX + 32], img_cache[PATH_MAX + 16];
+	bool oci = false;
+	if (runtime_setup(&o, state, slurm, &rt, img_tool, sizeof(img_tool), img_cache,
+			  sizeof(img_cache), &oci) < 0) {
+		jf_store_close(st);
+		return EXIT_SETUP;
+	}
 	struct jf_engine_config cfg = {
+		.runtime = oci ? &rt : NULL,
 		.state_dir = state,
 		.store = st,
 		.cluster = cluster,

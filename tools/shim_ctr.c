@@ -228,10 +228,18 @@ fail:
 
 /* ---- pulling ---- */
 
+struct pull_ctx {
+	const char *ref;
+	bool pulling; /* jobfs-image went to the registry (or layout) */
+};
+
 static void pull_line(struct shim *s, const char *line, void *arg)
 {
-	if (!strcmp(line, "pulling"))
-		ready_note(s, "Normal", "Pulling", "Pulling image \"%s\"", (const char *)arg);
+	struct pull_ctx *pc = arg;
+	if (!strcmp(line, "pulling")) {
+		pc->pulling = true;
+		ready_note(s, "Normal", "Pulling", "Pulling image \"%s\"", pc->ref);
+	}
 }
 
 /* The spec's auth.json, opened with the writer's rights (fsuid): a user
@@ -250,12 +258,16 @@ static int open_as_writer(struct shim *s, const char *path)
 	return fd;
 }
 
-static void first_line(char *s)
+/* jobfs-image's "jobfs-image: pulling REF: WHY" as WHY */
+static void first_line(char *s, const char *ref)
 {
 	char *nl = strchr(s, '\n');
 	if (nl)
 		*nl = '\0';
 	const char *p = strncmp(s, "jobfs-image: ", 13) == 0 ? s + 13 : s;
+	size_t rl = strlen(ref);
+	if (!strncmp(p, "pulling ", 8) && !strncmp(p + 8, ref, rl) && !strncmp(p + 8 + rl, ": ", 2))
+		p += 8 + rl + 2;
 	memmove(s, p, strlen(p) + 1);
 }
 
@@ -284,9 +296,10 @@ static int pull_one(struct shim *s, size_t i)
 				 strerror(errno));
 			ready_note(s, "Warning", "Failed", "Failed to pull image \"%s\": %s", ref,
 				   msg);
-			char line[SHIM_MSG_MAX + 64];
+			char line[SHIM_MSG_MAX + 300];
 			msg_clean(msg);
-			snprintf(line, sizeof(line), "pullfailed %s\n", msg);
+			snprintf(line, sizeof(line),
+				 "pullfailed ErrImagePull: image \"%.200s\": %s\n", ref, msg);
 			ready_say(s, line);
 			return -1;
 		}
@@ -307,7 +320,8 @@ static int pull_one(struct shim *s, size_t i)
 	struct child_io io;
 	memset(&io, 0, sizeof(io));
 	int64_t timeout = rt->pull_timeout_ms > 0 ? rt->pull_timeout_ms : PULL_TIMEOUT;
-	int st = run_child(s, argv, &io, -1, -1, authfd, timeout, pull_line, (void *)ref);
+	struct pull_ctx pc = { ref, false };
+	int st = run_child(s, argv, &io, -1, -1, authfd, timeout, pull_line, &pc);
 	if (authfd >= 0)
 		close(authfd);
 	char msg[SHIM_MSG_MAX];
@@ -319,19 +333,25 @@ static int pull_one(struct shim *s, size_t i)
 		s->ctrs[i].image = j;
 		const char *dg = json_string_value(json_object_get(j, "digest"));
 		snprintf(s->procs[i].digest, sizeof(s->procs[i].digest), "%s", dg ? dg : "");
-		if (json_is_true(json_object_get(j, "present")))
+		/* for the node's status (not an event) */
+		ready_note(s, "Normal", "ImageDigest", "%s %s", lp->name, s->procs[i].digest);
+		/* Kubernetes' words: "already present" when the registry was not
+		 * asked; a pull that found every layer cached is still a pull */
+		bool present = json_is_true(json_object_get(j, "present"));
+		if (present && !pc.pulling)
 			ready_note(s, "Normal", "Pulled",
 				   "Container image \"%s\" already present on machine", ref);
 		else
 			ready_note(s, "Normal", "Pulled",
 				   "Successfully pulled image \"%s\" in %.3fs. Image size: %" PRId64
-				   " bytes.",
+				   " bytes.%s",
 				   ref, json_real_value(json_object_get(j, "seconds")),
-				   (int64_t)json_integer_value(json_object_get(j, "size_bytes")));
+				   (int64_t)json_integer_value(json_object_get(j, "size_bytes")),
+				   present ? " (every layer was already on this machine)" : "");
 		return 0;
 	}
 	json_decref(j);
-	first_line(io.err);
+	first_line(io.err, ref);
 	if (st == -2)
 		snprintf(msg, sizeof(msg), "the pull took longer than %" PRId64 " s",
 			 timeout / 1000);
@@ -350,9 +370,9 @@ static int pull_one(struct shim *s, size_t i)
 			   "Container image \"%s\" is not present with pull policy of Never", ref);
 	else
 		ready_note(s, "Warning", "Failed", "Failed to pull image \"%s\": %s", ref, msg);
-	char line[SHIM_MSG_MAX + 64];
-	snprintf(line, sizeof(line), "pullfailed %s: %s\n",
-		 never ? "ErrImageNeverPull" : "ErrImagePull", msg);
+	char line[SHIM_MSG_MAX + 300];
+	snprintf(line, sizeof(line), "pullfailed %s: image \"%.200s\": %s\n",
+		 never ? "ErrImageNeverPull" : "ErrImagePull", ref, msg);
 	ready_say(s, line);
 	return -1;
 }

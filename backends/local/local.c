@@ -584,7 +584,8 @@ static enum jf_err local_start(struct jf_runner *be, const struct jf_launch *l, 
 				    JF_RUN_MAX_PROCS);
 	for (size_t i = 0; i < l->nprocs; i++) {
 		const struct jf_proc *p = &l->procs[i];
-		if (!p->argv || !p->argv[0] || !p->argv[0][0])
+		/* a container's command may be its image's (reference 8.1) */
+		if (!p->argv || (!p->image && (!p->argv[0] || !p->argv[0][0])))
 			return jf_error_set(err, JF_EINVAL, 0, "launch: process %zu has no command",
 					    i);
 		if (p->name &&

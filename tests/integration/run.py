@@ -62,8 +62,11 @@ def child_main(test_id, tmp, long):
     """Run one test in this process; write tmp/result.json."""
     sys.path.insert(0, HERE)
     modname, fname = test_id.split(":")
-    fn = getattr(importlib.import_module(modname), fname)
+    mod = importlib.import_module(modname)
+    fn = getattr(mod, fname)
     env = jfit.Env(tmp, long=long)
+    # a module may pin options of every daemon it mounts (DAEMON_ARGS)
+    env.daemon_args = list(getattr(mod, "DAEMON_ARGS", []))
     result = run_guarded(lambda: (env.start(), fn(env)))
     # always unmount and check the daemons; the test's own failure comes first
     after = run_guarded(env.finish)

@@ -1571,6 +1571,10 @@ static void test_container(void **state)
 			assert_string_equal(v[k].note_reason, "Pulling");
 			assert_non_null(strstr(v[k++].message, "Pulling image \""));
 		}
+		/* the digest, for the node's status, then Kubernetes' Pulled */
+		assert_true(v[k].note);
+		assert_string_equal(v[k].note_reason, "ImageDigest");
+		assert_true(strncmp(v[k++].message, "main sha256:", 12) == 0);
 		assert_true(v[k].note);
 		assert_string_equal(v[k].note_reason, "Pulled");
 		assert_non_null(strstr(v[k++].message, round == 0 ? "Successfully pulled image"

@@ -267,6 +267,45 @@ class Env:
         self.daemon_args = ["--cluster", path]
         return self.start()
 
+    def use_runtime(self, which, *args):
+        """Remount (same state) with `--runtime which` (host, oci) and args.
+        Tests of Kubernetes' and the host's semantics whose specs name
+        images from the internet (busybox, perl) run them on the host;
+        container tests use "oci" with the test registry
+        (use_containers)."""
+        self.stop()
+        kept, a = [], self.daemon_args
+        i = 0
+        while i < len(a):
+            if a[i] in ("--runtime", "--insecure-registry"):
+                i += 2
+                continue
+            kept.append(a[i])
+            i += 1
+        self.daemon_args = kept + ["--runtime", which] + list(args)
+        return self.start()
+
+    def use_containers(self):
+        """Remount with --runtime oci and the test registry
+        (scripts/registry.sh: $JOBFS_REGISTRY) as an insecure registry;
+        returns the registry's host:port.  Skips without root, crun or the
+        registry, unless $JOBFS_OCI_REQUIRED or $JOBFS_REGISTRY_REQUIRED is
+        set (the README's test command sets both)."""
+        reg = os.environ.get("JOBFS_REGISTRY")
+        why = None
+        if os.geteuid() != 0:
+            why = "containers: jobfs must run as root"
+        elif not have("crun"):
+            why = "containers: crun is not installed"
+        elif not reg:
+            why = "containers: no test registry (scripts/registry.sh start DIR)"
+        if why:
+            if os.environ.get("JOBFS_OCI_REQUIRED") or os.environ.get("JOBFS_REGISTRY_REQUIRED"):
+                raise TestFailure(why)
+            raise Skip(why)
+        self.use_runtime("oci", "--insecure-registry", reg)
+        return reg
+
     def use_slurm(self, *args, url=None):
         """Remount with --backend slurm on the cluster scripts/slurm-cluster.sh
         started ($JOBFS_SLURM_URL, $SLURM_CONF), with a fresh state dir; at

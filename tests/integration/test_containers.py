@@ -1,0 +1,204 @@
+"""Containers (reference 8.1): images pulled from the real test registry
+(Debian's docker-registry, scripts/registry.sh, holding the busybox image
+tests/fixtures/mkimage.sh builds), run under crun, seen as a user sees them:
+events in Kubernetes' words, node status, logs, a second run "already
+present", pull failures and their back-off, oci: layouts, bad input.
+
+Every test remounts with --runtime oci and the registry as an insecure one
+(env.use_containers); without root, crun or the registry they skip, unless
+$JOBFS_OCI_REQUIRED is set (the README's test command sets it).
+"""
+import errno
+import os
+import pwd
+import re
+import subprocess
+import time
+
+import jfit
+from jfit import Skip, TestFailure, case, check
+
+
+def events(env, path):
+    """The REASON words of an events file, in order."""
+    out = []
+    for line in env.read(os.path.join(path, "events")).splitlines():
+        parts = line.split(" ", 4)
+        if len(parts) >= 4:
+            out.append(parts[2])
+    return out
+
+
+def node(g, task=0, n=0):
+    return os.path.join(g, "tasks/%d/nodes/%d" % (task, n))
+
+
+@case(timeout=90)
+def test_pull_run_and_present(env):
+    reg = env.use_containers()
+    image = "%s/jobfs/busybox:latest" % reg
+    g = env.group("image: %s\nimage_pull_policy: IfNotPresent\n"
+                  "args: [\"sh\", \"-c\", \"echo hello from $JOB_TASK_INDEX; "
+                  "wc -l < /etc/passwd; ls /bin/busybox\"]\n" % image, name="first")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    n = node(g)
+    ev = events(env, n)
+    # Kubernetes' order: Scheduled, Pulling, Pulled, Created, Started, Completed
+    check(ev[:6] == ["Scheduled", "Pulling", "Pulled", "Created", "Started", "Completed"],
+          "node events %s" % ev)
+    text = env.read(os.path.join(n, "events"))
+    check(re.search(r'Successfully pulled image "%s" in \d+\.\d{3}s\. Image size: \d+ bytes\.'
+                    % re.escape(image), text), "Pulled event:\n%s" % text)
+    logs = env.read(os.path.join(n, "logs"))
+    check(logs.startswith("hello from 0\n"), "logs %r" % logs)
+    # the image's own root: its two-line /etc/passwd, its busybox
+    check(logs == "hello from 0\n2\n/bin/busybox\n", "not the image's root: %r" % logs)
+    ns = env.status(n)
+    check(ns["runtime"] == "oci", "runtime %r" % ns["runtime"])
+    check(ns["image"] == image, "image %r" % ns["image"])
+    check(re.fullmatch(r"sha256:[0-9a-f]{64}", ns["image_digest"]),
+          "image_digest %r" % ns["image_digest"])
+    check(ns["reason"] == "Completed", "reason %r" % ns["reason"])
+    # a second group: the image is on this machine, nothing is pulled
+    g2 = env.group("image: %s\nimage_pull_policy: IfNotPresent\nargs: [\"true\"]\n" % image,
+                   name="second")
+    st = env.wait(g2, ("Succeeded", "Failed"), timeout=60)
+    check(st["state"] == "Succeeded", "second ended %s: %s" % (st["state"], st["message"]))
+    text = env.read(os.path.join(node(g2), "events"))
+    check('Container image "%s" already present on machine' % image in text,
+          "second run's events:\n%s" % text)
+    check("Pulling" not in events(env, node(g2)), "the second run pulled:\n%s" % text)
+    check(env.status(node(g2))["image_digest"] == ns["image_digest"], "digests differ")
+    # a failed container: exit code and reason Error
+    g3 = env.group("image: %s\nimage_pull_policy: IfNotPresent\nretries: 0\n"
+                   "args: [\"sh\", \"-c\", \"exit 3\"]\n" % image, name="third")
+    st = env.wait(g3, ("Succeeded", "Failed"), timeout=60)
+    check(st["state"] == "Failed", "third ended %s" % st["state"])
+    ns = env.status(node(g3))
+    check(ns["exit_code"] == 3 and ns["reason"] == "Error", "failed node: %s" % ns)
+
+
+@case(timeout=90)
+def test_pull_failure_backs_off(env):
+    env.use_containers()
+    # nothing listens on port 1: the registry is down
+    g = env.group("image: 127.0.0.1:1/jobfs/none:v1\nargs: [\"true\"]\n", name="down")
+    st = env.wait(g, pred=lambda s: s.get("reason") == "ImagePull", timeout=30,
+                  what="reason ImagePull")
+    check(st["state"] == "Waiting", "state %s" % st["state"])
+    check("back-off pulling image \"127.0.0.1:1/jobfs/none:v1\"" in st["message"]
+          and "trying again in 10s" in st["message"], "message %r" % st["message"])
+    n = node(g)
+    text = env.read(os.path.join(n, "events"))
+    check('Failed to pull image "127.0.0.1:1/jobfs/none:v1": registry 127.0.0.1:1 is not '
+          'reachable' in text, "node events:\n%s" % text)
+    check("Error: ErrImagePull" in text, "no ErrImagePull:\n%s" % text)
+    gev = env.read(os.path.join(g, "events"))
+    check(re.search(r"Warning BackOff tasks/0 Back-off pulling image .*trying again in 10s; "
+                    r"no retry used", gev), "group events:\n%s" % gev)
+    ts = env.status(os.path.join(g, "tasks/0"))
+    check(ts["state"] == "Waiting" and ts["retries_left"] == 3,
+          "a pull failure used a retry: %s" % ts)
+    ns = env.status(n)
+    check(ns["state"] == "Waiting" and ns["reason"] == "ImagePullBackOff", "node %s" % ns)
+    check("Started" not in events(env, n), "it started:\n%s" % text)
+    # nothing was billed: no segment for it
+    check(not any(r["group"] == "down" for r in env.ledger()), "a pull was billed")
+    # a tag the registry does not have: 404 in the message
+    reg = os.environ["JOBFS_REGISTRY"]
+    g2 = env.group("image: %s/jobfs/busybox:nosuchtag\nargs: [\"true\"]\n" % reg, name="nf")
+    env.wait(g2, pred=lambda s: s.get("reason") == "ImagePull", timeout=30,
+             what="reason ImagePull")
+    text = env.read(os.path.join(node(g2), "events"))
+    check("has no manifest nosuchtag in jobfs/busybox" in text, "404 events:\n%s" % text)
+    env.ctl(g, "stop")
+    env.ctl(g2, "stop")
+    st = env.wait(g, ("Stopped",), timeout=20)
+
+
+@case(timeout=60)
+def test_never_and_bad_references(env):
+    reg = env.use_containers()
+    # Never: not on this machine, never pulled
+    g = env.group("image: %s/jobfs/busybox:latest\nimage_pull_policy: Never\n"
+                  "args: [\"true\"]\n" % reg, name="never")
+    env.wait(g, pred=lambda s: s.get("reason") == "ImagePull", timeout=30,
+             what="reason ImagePull")
+    text = env.read(os.path.join(node(g), "events"))
+    check('ErrImageNeverPull' in text and "is not present with pull policy of Never" in text,
+          "Never events:\n%s" % text)
+    check("Pulling" not in events(env, node(g)), "Never pulled:\n%s" % text)
+    env.ctl(g, "stop")
+    # a malformed reference is refused when the spec is written
+    env.queue()
+    for name, ref, words in (("upper", "Busybox", "lower-case"),
+                             ("digest", "h.io/a@sha256:12", "digest must be"),
+                             ("space", "\"a b\"", "space")):
+        d = "queues/q/groups/" + name
+        env.mkdir(d)
+        rc = env.write(os.path.join(d, "spec.yaml"), "image: %s\nargs: [x]\n" % ref)
+        check(rc == errno.EINVAL, "%s: %s accepted (rc %s)" % (name, ref, rc))
+        st = env.status(d)
+        check(st["state"] == "Invalid" and words in st["message"] and "key 'image'" in
+              st["message"], "%s: %s" % (name, st))
+    # an image with no command, and a spec that gives none
+    g = env.group("image: %s/jobfs/busybox:nocmd\nretries: 0\n" % reg, name="nocmd")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=40)
+    check(st["state"] == "Failed", "nocmd ended %s" % st["state"])
+    ns = env.status(node(g))
+    check("has no command (no Entrypoint or Cmd) and the spec gives none" in ns["message"],
+          "nocmd message %r" % ns["message"])
+    # ... and the same image with a command runs
+    g = env.group("image: %s/jobfs/busybox:nocmd\nargs: [\"true\"]\n" % reg, name="withcmd")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=40)
+    check(st["state"] == "Succeeded", "withcmd ended %s: %s" % (st["state"], st["message"]))
+
+
+@case(timeout=60)
+def test_oci_layout_and_shm(env):
+    env.use_containers()
+    layout = os.environ.get("JOBFS_REGISTRY_LAYOUT")
+    if not layout:
+        raise TestFailure("JOBFS_REGISTRY_LAYOUT is not set (scripts/registry.sh env)")
+    g = env.group("image: oci:%s:latest\nshm_size: 32Mi\n"
+                  "args: [\"sh\", \"-c\", \"df -k /dev/shm | tail -1; id -u; "
+                  "cat /proc/self/status | grep CapEff\"]\n" % layout, name="layout")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=40)
+    check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    logs = env.read(os.path.join(node(g), "logs"))
+    fields = logs.splitlines()[0].split()
+    check(fields[1] == "32768", "/dev/shm is %s KiB, want 32768: %r" % (fields[1], logs))
+    ns = env.status(node(g))
+    check(ns["image"] == "oci:%s:latest" % layout, "image %r" % ns["image"])
+
+
+@case(timeout=90)
+def test_runs_as_the_writer(env):
+    """A non-root writer's container runs as that uid and gid, with no
+    capability at all."""
+    reg = env.use_containers()
+    env.use_runtime("oci", "--insecure-registry", reg, "--allow-other")
+    user = "jobfsct%d" % (os.getpid() % 10000)
+    if subprocess.run(["useradd", "-M", "-N", "-g", "users", user],
+                      capture_output=True).returncode != 0:
+        raise TestFailure("useradd %s failed" % user)
+    try:
+        pw = pwd.getpwnam(user)
+        g = "queues/theirs/groups/mine"
+        spec = ("image: %s/jobfs/busybox:latest\nimage_pull_policy: IfNotPresent\n"
+                "args: [\"sh\", \"-c\", \"id -u; id -g; grep CapEff /proc/self/status\"]\n"
+                % reg)
+        r = subprocess.run(["runuser", "-u", user, "--", "sh", "-c",
+                            "mkdir %s && mkdir %s && cat > %s/spec.yaml"
+                            % (env.p("queues/theirs"), env.p(g), env.p(g))],
+                           input=spec, capture_output=True, text=True, timeout=20)
+        check(r.returncode == 0, "the user's mkdir/write failed: %s" % r.stderr)
+        st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+        check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+        logs = env.read(os.path.join(node(g), "logs")).splitlines()
+        check(logs[0] == str(pw.pw_uid) and logs[1] == str(pw.pw_gid),
+              "ran as %s, want %d:%d" % (logs[:2], pw.pw_uid, pw.pw_gid))
+        check(logs[2].split() == ["CapEff:", "0000000000000000"], "capabilities %r" % logs[2])
+    finally:
+        subprocess.run(["userdel", user], capture_output=True)
