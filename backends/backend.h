@@ -58,8 +58,9 @@ struct jf_runtime_conf {
 	const char *cache_dir;       /* the image cache (image/cache.h) */
 	const char *const *insecure; /* registries spoken to over http */
 	size_t ninsecure;
-	const char *auth_file;   /* daemon-wide auth.json, NULL = none */
-	int64_t pull_timeout_ms; /* a pull taking longer fails; 0 = 30 min */
+	const char *auth_file;      /* daemon-wide auth.json, NULL = none */
+	int64_t pull_timeout_ms;    /* a pull taking longer fails; 0 = 30 min */
+	const char *expose_address; /* where ports listen, NULL = 127.0.0.1 */
 };
 
 struct jf_launch {
@@ -76,6 +77,8 @@ struct jf_launch {
 	const struct jf_runtime_conf *rt; /* needed when a proc has an image */
 	const char *registry_auth;        /* the spec's auth.json, read as uid; NULL = none */
 	int64_t shm_bytes;                /* the node's /dev/shm size, 0 = the default */
+	const int *ports;                 /* forwarded from free host ports (reference 8.2) */
+	size_t nports;
 };
 
 struct jf_run_started {

@@ -114,6 +114,8 @@ json_t *jf_shim_launch_encode(const struct jf_shim_launch *l)
 				put(r, "auth_file", json_string(rt->auth_file), &bad);
 			if (rt->pull_timeout_ms > 0)
 				put(r, "pull_timeout_ms", json_integer(rt->pull_timeout_ms), &bad);
+			if (rt->expose_address)
+				put(r, "expose_address", json_string(rt->expose_address), &bad);
 			put(root, "runtime", r, &bad);
 		}
 		json_decref(ins);
@@ -122,6 +124,13 @@ json_t *jf_shim_launch_encode(const struct jf_shim_launch *l)
 		put(root, "registry_auth", json_string(l->registry_auth), &bad);
 	if (l->shm_bytes > 0)
 		put(root, "shm_bytes", json_integer(l->shm_bytes), &bad);
+	if (l->nports) {
+		json_t *pa = json_array();
+		bad |= !pa;
+		for (size_t i = 0; pa && i < l->nports; i++)
+			bad |= json_array_append_new(pa, json_integer(l->ports[i])) < 0;
+		put(root, "ports", pa, &bad);
+	}
 	if (bad) {
 		json_decref(root);
 		return NULL;
@@ -211,6 +220,7 @@ static int decode_runtime(json_t *r, struct jf_runtime_conf *rt, char *err, size
 	}
 	if (jf_shim_get_int(r, "pull_timeout_ms", INT64_MAX / 2, &x))
 		rt->pull_timeout_ms = x;
+	rt->expose_address = json_string_value(json_object_get(r, "expose_address"));
 	return 0;
 }
 
@@ -224,6 +234,7 @@ void jf_shim_launch_release(struct jf_shim_launch *l)
 		free((void *)l->images[i].env);
 	}
 	free((void *)l->rt_store.insecure);
+	free((void *)l->ports);
 	free((void *)l->cpus);
 	free((void *)l->groups);
 	json_decref(l->root);
@@ -386,6 +397,27 @@ int jf_shim_launch_decode(struct jf_shim_launch *l, const char *buf, size_t len,
 	if (ra && !(l->registry_auth = json_string_value(ra))) {
 		snprintf(err, errlen, "launch.json: registry_auth: must be a path");
 		return -1;
+	}
+	json_t *ports = json_object_get(root, "ports");
+	if (ports) {
+		size_t np = json_array_size(ports);
+		int *pv = calloc(np + 1, sizeof(*pv));
+		if (!json_is_array(ports) || np > 64 || !pv) {
+			free(pv);
+			snprintf(err, errlen, "launch.json: ports: must be at most 64 ports");
+			return -1;
+		}
+		l->ports = pv;
+		l->nports = np;
+		for (size_t i = 0; i < np; i++) {
+			json_t *v = json_array_get(ports, i);
+			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			    json_integer_value(v) > 65535) {
+				snprintf(err, errlen, "launch.json: ports[%zu]: must be a port", i);
+				return -1;
+			}
+			pv[i] = (int)json_integer_value(v);
+		}
 	}
 	if (json_object_get(root, "shm_bytes")) {
 		if (!jf_shim_get_int(root, "shm_bytes", INT64_MAX / 2, &x)) {

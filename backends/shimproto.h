@@ -14,8 +14,8 @@
  *                                    "env":["K=V"...]}}...],
  *                 "runtime":{"oci":PATH,"image_tool":PATH,"cache":DIR,
  *                            "insecure":[S...],"auth_file":PATH,
- *                            "pull_timeout_ms":N},
- *                 "registry_auth":PATH,"shm_bytes":N}
+ *                            "pull_timeout_ms":N,"expose_address":S},
+ *                 "registry_auth":PATH,"shm_bytes":N,"ports":[N...]}
  *                 (image, command, args, runtime, registry_auth and the
  *                 limits only when there is something to say)
  *                 (groups: the user's supplementary groups, resolved by the
@@ -84,6 +84,8 @@ struct jf_shim_launch {
 	const struct jf_runtime_conf *rt; /* NULL: no "runtime" */
 	const char *registry_auth;        /* NULL = none */
 	int64_t shm_bytes;                /* 0 = the default */
+	const int *ports;                 /* decoded: owned (release frees) */
+	size_t nports;
 	/* decoded: where procs[i].image and rt point */
 	struct jf_proc_image images[JF_SHIM_MAX_PROCS];
 	struct jf_runtime_conf rt_store;

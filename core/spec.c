@@ -31,6 +31,9 @@ void jf_spec_free(struct jf_spec *s)
 	free(s->name);
 	free(s->gpu);
 	free(s->registry_auth);
+	for (size_t i = 0; i < s->nports; i++)
+		free(s->ports[i].name);
+	free(s->ports);
 	for (size_t i = 0; i < s->ncontainers; i++) {
 		struct jf_container *c = &s->containers[i];
 		free(c->name);

@@ -81,6 +81,14 @@ struct jf_container {
 
 enum jf_storage_type { JF_STORE_EMPTYDIR, JF_STORE_VOLUME, JF_STORE_OBJECT };
 
+#define JF_SPEC_MAX_PORTS 32
+
+/* ports: (reference 8.2): a container port forwarded from a host port */
+struct jf_port {
+	int port;   /* 1..65535 */
+	char *name; /* NULL = none */
+};
+
 struct jf_storage {
 	enum jf_storage_type type;
 	char *name;   /* volume */
@@ -141,6 +149,8 @@ struct jf_spec {
 	size_t ncontainers; /* >= 1 */
 	struct jf_storage *storage;
 	size_t nstorage;
+	struct jf_port *ports;
+	size_t nports;
 	struct jf_pfp_rule *pfp;
 	size_t npfp;
 	struct jf_success_rule *success;

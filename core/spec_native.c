@@ -419,6 +419,56 @@ static enum jf_err native_storage(const struct jf_ynode *list, struct jf_spec *s
 	return JF_OK;
 }
 
+/* ---- ports (reference 8.2) ---- */
+
+static enum jf_err native_ports(const struct jf_ynode *list, struct jf_spec *s,
+				struct jf_error *err)
+{
+	static const char *const keys[] = { "container_port", "name", NULL };
+	enum jf_err rc = jf_ynode_expect(list, JF_Y_SEQ, "ports", err);
+	if (rc)
+		return rc;
+	if (list->n > JF_SPEC_MAX_PORTS)
+		return jf_yerror(err, JF_EINVAL, list, "ports", "more than %d ports",
+				 JF_SPEC_MAX_PORTS);
+	if (list->n == 0)
+		return JF_OK;
+	s->ports = calloc(list->n, sizeof(*s->ports));
+	if (!s->ports)
+		return oom(err);
+	for (size_t i = 0; i < list->n; i++) {
+		char ip[JF_YPATH_MAX], kp[JF_YPATH_MAX];
+		const struct jf_ynode *e = list->items[i], *pn = e;
+		jf_ypath_index(ip, sizeof(ip), "ports", i);
+		snprintf(kp, sizeof(kp), "%s", ip);
+		int64_t v = 0;
+		if (e->type == JF_Y_MAP) {
+			if ((rc = jf_ymap_check_keys(e, ip, keys, err)))
+				return rc;
+			jf_ypath_key(kp, sizeof(kp), ip, "container_port");
+			if (!(pn = jf_ymap_get(e, "container_port")))
+				return jf_yerror(err, JF_EINVAL, e, kp,
+						 "a port needs container_port");
+			const struct jf_ynode *nn = jf_ymap_get(e, "name");
+			if (nn) {
+				char np[JF_YPATH_MAX];
+				jf_ypath_key(np, sizeof(np), ip, "name");
+				if ((rc = jf_spec_container_name(nn, np, &s->ports[i].name, err)))
+					return rc;
+			}
+		}
+		s->nports = i + 1;
+		if ((rc = jf_ynode_int(pn, kp, 1, 65535, &v, err)))
+			return rc;
+		s->ports[i].port = (int)v;
+		for (size_t j = 0; j < i; j++)
+			if (s->ports[j].port == s->ports[i].port)
+				return jf_yerror(err, JF_EINVAL, pn, kp, "port %d is listed twice",
+						 s->ports[i].port);
+	}
+	return JF_OK;
+}
+
 /* ---- top level ---- */
 
 static enum jf_err int_key(const struct jf_ynode *root, const char *key, int64_t lo, int64_t hi,
@@ -452,19 +502,15 @@ static enum jf_err place_checks(const struct jf_ynode *root, enum jf_spec_place 
 enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place, struct jf_spec *s,
 			   struct jf_spec_src *src, struct jf_error *err)
 {
-	static const char *const keys[] = { "name",          "billing",
-					    "gpu",           "gpus",
-					    "completions",   "parallelism",
-					    "count",         "nodes",
-					    "node_index",    "unit_runtime",
-					    "timeout",       "restart_policy",
-					    "retries",       "max_failures",
-					    "shm_size",      "cpu_exclusive",
-					    "image",         "image_pull_policy",
-					    "registry_auth", "command",
-					    "args",          "env",
-					    "resources",     "containers",
-					    "storage",       NULL };
+	static const char *const keys[] = { "name",          "billing",      "gpu",
+					    "gpus",          "completions",  "parallelism",
+					    "count",         "nodes",        "node_index",
+					    "unit_runtime",  "timeout",      "restart_policy",
+					    "retries",       "max_failures", "shm_size",
+					    "cpu_exclusive", "image",        "image_pull_policy",
+					    "registry_auth", "command",      "args",
+					    "env",           "resources",    "containers",
+					    "storage",       "ports",        NULL };
 	const struct jf_ynode *n;
 	enum jf_err rc;
 
@@ -543,6 +589,8 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 			jf_spec_src_set(&src->cpu_exclusive, n, "cpu_exclusive");
 	}
 	if ((rc = native_containers(root, s, src, err)))
+		return rc;
+	if ((n = jf_ymap_get(root, "ports")) && (rc = native_ports(n, s, err)))
 		return rc;
 	if ((n = jf_ymap_get(root, "storage"))) {
 		if ((rc = native_storage(n, s, err)))

@@ -82,6 +82,7 @@ void jf_eng_node_images(struct jf_engine *e, const struct grt *g, int64_t node_i
 	}
 	jf_node_set_image(e->st, node_id, oci && off ? "oci" : "host", names, "");
 	jf_node_set_reason(e->st, node_id, ""); /* a new attempt: no end yet */
+	jf_node_set_endpoints(e->st, node_id, "");
 }
 
 void jf_eng_note(struct jf_engine *e, const struct jf_run_result *res)
@@ -103,6 +104,8 @@ void jf_eng_note(struct jf_engine *e, const struct jf_run_result *res)
 				jf_node_set_image(e->st, r->node_id, n.runtime, n.images, sp + 1);
 			jf_node_release(&n);
 		}
+	} else if (!strcmp(res->note_reason, "Endpoints")) {
+		jf_node_set_endpoints(e->st, r->node_id, res->message);
 	} else {
 		jf_eng_event(e, g, r->task_id, t->idx, r->node_id, r->node_idx, res->note_type,
 			     res->note_reason, "%s", res->message);

@@ -345,6 +345,10 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 		jf_cpuset_format(set, JF_CPU_MAX_CORES, cpuset, sizeof(cpuset));
 		jf_attempt_set_cpuset(e->st, attempt_id, cpuset);
 	}
+	int ports[JF_SPEC_MAX_PORTS];
+	size_t nports = 0;
+	for (size_t i = 0; i < s->nports && i < JF_SPEC_MAX_PORTS; i++)
+		ports[nports++] = s->ports[i].port;
 	fault("prestart");
 	if (ok) {
 		struct jf_launch l = {
@@ -360,6 +364,8 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			.rt = e->rt,
 			.registry_auth = s->registry_auth,
 			.shm_bytes = s->shm_size,
+			.ports = nports ? ports : NULL,
+			.nports = nports,
 		};
 		rc = jf_runner_start(e->run, &l, (uint64_t)attempt_id, &started, &err);
 	}

@@ -291,6 +291,16 @@ static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 	put_str(o, "image_digest", ran ? n.image_digest : "");
 	put_str(o, "runtime", ran ? n.runtime : "");
 	put_str(o, "reason", ran ? n.reason : "");
+	/* reference 8.2: where its ports are reached from this host */
+	json_t *eps = json_array();
+	for (const char *p = ran && n.endpoints ? n.endpoints : ""; *p;) {
+		const char *sp = strchr(p, ' ');
+		size_t len = sp ? (size_t)(sp - p) : strlen(p);
+		if (len)
+			json_array_append_new(eps, json_stringn(p, len));
+		p += len + (sp ? 1 : 0);
+	}
+	json_object_set_new(o, "endpoints", eps);
 	if (ran)
 		jf_node_release(&n);
 	jf_task_release(&t);

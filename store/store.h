@@ -108,6 +108,7 @@ struct jf_node_rec {
 	char *images;          /* its containers' image references (canonical), comma-joined */
 	char image_digest[80]; /* the first container's image's, "" on the host */
 	char reason[32];       /* Completed, Error, OOMKilled, ImagePullBackOff, ... */
+	char *endpoints;       /* "http://127.0.0.1:PORT ..." of its ports, "" if none */
 };
 
 struct jf_attempt_rec {
@@ -350,6 +351,8 @@ enum jf_err jf_node_set_message(struct jf_store *st, int64_t id, const char *mes
 /* What the node runs on and with (set at its start) */
 enum jf_err jf_node_set_image(struct jf_store *st, int64_t id, const char *runtime,
 			      const char *images, const char *image_digest);
+/* Where its ports are reached (space-joined URLs) */
+enum jf_err jf_node_set_endpoints(struct jf_store *st, int64_t id, const char *endpoints);
 /* Why it ended (or waits): Kubernetes' reason words */
 enum jf_err jf_node_set_reason(struct jf_store *st, int64_t id, const char *reason);
 /* The ids of running or starting nodes whose images include reference (a

@@ -883,8 +883,19 @@ enum jf_err jf_node_get(struct jf_store *st, int64_t id, struct jf_node_rec *n)
 	n->images = jf_q_dup(s, 15);
 	jf_q_copy(s, 16, n->image_digest, sizeof(n->image_digest));
 	jf_q_copy(s, 17, n->reason, sizeof(n->reason));
+	n->endpoints = jf_q_dup(s, 18);
 	sqlite3_reset(s);
-	return n->message && n->images ? JF_OK : JF_ENOMEM;
+	return n->message && n->images && n->endpoints ? JF_OK : JF_ENOMEM;
+}
+
+enum jf_err jf_node_set_endpoints(struct jf_store *st, int64_t id, const char *endpoints)
+{
+	sqlite3_stmt *s = jf_q(st, Q_NODE_SET_ENDPOINTS);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, endpoints ? endpoints : "");
+	return jf_q_exec(st, s);
 }
 
 enum jf_err jf_node_set_image(struct jf_store *st, int64_t id, const char *runtime,
@@ -992,6 +1003,8 @@ void jf_node_release(struct jf_node_rec *n)
 		return;
 	free(n->images);
 	n->images = NULL;
+	free(n->endpoints);
+	n->endpoints = NULL;
 	free(n->message);
 	n->message = NULL;
 }

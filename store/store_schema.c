@@ -195,11 +195,13 @@ static const char *const migrations[] = {
 	"ALTER TABLE groups ADD COLUMN logs_freed_ms INTEGER NOT NULL DEFAULT 0;",
 	/* 11 -> 12: what a node ran (reference 8.1): its runtime (oci, host),
 	 * its images (its containers' canonical references, comma-joined)
-	 * and their digests, and why it ended in Kubernetes' words */
+	 * and their digests, why it ended in Kubernetes' words, and the URLs
+	 * its ports are reached at (space-joined) */
 	"ALTER TABLE nodes ADD COLUMN runtime TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE nodes ADD COLUMN images TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE nodes ADD COLUMN image_digest TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE nodes ADD COLUMN reason TEXT NOT NULL DEFAULT '';",
+	"ALTER TABLE nodes ADD COLUMN reason TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE nodes ADD COLUMN endpoints TEXT NOT NULL DEFAULT '';",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

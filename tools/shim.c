@@ -516,10 +516,11 @@ static int cmd_local(struct shim *s, int argc, char **argv)
 	default:
 		return fail(s, SHIM_EXIT_SYSTEM, "claim: %s", strerror(errno));
 	}
+	limits_setup(s);
 	if (ctr_setup(s, err, sizeof(err)) < 0) {
 		/* nothing runs: a start failure of the first container */
 		for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++)
-			if (s->procs[i].ctr) {
+			if (s->procs[i].ctr || !s->nctr) {
 				s->start_failed = true;
 				s->failed_proc = i;
 				s->failed_code = 127;
@@ -545,10 +546,12 @@ static int cmd_local(struct shim *s, int argc, char **argv)
 		fprintf(stderr, "jobfs-shim: poll: %s\n", strerror(errno));
 		forward(s, SIGKILL);
 		ctr_cleanup(s);
+		limits_remove(s);
 		return SHIM_EXIT_SYSTEM;
 	}
 	code = write_result(s) == 0 ? SHIM_EXIT_OK : SHIM_EXIT_SYSTEM;
 	ctr_cleanup(s);
+	limits_remove(s);
 	if (s->cg[0])
 		rmdir(s->cg); /* empty now: every process was reaped */
 	return code;

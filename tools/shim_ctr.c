@@ -680,8 +680,18 @@ static int write_config(struct shim *s, size_t i, char *err, size_t errlen)
 	if (uid == 0 && user && user[0] && image_user(root, user, &uid, &gid, err, errlen) < 0)
 		goto out;
 	const char *wd = json_string_value(json_object_get(c->image, "workdir"));
-	struct jf_oci_bind binds[2];
+	/* the limits are the proc's cgroup's (limits_setup); the runtime's is
+	 * a child of it with none of its own, so an OOM is counted there */
+	char cgpath[600];
+	if (s->procs[i].cg.version)
+		jf_cg_runtime_path(&s->procs[i].cg, cgpath, sizeof(cgpath));
+	struct jf_oci_bind binds[3];
 	size_t nb = 0;
+	char resolv[PATH_MAX + 32];
+	if (s->has_netns) {
+		snprintf(resolv, sizeof(resolv), "%s/resolv.conf", s->run_dir);
+		binds[nb++] = (struct jf_oci_bind){ resolv, "/etc/resolv.conf", true };
+	}
 	const char *ckpt = env_value(lp->image->env, "JOB_CHECKPOINT_DIR");
 	if (ckpt && ckpt[0] == '/')
 		binds[nb++] = (struct jf_oci_bind){ ckpt, ckpt, false };
@@ -696,6 +706,11 @@ static int write_config(struct shim *s, size_t i, char *err, size_t errlen)
 		.rootfs = root,
 		.shm_source = s->shm[0] ? s->shm : NULL,
 		.shm_bytes = s->l.shm_bytes,
+		.cgroups_path = s->procs[i].cg.version ? cgpath : NULL,
+		.netns_path = s->has_netns ? s->netns.path : NULL,
+		/* no cgroup of ours (not writable here): the runtime's, limited */
+		.mem_bytes = s->procs[i].cg.version ? 0 : lp->mem_bytes,
+		.cpu_milli = s->procs[i].cg.version ? 0 : lp->cpu_milli,
 		.binds = binds,
 		.nbinds = nb,
 	};
@@ -717,15 +732,80 @@ out:
 	return rc;
 }
 
-int ctr_setup(struct shim *s, char *err, size_t errlen)
+/* shm_size for host processes (reference 8.2): the node's /dev/shm, in
+ * the shim's own mount namespace, is a tmpfs of that size (counted against
+ * the memory limit of whoever touches its pages, as in a container) */
+static int host_shm(struct shim *s, char *err, size_t errlen)
 {
-	if (!s->nctr)
+	bool host = false;
+	for (size_t i = 0; i < s->l.nprocs; i++)
+		host |= !s->procs[i].ctr;
+	if (!host || s->l.shm_bytes <= 0)
 		return 0;
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
-		snprintf(err, errlen, "a mount namespace for the containers: %s", strerror(errno));
+	int rc = s->shm[0] ? mount(s->shm, "/dev/shm", NULL, MS_BIND, NULL) : -1;
+	if (!s->shm[0]) {
+		char opts[64];
+		snprintf(opts, sizeof(opts), "mode=1777,size=%" PRId64, s->l.shm_bytes);
+		rc = mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts);
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "shm_size: the node's /dev/shm: %s", strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+/* ports (reference 8.2): the node's own network namespace, its ports
+ * forwarded from free host ports (runtime/netns.c); the endpoints go to the
+ * daemon as a note */
+static int node_netns(struct shim *s, char *err, size_t errlen)
+{
+	if (!s->l.nports)
+		return 0;
+	const char *addr = s->l.rt && s->l.rt->expose_address ? s->l.rt->expose_address : NULL;
+	if (jf_netns_open(&s->netns, s->run_dir, addr, s->l.ports, s->l.nports, err, errlen) < 0)
+		return -1;
+	s->has_netns = true;
+	char eps[JF_NETNS_MAX_PORTS * 40] = "";
+	size_t off = 0;
+	for (size_t i = 0; i < s->netns.nports && off + 40 < sizeof(eps); i++)
+		off += (size_t)snprintf(eps + off, sizeof(eps) - off, "%shttp://%s:%d",
+					i ? " " : "", s->netns.bind_addr, s->netns.host_port[i]);
+	ready_note(s, "Normal", "Endpoints", "%s", eps);
+	/* the containers' resolver: slirp4netns's */
+	char rc[PATH_MAX + 32];
+	snprintf(rc, sizeof(rc), "%s/resolv.conf", s->run_dir);
+	if (write_text(rc, "nameserver 10.0.2.3\n") < 0) {
+		snprintf(err, errlen, "%s: %s", rc, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int ctr_setup(struct shim *s, char *err, size_t errlen)
+{
+	if (!s->nctr && s->l.shm_bytes <= 0 && !s->l.nports)
+		return 0;
+	if (geteuid() != 0) {
+		if (s->nctr) {
+			snprintf(err, errlen, "containers need jobfs-shim to run as root");
+			return -1;
+		}
+		if (s->l.nports) {
+			snprintf(err, errlen, "ports need jobfs to run as root");
+			return -1;
+		}
+		return 0; /* shm_size needs a mount namespace: not for a user's jobfs */
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+		snprintf(err, errlen, "a mount namespace for the node: %s", strerror(errno));
+		return -1;
+	}
+	if (node_netns(s, err, errlen) < 0)
+		return -1;
+	if (!s->nctr)
+		return host_shm(s, err, errlen);
 	/* crun refuses a hybrid host; without the cgroup2 mount it is v1 */
 	if (hybrid_cgroups() && strstr(base_name(s->l.rt->oci_runtime), "crun"))
 		umount2("/sys/fs/cgroup/unified", MNT_DETACH);
@@ -759,7 +839,7 @@ int ctr_setup(struct shim *s, char *err, size_t errlen)
 		if (mount_root(s, i, err, errlen) < 0 || write_config(s, i, err, errlen) < 0)
 			return -1;
 	}
-	return 0;
+	return host_shm(s, err, errlen);
 }
 
 /* ---- the runtime ---- */
@@ -881,6 +961,10 @@ void ctr_cleanup(struct shim *s)
 		}
 		json_decref(c->image);
 		c->image = NULL;
+	}
+	if (s->has_netns) {
+		jf_netns_close(&s->netns);
+		s->has_netns = false;
 	}
 	if (s->shm[0])
 		umount2(s->shm, MNT_DETACH);

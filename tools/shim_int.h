@@ -21,6 +21,8 @@
 #include <sys/types.h>
 
 #include "backends/shimproto.h"
+#include "runtime/cgroup.h"
+#include "runtime/netns.h"
 
 #define SHIM_BEAT_MS 1000 /* heartbeat: the claim's mtime */
 
@@ -117,6 +119,7 @@ struct ctr {
 struct proc {
 	const struct jf_shim_proc *spec;
 	struct ctr *ctr; /* NULL: a host process */
+	struct jf_cg cg; /* its limits (runtime/cgroup.h); cg.version 0: none */
 	bool oom_killed;
 	char digest[72]; /* its image's, "" on the host */
 	pid_t pid;       /* 0 if never forked */
@@ -172,10 +175,12 @@ struct shim {
 
 	/* containers (shim_ctr.c) */
 	struct ctr ctrs[SHIM_MAX_PROCS];
-	size_t nctr;        /* procs with an image */
-	bool pull_failed;   /* an image could not be pulled: nothing started */
-	char run_dir[3072]; /* room below it for what the containers need */
-	char shm[3200];     /* the node's /dev/shm (a tmpfs), "" if none */
+	size_t nctr;           /* procs with an image */
+	bool pull_failed;      /* an image could not be pulled: nothing started */
+	char run_dir[3072];    /* room below it for what the containers need */
+	char shm[3200];        /* the node's /dev/shm (a tmpfs), "" if none */
+	struct jf_netns netns; /* ports: the node's network namespace */
+	bool has_netns;
 };
 
 /* ---- shim.c ---- */
@@ -198,6 +203,10 @@ void std_fds(void);
 /* ---- shim_proc.c ---- */
 
 void cgroup_setup(struct shim *s);
+/* Each proc's cgroup with its memory and cpu limits (reference 8.2), as
+ * root; a host that cannot is said in the proc's logs, once. */
+void limits_setup(struct shim *s);
+void limits_remove(struct shim *s);
 void proc_start(struct shim *s, size_t i);
 void forward(struct shim *s, int sig);
 int run_loop(struct shim *s);

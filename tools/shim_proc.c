@@ -144,6 +144,35 @@ void cgroup_setup(struct shim *s)
 	}
 }
 
+void limits_setup(struct shim *s)
+{
+	if (geteuid() != 0)
+		return;
+	for (size_t i = 0; i < s->l.nprocs; i++) {
+		struct proc *p = &s->procs[i];
+		const struct jf_shim_proc *lp = &s->l.procs[i];
+		/* a container always: its OOM kills are counted here */
+		if (!lp->mem_bytes && !lp->cpu_milli && !p->ctr)
+			continue;
+		char rel[200], err[SHIM_MSG_MAX];
+		snprintf(rel, sizeof(rel), "jobfs/shim-%d/%zu", (int)getpid(), i);
+		if (jf_cg_create(&p->cg, rel, lp->mem_bytes, lp->cpu_milli, err, sizeof(err)) < 0) {
+			memset(&p->cg, 0, sizeof(p->cg));
+			char msg[SHIM_MSG_MAX + 64];
+			snprintf(msg, sizeof(msg), "limits not enforced: %s", err);
+			msg_clean(msg);
+			proc_note(s, p, msg);
+		}
+	}
+}
+
+void limits_remove(struct shim *s)
+{
+	for (size_t i = 0; i < s->l.nprocs; i++)
+		if (s->procs[i].cg.version)
+			jf_cg_remove(&s->procs[i].cg);
+}
+
 static void cgroup_join(const struct shim *s)
 {
 	if (!s->cg[0])
@@ -177,6 +206,10 @@ __attribute__((noreturn)) static void child_run(struct shim *s, struct proc *p, 
 	if (s->pin && sched_setaffinity(0, sizeof(s->cpus), &s->cpus) < 0)
 		child_fail(errfd, ST_AFFINITY, errno);
 	cgroup_join(s);
+	if (p->cg.version)
+		jf_cg_join(&p->cg, 0); /* after the cpuset's: on v2 a process has one */
+	if (s->has_netns)
+		jf_netns_enter(&s->netns); /* before setuid: setns needs the capability */
 	if (s->drop) {
 		if (setgroups(s->l.ngroups, s->l.groups) < 0)
 			child_fail(errfd, ST_SETGROUPS, errno);
@@ -352,6 +385,8 @@ static void reap_children(struct shim *s)
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
 			return;
 		struct proc *p = proc_by_pid(s, si.si_pid);
+		if (s->has_netns && si.si_pid == s->netns.helper)
+			s->netns.helper = 0; /* its network went away: reaped below */
 		/* The zombie still holds the group id: no other group can have it. */
 		if (p)
 			kill(-p->pid, SIGKILL);
@@ -368,6 +403,10 @@ static void reap_children(struct shim *s)
 		} else {
 			p->exit_code = WEXITSTATUS(status);
 		}
+		/* the kernel's own count, read before the runtime deletes its
+		 * cgroup (on v1 the kill is counted where the killed process was) */
+		if (p->cg.version && p->exit_code != 0 && jf_cg_oom_kills(&p->cg) > 0)
+			p->oom_killed = true;
 		/*
 		 * Before any outside SIGTERM, a failure is the node's own.  But
 		 * Slurm signals every process of the step, the procs too, so a

@@ -448,6 +448,8 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 		.rt = l->rt,
 		.registry_auth = l->registry_auth,
 		.shm_bytes = l->shm_bytes,
+		.ports = l->ports,
+		.nports = l->nports,
 	};
 	for (size_t i = 0; i < sl.nprocs; i++)
 		sl.procs[i] = (struct jf_shim_proc){

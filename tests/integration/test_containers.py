@@ -202,3 +202,114 @@ def test_runs_as_the_writer(env):
         check(logs[2].split() == ["CapEff:", "0000000000000000"], "capabilities %r" % logs[2])
     finally:
         subprocess.run(["userdel", user], capture_output=True)
+
+
+@case(timeout=90)
+def test_limits_oom_and_cpu(env):
+    """resources.limits (reference 8.2) through the container's cgroup: a
+    process over its memory limit is OOM-killed (exit 137, reason
+    OOMKilled, a Warning event, from the kernel's own counter), a cpu limit
+    is a quota (cpu time over wall time), for containers and host runs."""
+    reg = env.use_containers()
+    image = "%s/jobfs/busybox:latest" % reg
+    hog = "awk 'BEGIN{s=sprintf(\"%200000000s\",\"\"); print length(s)}'"
+    g = env.group("image: %s\nimage_pull_policy: IfNotPresent\nretries: 0\n"
+                  "resources: {limits: {memory: 64Mi}}\n"
+                  "command: [\"sh\", \"-c\", \"exec %s\"]\n" % (image, hog.replace('"', '\\"')),
+                  name="oom")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    check(st["state"] == "Failed", "oom group ended %s" % st["state"])
+    n = node(g)
+    ns = env.status(n)
+    check(ns["exit_code"] == 137 and ns["reason"] == "OOMKilled",
+          "OOM node: exit %s reason %s" % (ns["exit_code"], ns["reason"]))
+    text = env.read(os.path.join(n, "events"))
+    check(re.search(r"Warning OOMKilled tasks/0/nodes/0 main was killed: it used more memory "
+                    r"than its limit", text), "events:\n%s" % text)
+    # within its limit the same image runs
+    g = env.group("image: %s\nimage_pull_policy: IfNotPresent\n"
+                  "resources: {limits: {memory: 512Mi}}\n"
+                  "command: [\"sh\", \"-c\", \"exec %s\"]\n" % (image, hog.replace('"', '\\"')),
+                  name="fits")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    check(st["state"] == "Succeeded", "512Mi ended %s: %s" % (st["state"], st["message"]))
+    check(env.status(node(g))["reason"] == "Completed", "reason not Completed")
+    # a host run: the same limit, the same counter (the kill is not guessed
+    # from 137: a process that kills itself is an Error)
+    env.use_runtime("host")
+    g = env.group("retries: 0\nresources: {limits: {memory: 64Mi}}\n"
+                  "command: [\"python3\", \"-c\", \"b = b'x' * (300 << 20)\"]\n", name="hostoom")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    ns = env.status(node(g))
+    check(ns["exit_code"] == 137 and ns["reason"] == "OOMKilled", "host OOM node: %s" % ns)
+    g = env.group("retries: 0\nresources: {limits: {memory: 64Mi}}\n"
+                  "command: [\"sh\", \"-c\", \"kill -9 $$\"]\n", name="selfkill")
+    env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    ns = env.status(node(g))
+    check(ns["exit_code"] == 137 and ns["reason"] == "Error", "self-killed node: %s" % ns)
+    # cpu: a quota of 200m; a busy loop gets about a fifth of a core
+    g = env.group("resources: {limits: {cpu: 200m}}\n"
+                  "command: [\"python3\", \"-c\", \"import time,os\\n"
+                  "t=time.monotonic()\\nwhile time.monotonic()-t<1.5: pass\\n"
+                  "u=os.times(); print((u.user+u.system)/(time.monotonic()-t))\"]\n",
+                  name="cpu")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    check(st["state"] == "Succeeded", "cpu ended %s: %s" % (st["state"], st["message"]))
+    ratio = float(env.read(os.path.join(node(g), "logs")).strip())
+    check(0.05 < ratio <= 0.35, "cpu time / wall time %.2f under a 200m quota" % ratio)
+
+
+def fetch(url, timeout=2.0):
+    import urllib.request
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read().decode()
+
+
+@case(timeout=120)
+def test_ports_reached_with_curl(env):
+    """ports (reference 8.2): the node has its own network namespace; its
+    port is forwarded from a free port on 127.0.0.1, shown in endpoints,
+    and reached with curl - for a container and for a host run."""
+    reg = env.use_containers()
+    image = "%s/jobfs/busybox:latest" % reg
+    g = env.group("image: %s\nimage_pull_policy: IfNotPresent\nports: [8080]\n"
+                  "args: [\"sh\", \"-c\", \"mkdir -p /tmp/www && echo served-by-$JOB_TASK_INDEX"
+                  " > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www\"]\n" % image,
+                  name="web")
+    st = env.wait(node(g), pred=lambda s: s.get("endpoints"), timeout=60, what="endpoints")
+    eps = st["endpoints"]
+    check(len(eps) == 1 and re.fullmatch(r"http://127\.0\.0\.1:\d+", eps[0]), "endpoints %r" % eps)
+    check(not eps[0].endswith(":8080"), "the host port should be a free one: %s" % eps[0])
+    yaml = env.read(os.path.join(node(g), "status"))
+    check("endpoints:" in yaml and "- \"%s\"" % eps[0] in yaml or "- %s" % eps[0] in yaml,
+          "status lists no endpoints:\n%s" % yaml)
+    body = env.poll_until(lambda: _try_fetch(eps[0] + "/index.html"), timeout=20,
+                          what="the container's web server")
+    check(body == "served-by-0\n", "served %r" % body)
+    r = subprocess.run(["curl", "-sf", eps[0] + "/index.html"], capture_output=True, text=True,
+                       timeout=10)
+    check(r.returncode == 0 and r.stdout == "served-by-0\n", "curl: %s %r" % (r.returncode,
+                                                                            r.stdout))
+    # httpd is the container's pid 1: it ignores SIGTERM, the SIGKILL after
+    # the grace period ends it
+    env.ctl(g, "stop")
+    env.wait(node(g), ("Stopped",), timeout=40)
+    check(_try_fetch(eps[0] + "/index.html") is None, "still served after the stop")
+    # a host run with ports: its own namespace too
+    env.use_runtime("host")
+    g = env.group("ports: [{container_port: 9000, name: api}]\n"
+                  "command: [\"python3\", \"-m\", \"http.server\", \"9000\", \"--bind\", "
+                  "\"0.0.0.0\"]\n", name="hostweb")
+    st = env.wait(node(g), pred=lambda s: s.get("endpoints"), timeout=60, what="endpoints")
+    body = env.poll_until(lambda: _try_fetch(st["endpoints"][0] + "/"), timeout=20,
+                          what="the host run's web server")
+    check("Directory listing" in body, "host run served %r" % body[:200])
+    env.ctl(g, "stop")
+    env.wait(node(g), ("Stopped",), timeout=40)
+
+
+def _try_fetch(url):
+    try:
+        return fetch(url)
+    except Exception:
+        return None

@@ -522,6 +522,27 @@ static void image_keys(void **state)
 	ERR("image: oci:relative\ncommand: [sh]\n", 1, "key 'image'", "absolute path");
 }
 
+/* reference 8.2: ports forwarded from host ports */
+static void ports_keys(void **state)
+{
+	(void)state;
+	struct jf_spec *s =
+		parse_ok("command: [x]\nports: [8080, {container_port: 9000, name: api}]\n");
+	assert_int_equal(s->nports, 2);
+	assert_int_equal(s->ports[0].port, 8080);
+	assert_null(s->ports[0].name);
+	assert_int_equal(s->ports[1].port, 9000);
+	assert_string_equal(s->ports[1].name, "api");
+	jf_spec_free(s);
+	ERR("command: [x]\nports: 8080\n", 2, "key 'ports'", "expected a list");
+	ERR("command: [x]\nports: [0]\n", 2, "key 'ports[0]'", NULL);
+	ERR("command: [x]\nports: [65536]\n", 2, "key 'ports[0]'", NULL);
+	ERR("command: [x]\nports: [80, 80]\n", 2, "key 'ports[1]'", "listed twice");
+	ERR("command: [x]\nports: [{name: api}]\n", 2, "key 'ports[0].container_port'",
+	    "needs container_port");
+	ERR("command: [x]\nports: [{container_port: 1, proto: udp}]\n", 2, "proto", NULL);
+}
+
 static void containers_errors(void **state)
 {
 	(void)state;
@@ -1251,6 +1272,7 @@ int main(void)
 		cmocka_unit_test(command_args),
 		cmocka_unit_test(env_forms),
 		cmocka_unit_test(image_keys),
+		cmocka_unit_test(ports_keys),
 		cmocka_unit_test(containers_errors),
 		cmocka_unit_test(resources_errors),
 		cmocka_unit_test(not_supported),

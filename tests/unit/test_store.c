@@ -148,7 +148,8 @@ static int task_state(struct jf_store *st, int64_t id)
 /* What migration 11 -> 12 added, taken away again: a version-11 database. */
 #define UNDO_12                                                                                    \
 	"ALTER TABLE nodes DROP COLUMN runtime; ALTER TABLE nodes DROP COLUMN images; "            \
-	"ALTER TABLE nodes DROP COLUMN image_digest; ALTER TABLE nodes DROP COLUMN reason; "
+	"ALTER TABLE nodes DROP COLUMN image_digest; ALTER TABLE nodes DROP COLUMN reason; "       \
+	"ALTER TABLE nodes DROP COLUMN endpoints; "
 
 #define UNDO_11 UNDO_12 "DROP TABLE trash; ALTER TABLE groups DROP COLUMN logs_freed_ms; "
 
@@ -2838,30 +2839,30 @@ static void test_node_images(void **state)
 	assert_string_equal(n.images, "");
 	assert_string_equal(n.reason, "");
 	jf_node_release(&n);
-	assert_int_equal(jf_node_set_image(f->st, n0, "oci", "h_a_1,h_b_2", "sha256:ab"), JF_OK);
-	assert_int_equal(jf_node_set_image(f->st, n1, "oci", "h_a_10", "sha256:cd"), JF_OK);
-	assert_int_equal(jf_node_set_image(f->st, n2, "oci", "h_b_2", "sha256:ef"), JF_OK);
+	assert_int_equal(jf_node_set_image(f->st, n0, "oci", "h/a:1,h/b:2", "sha256:ab"), JF_OK);
+	assert_int_equal(jf_node_set_image(f->st, n1, "oci", "h/a:10", "sha256:cd"), JF_OK);
+	assert_int_equal(jf_node_set_image(f->st, n2, "oci", "h/b:2", "sha256:ef"), JF_OK);
 	assert_int_equal(jf_node_set_reason(f->st, n0, "OOMKilled"), JF_OK);
 	assert_int_equal(jf_node_get(f->st, n0, &n), JF_OK);
 	assert_string_equal(n.runtime, "oci");
-	assert_string_equal(n.images, "h_a_1,h_b_2");
+	assert_string_equal(n.images, "h/a:1,h/b:2");
 	assert_string_equal(n.image_digest, "sha256:ab");
 	assert_string_equal(n.reason, "OOMKilled");
 	jf_node_release(&n);
 	/* only running or starting nodes use an image; "h_a_1" is not a
 	 * prefix match of "h_a_10", and '_' is no wildcard */
 	int64_t ids[4];
-	assert_int_equal(jf_node_image_users(f->st, "h_a_1", ids, 4), 0);
+	assert_int_equal(jf_node_image_users(f->st, "h/a:1", ids, 4), 0);
 	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_RUNNING, "", 1), JF_OK);
 	assert_int_equal(jf_node_set_state(f->st, n1, JF_ST_RUNNING, "", 1), JF_OK);
 	assert_int_equal(jf_node_set_state(f->st, n2, JF_ST_INITIALIZING, "", 1), JF_OK);
-	assert_int_equal(jf_node_image_users(f->st, "h_a_1", ids, 4), 1);
+	assert_int_equal(jf_node_image_users(f->st, "h/a:1", ids, 4), 1);
 	assert_int_equal(ids[0], n0);
-	assert_int_equal(jf_node_image_users(f->st, "hxa_1", ids, 4), 0);
-	assert_int_equal(jf_node_image_users(f->st, "h_b_2", ids, 4), 2);
-	assert_int_equal(jf_node_image_users(f->st, "h_b_2", ids, 1), 2); /* counted past max */
+	assert_int_equal(jf_node_image_users(f->st, "h/a_1", ids, 4), 0);
+	assert_int_equal(jf_node_image_users(f->st, "h/b:2", ids, 4), 2);
+	assert_int_equal(jf_node_image_users(f->st, "h/b:2", ids, 1), 2); /* counted past max */
 	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_SUCCEEDED, "", 2), JF_OK);
-	assert_int_equal(jf_node_image_users(f->st, "h_a_1", ids, 4), 0);
+	assert_int_equal(jf_node_image_users(f->st, "h/a:1", ids, 4), 0);
 }
 
 /* 10 -> 11, and the trash: rows in order, taken a batch at a time and
