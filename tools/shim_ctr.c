@@ -32,14 +32,14 @@
  *   groups (the image's USER only when the writer is root), no new
  *   privileges, host networking, the node's checkpoint directory bound at
  *   its own path.
- * - ctr_create runs `RUNTIME --root RUN_DIR/runtime create --bundle B
+ * - ctr_create runs `RUNTIME --root RUN_DIR/runtime run --detach --bundle B
  *   --pid-file B/pid ID` with the proc's pipes as its stdio, which the
  *   container inherits; the shim is a child subreaper, so the container's
  *   init becomes its child once the runtime exits, and is the proc's pid:
  *   reaped, timed and signalled as a host proc (its process group does
  *   not exist on the host, so signals go to the pid: forward()).
- *   ctr_start_all then runs `RUNTIME start ID` for each: the "started"
- *   line follows, and that is the node's start.
+ *   Created and started in one exec of the runtime (`run --detach`): the
+ *   "started" line follows once every container runs, the node's start.
  * - ctr_cleanup: `RUNTIME delete --force ID` for each created container,
  *   the rootfs unmounted, RUN_DIR/ctr removed (the logs stay).
  */
@@ -62,6 +62,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/imgref.h"
 #include "runtime/ocispec.h"
 
 #define PULL_OUT_MAX (4 * 1024 * 1024) /* jobfs-image's JSON answer */
@@ -271,11 +272,74 @@ static void first_line(char *s, const char *ref)
 	memmove(s, p, strlen(p) + 1);
 }
 
+/*
+ * IfNotPresent or Never, and the cache has it: its record read here, as
+ * jobfs-image would print it, without running jobfs-image (a dynamic
+ * program that costs a sizeable part of a warm start).  NULL when the
+ * cache cannot answer alone; jobfs-image then decides.
+ */
+static json_t *cached_image(struct shim *s, const char *ref_text)
+{
+	const struct jf_runtime_conf *rt = s->l.rt;
+	struct jf_imgref ref;
+	if (jf_imgref_parse(ref_text, &ref, NULL) != JF_OK)
+		return NULL;
+	char name[JF_IMGREF_NAMEMAX], path[PATH_MAX + 128];
+	jf_imgref_dirname(&ref, name);
+	snprintf(path, sizeof(path), "%s/refs/%s.json", rt->cache_dir, name);
+	json_t *rec = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+	json_t *layers = json_object_get(rec, "layers");
+	json_t *cfg = json_object_get(rec, "config");
+	if (!json_is_array(layers) || !json_is_object(cfg) ||
+	    !json_is_string(json_object_get(rec, "digest"))) {
+		json_decref(rec);
+		return NULL;
+	}
+	json_t *dirs = json_array();
+	size_t k;
+	json_t *l;
+	json_array_foreach(layers, k, l)
+	{
+		const char *d = json_string_value(l);
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/layers/sha256/%s", rt->cache_dir,
+			 d && strlen(d) > 7 ? d + 7 : "");
+		if (!d || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			json_decref(dirs);
+			json_decref(rec);
+			return NULL; /* a layer went missing: jobfs-image pulls it again */
+		}
+		json_array_append_new(dirs, json_string(path));
+	}
+	json_t *out =
+		json_pack("{s:O,s:O,s:o,s:b,s:f,s:O,s:O,s:O,s:O,s:O}", "digest",
+			  json_object_get(rec, "digest"), "size_bytes",
+			  json_object_get(rec, "size_bytes"), "layers", dirs, "present", 1,
+			  "seconds", 0.0, "entrypoint", json_object_get(cfg, "entrypoint"), "cmd",
+			  json_object_get(cfg, "cmd"), "env", json_object_get(cfg, "env"), "user",
+			  json_object_get(cfg, "user"), "workdir", json_object_get(cfg, "workdir"));
+	json_decref(rec);
+	return out;
+}
+
 static int pull_one(struct shim *s, size_t i)
 {
 	const struct jf_shim_proc *lp = &s->l.procs[i];
 	const struct jf_runtime_conf *rt = s->l.rt;
 	const char *ref = lp->image->reference;
+	if (strcmp(lp->image->pull_policy, "Always") != 0) {
+		json_t *j = cached_image(s, ref);
+		if (j) {
+			s->ctrs[i].image = j;
+			snprintf(s->procs[i].digest, sizeof(s->procs[i].digest), "%s",
+				 json_string_value(json_object_get(j, "digest")));
+			ready_note(s, "Normal", "ImageDigest", "%s %s", lp->name,
+				   s->procs[i].digest);
+			ready_note(s, "Normal", "Pulled",
+				   "Container image \"%s\" already present on machine", ref);
+			return 0;
+		}
+	}
 	char *argv[16 + 2 * 64];
 	size_t k = 0;
 	char authpath[32];
@@ -893,9 +957,10 @@ void ctr_create(struct shim *s, size_t i)
 	}
 	char pidfile[PATH_MAX + 16];
 	snprintf(pidfile, sizeof(pidfile), "%s/pid", c->bundle);
-	const char *args[] = {
-		"create", "--bundle", c->bundle, "--pid-file", pidfile, c->id, NULL
-	};
+	/* one exec: created and started (`run --detach`, crun and runc alike);
+	 * a create and a start apart cost a second exec of the runtime */
+	const char *args[] = { "run",        "--detach", "--bundle", c->bundle,
+			       "--pid-file", pidfile,    c->id,      NULL };
 	int st = runtime(s, args, outp[1], errp[1]);
 	close(outp[1]);
 	close(errp[1]);
@@ -924,15 +989,7 @@ void ctr_create(struct shim *s, size_t i)
 
 void ctr_start_all(struct shim *s)
 {
-	for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++) {
-		struct proc *p = &s->procs[i];
-		if (!p->ctr || !p->running)
-			continue;
-		const char *args[] = { "start", p->ctr->id, NULL };
-		int st = runtime(s, args, -1, -1);
-		if (st != 0)
-			ctr_failed(s, i, "start", st);
-	}
+	/* each was started by ctr_create already */
 	if (s->start_ms == 0)
 		s->start_ms = wall_ms();
 }
