@@ -322,11 +322,14 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			ok = false;
 			break;
 		}
-		/* the container's share (reference 5.3): its cgroup's limits */
-		if (al) {
-			procs[i].cpu_milli = al->c[i].cpu_milli;
-			procs[i].mem_bytes = al->c[i].mem_bytes;
-		}
+		/* resources.limits (reference 8.2) are enforced, at what the
+		 * allocator gave the container (5.3); a container without
+		 * limits gets no cgroup of its own on the host (each costs a
+		 * few mkdir and writes per start) */
+		if (c->cpu_milli > 0)
+			procs[i].cpu_milli = al ? al->c[i].cpu_milli : c->cpu_milli;
+		if (c->mem_bytes > 0)
+			procs[i].mem_bytes = al ? al->c[i].mem_bytes : c->mem_bytes;
 	}
 	struct jf_run_started started;
 	memset(&started, 0, sizeof(started));

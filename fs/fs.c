@@ -19,6 +19,7 @@
 #include "fs/fs_int.h"
 
 #include "backends/fault.h"
+#include "fs/images.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -301,6 +302,7 @@ void jf_fs_free(struct jf_fs *fs)
 	jf_idmap_release(&fs->made);
 	jf_idmap_release(&fs->creating);
 	jf_mtime_release(fs);
+	jf_images_release(fs);
 	jf_idmap_release(&fs->seen);
 	jf_fs_specs_release(fs);
 	if (fs->sfd >= 0)

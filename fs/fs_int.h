@@ -141,6 +141,8 @@ struct jf_fs {
 	int nreaders;
 	_Atomic int64_t read_wait_us;  /* the longest a read waited for the lock */
 	_Atomic int64_t write_wait_us; /* the longest a write waited, read to run by the loop */
+	/* images.c: the numbers of /images' names, the cache */
+	struct jf_fs_images *images;
 };
 
 /*
@@ -206,6 +208,9 @@ struct jf_obj_info {
 	int64_t born_ms;     /* when it was made (a task: its group's acceptance), 0
 			      * for the fixed tree */
 	int64_t accepted_ms; /* its group's acceptance, 0 for a draft */
+	int64_t changed_ms;  /* an object that says itself when it last changed (an
+			      * image: its record's mtime), 0 if none: a change of
+			      * its files at no later time is dated when seen */
 };
 /* 0, or ENOENT when the object is gone. */
 int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *in);

@@ -74,6 +74,7 @@ static const enum jf_file node_files[] = {
 	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST,      JF_F_EVENTS,     JF_F_WATCH, JF_F_LOGS,
 	JF_F_STDOUT, JF_F_STDERR,      JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
 };
+static const enum jf_file image_files[] = { JF_F_STATUS, JF_F_STATUS_JSON, JF_F_DIR };
 static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_COST, JF_F_DIR };
 static const enum jf_file no_files[] = { JF_F_DIR };
 
@@ -96,6 +97,8 @@ const enum jf_file *jf_obj_files(enum jf_obj obj)
 		return node_files;
 	case JF_O_BILLING:
 		return billing_files;
+	case JF_O_IMAGE:
+		return image_files;
 	default:
 		return no_files;
 	}

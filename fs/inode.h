@@ -7,7 +7,10 @@
  * rows and are never reused, so a number never names two things.
  *
  * A node has no row of its own until it first runs; its id is
- * (task id << 10) | node index.  Machines use their index + 1.
+ * (task id << 10) | node index.  Machines use their index + 1.  Images
+ * have names, not rows: each name gets a number the first time this daemon
+ * sees it, kept for its life (fs/images.c), so a number still names one
+ * image.
  */
 #ifndef JF_INODE_H
 #define JF_INODE_H
@@ -32,6 +35,8 @@ enum jf_obj {
 	JF_O_BATCHES,  /* /tasks */
 	JF_O_BILLING,  /* /billing */
 	JF_O_SCRATCH,  /* an editor's temporary file: id = scratch slot id */
+	JF_O_IMAGES,   /* /images */
+	JF_O_IMAGE,    /* /images/<i>: id = the name's number in this daemon (images.c) */
 	JF_O__COUNT
 };
 

@@ -17,11 +17,16 @@
  *   accepted spec.yaml, and otherwise now: the content of a live object may
  *   have changed at any time before, and a time earlier than the change
  *   would hide it from `find -newer`.
+ *   An object that says when it last changed (an image: its record file's
+ *   mtime, jf_obj_info.changed_ms) starts from that time and moves to a later
+ *   one of its; a change it does not explain (an image's used_by) is dated
+ *   when seen.
  * - `events` the same, by its size (it only grows);
  * - logs, stdout, stderr: the files on disk, which the shim writes;
  * - a directory: its object's making, or for the directories whose
  *   entries come and go (queues/, groups/, tasks/, /tasks) the last time
- *   they did in this daemon's life, else the daemon's start;
+ *   they did in this daemon's life, else the daemon's start; /images and
+ *   an image's directory: the image cache's files' own times;
  * - README: the daemon's start; the cluster's files as rendered files.
  *
  * What is remembered per file (fs->mtimes) goes when the kernel forgets
@@ -94,6 +99,8 @@ static int64_t first_sight(struct jf_fs *fs, const struct jf_ino *ino, const str
 {
 	if (ino->obj == JF_O_GROUP && ino->file == JF_F_SPEC && in->accepted_ms > 0)
 		return in->accepted_ms; /* an accepted spec never changes */
+	if (in->changed_ms > 0)
+		return in->changed_ms;
 	if (in->own_done_ms > 0)
 		return in->own_done_ms;
 	switch (ino->obj) {
@@ -171,7 +178,7 @@ int64_t jf_mtime(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj
 		if (m->hint_ms > at)
 			at = m->hint_ms;
 		m->sig = sig;
-		m->ms = at >= m->ms ? at : now;
+		m->ms = at > m->ms || (at == m->ms && !in->changed_ms) ? at : now;
 	}
 	m->hint_ms = 0;
 	ms = m->ms;

@@ -25,6 +25,7 @@
 #include "core/lifecycle.h"
 #include "core/names.h"
 #include "core/spec.h"
+#include "fs/images.h"
 
 #define CTL_MAX           256
 #define SCRATCH_MAX_BYTES JF_SPEC_MAX_BYTES
@@ -376,8 +377,8 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		return;
 	}
 	/* fixed entries: ".", "..", files, fixed subdirectories, scratch files */
-	const char *subdirs[4] = { 0 };
-	enum jf_obj subobj[4] = { 0 };
+	const char *subdirs[5] = { 0 };
+	enum jf_obj subobj[5] = { 0 };
 	int nsub = 0;
 	struct jf_group_rec g;
 	bool have_g = false;
@@ -391,7 +392,9 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		subobj[2] = JF_O_BATCHES;
 		subdirs[3] = "billing";
 		subobj[3] = JF_O_BILLING;
-		nsub = 4;
+		subdirs[4] = "images";
+		subobj[4] = JF_O_IMAGES;
+		nsub = 5;
 		break;
 	case JF_O_CLUSTER:
 		subdirs[0] = "machines";
@@ -460,6 +463,11 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		jf_engine_view_unlock(fs->e);
 		break;
 	}
+	case JF_O_IMAGES:
+		/* read from the cache on disk, which other processes change */
+		l.obj = JF_O_IMAGE;
+		jf_images_list(fs, after, list_named, &l);
+		break;
 	case JF_O_QUEUES:
 		l.obj = JF_O_QUEUE;
 		while (!d.full) {

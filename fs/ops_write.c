@@ -19,6 +19,7 @@
 #include "core/lifecycle.h"
 #include "core/names.h"
 #include "core/spec.h"
+#include "fs/images.h"
 
 #define CTL_MAX           256
 #define SCRATCH_MAX_BYTES JF_SPEC_MAX_BYTES
@@ -115,6 +116,8 @@ static int64_t owning_group(struct jf_fs *fs, const struct jf_ino *c)
  */
 static int removable(struct jf_fs *fs, const struct jf_ino *c)
 {
+	if (c->obj == JF_O_IMAGE) /* its status files: as its rmdir would */
+		return jf_images_removable(fs, c->id);
 	if (c->obj == JF_O_QUEUE || c->obj == JF_O_GROUPS) {
 		int64_t all = 0, live = 0;
 		if (jf_queue_group_counts(ST(fs), c->id, &all, &live) != JF_OK)
@@ -173,7 +176,10 @@ void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		rc = jf_engine_rmqueue(fs->e, c.id, &err);
 	else if (c.obj == JF_O_GROUP && c.file == JF_F_DIR)
 		rc = jf_engine_rmgroup(fs->e, c.id, &err);
-	else if (c.file == JF_F_DIR && c.obj != JF_O_SCRATCH) {
+	else if (c.obj == JF_O_IMAGE && c.file == JF_F_DIR) {
+		fuse_reply_err(req, jf_images_remove(fs, c.id));
+		return;
+	} else if (c.file == JF_F_DIR && c.obj != JF_O_SCRATCH) {
 		/* a directory inside a group (or a queue's groups/): rm -rf */
 		int r = removable(fs, &c);
 		fuse_reply_err(req, r == EPERM ? EACCES : r);

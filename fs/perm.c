@@ -83,6 +83,8 @@ static int rule(const struct jf_perm_daemon *d, const struct jf_perm_obj *o, str
 		case JF_O_GROUP: /* ... beside a group spec; a batch's task renames */
 		case JF_O_TASKS: /* task renames */
 			return mine ? 0 : EACCES;
+		case JF_O_IMAGES: /* rmdir of an image: the host's cache */
+			return w.admin ? 0 : EACCES;
 		default:
 			return EACCES;
 		}

@@ -29,6 +29,8 @@
  *     maker's.  A daemon that is not root cannot run tasks as anyone but
  *     itself, so there only the admins may make anything (no other user may
  *     have work run with the daemon user's rights).
+ *   - /images is the host's, the daemon user's: everyone reads it, only the
+ *     admins remove an image (rmdir), and no one makes anything in it.
  */
 #ifndef JF_PERM_H
 #define JF_PERM_H

@@ -61,6 +61,7 @@ static const char readme_text[] =
 	"  echo stop > .../ctl             pause | resume | stop | restart\n"
 	"  cat billing/ledger.csv          one row per billed segment; billing/summary\n"
 	"  cat cluster/gpus                GPU models, stock and prices\n"
+	"  ls images/                      the image cache; rmdir images/I drops an unused one\n"
 	"\n"
 	"Layout:\n"
 	"  queues/<q>/groups/<g>/tasks/<t>/nodes/<n>/{status,events,logs,stdout,stderr,logs.prev}\n"

@@ -17,6 +17,7 @@
 
 #include "core/lifecycle.h"
 #include "core/names.h"
+#include "fs/images.h"
 
 static bool parse_index(const char *s, int64_t *out)
 {
@@ -95,6 +96,8 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 			set(c, JF_O_BATCHES, 0, JF_F_DIR);
 		else if (!strcmp(name, "billing"))
 			set(c, JF_O_BILLING, 0, JF_F_DIR);
+		else if (!strcmp(name, "images"))
+			set(c, JF_O_IMAGES, 0, JF_F_DIR);
 		else
 			return ENOENT;
 		return 0;
@@ -192,6 +195,13 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 			return ENOENT;
 		set(c, JF_O_NODES, p->id, JF_F_DIR);
 		return 0;
+	case JF_O_IMAGES: {
+		int64_t id;
+		int rc = jf_images_find(fs, name, &id);
+		if (!rc)
+			set(c, JF_O_IMAGE, id, JF_F_DIR);
+		return rc;
+	}
 	case JF_O_NODES: {
 		int64_t i, nodes = 0;
 		if (!parse_index(name, &i) || group_nodes(fs, p->id, &nodes) || i >= nodes ||
@@ -305,6 +315,9 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 		jf_engine_view_unlock(fs->e);
 		return (size_t)ino->id >= 1 && (size_t)ino->id <= n ? 0 : ENOENT;
 	}
+	case JF_O_IMAGES:
+	case JF_O_IMAGE:
+		return jf_images_info(fs, ino, in);
 	case JF_O_SCRATCH: {
 		/* an editor's temp file is its directory's owner's */
 		struct scratch *s = jf_scratch_get(fs, ino->id);

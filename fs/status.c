@@ -20,6 +20,7 @@
 #include "core/lifecycle.h"
 #include "core/quantity.h"
 #include "core/timefmt.h"
+#include "fs/images.h"
 
 static void put_str(json_t *o, const char *k, const char *v)
 {
@@ -451,6 +452,9 @@ int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char
 		break;
 	case JF_O_MACHINE:
 		o = machine_status(fs, ino->id);
+		break;
+	case JF_O_IMAGE:
+		o = jf_images_status(fs, ino->id);
 		break;
 	default:
 		return ENOENT;

@@ -9,7 +9,8 @@
  *   locks/.gc     shared while a pull writes or reuses blobs and layers,
  *                 exclusive while jf_imgcache_remove deletes unnamed ones
  * so a blob is never deleted between the moment a pull finds it present
- * and the moment the pull's record names it.
+ * and the moment the pull's record names it.  jf_imgcache_remove_nowait
+ * asks for both without waiting (the daemon's rmdir: EBUSY instead).
  *
  * Whole or absent: blobs arrive by rename (registry.c), layers are
  * unpacked into layers/sha256/tmp-<host>-<pid>-<hex> and renamed, records
@@ -169,6 +170,18 @@ int jf_ic_lock(const struct jf_imgcache *c, const char *name, int how, struct jf
 	while (flock(fd, how) != 0) {
 		if (errno == EINTR)
 			continue;
+		if (errno == EWOULDBLOCK) {
+			/* LOCK_NB: another process holds it */
+			if (name[0] == '.')
+				jf_error_set(err, JF_EBUSY, 0,
+					     "image cache: a pull is writing into it; try again");
+			else
+				jf_error_set(err, JF_EBUSY, 0,
+					     "image %s is being pulled or touched; try again",
+					     name);
+			close(fd);
+			return -1;
+		}
 		jf_ic_sys(err, "cannot lock", p);
 		close(fd);
 		return -1;
@@ -336,6 +349,16 @@ enum jf_err jf_ic_record_read(const struct jf_imgcache *c, const char *name, str
 	return JF_OK;
 }
 
+enum jf_err jf_imgcache_get(struct jf_imgcache *c, const char *name, struct jf_image **out,
+			    struct jf_error *err)
+{
+	*out = NULL;
+	size_t n = strlen(name);
+	if (!n || n >= JF_IMGREF_NAMEMAX || name[0] == '.' || strchr(name, '/'))
+		return jf_error_set(err, JF_ENOENT, 0, "image %s is not in the cache", name);
+	return jf_ic_record_read(c, name, out, err);
+}
+
 enum jf_err jf_imgcache_lookup(struct jf_imgcache *c, const struct jf_imgref *ref,
 			       struct jf_image **out, struct jf_error *err)
 {
@@ -447,12 +470,13 @@ static bool named(char (*v)[JF_DIGEST_LEN], size_t n, const char *hex)
 	return false;
 }
 
-enum jf_err jf_imgcache_remove(struct jf_imgcache *c, const char *name, struct jf_error *err)
+/* nb: 0, or LOCK_NB for JF_EBUSY instead of waiting for a lock */
+static enum jf_err remove_ref(struct jf_imgcache *c, const char *name, int nb, struct jf_error *err)
 {
-	int lk = jf_ic_lock(c, name, LOCK_EX, err);
+	int lk = jf_ic_lock(c, name, LOCK_EX | nb, err);
 	if (lk < 0)
 		return err ? err->code : JF_EIO;
-	int gc = jf_ic_lock(c, ".gc", LOCK_EX, err);
+	int gc = jf_ic_lock(c, ".gc", LOCK_EX | nb, err);
 	enum jf_err rc = gc < 0 ? (err ? err->code : JF_EIO) : JF_OK;
 	char p[PATHMAX];
 	snprintf(p, sizeof(p), "%s/refs/%s.json", c->dir, name);
@@ -506,4 +530,14 @@ enum jf_err jf_imgcache_remove(struct jf_imgcache *c, const char *name, struct j
 	jf_ic_unlock(gc);
 	jf_ic_unlock(lk);
 	return rc;
+}
+
+enum jf_err jf_imgcache_remove(struct jf_imgcache *c, const char *name, struct jf_error *err)
+{
+	return remove_ref(c, name, 0, err);
+}
+
+enum jf_err jf_imgcache_remove_nowait(struct jf_imgcache *c, const char *name, struct jf_error *err)
+{
+	return remove_ref(c, name, LOCK_NB, err);
 }

@@ -70,6 +70,11 @@ const char *jf_imgcache_dir(const struct jf_imgcache *c);
 enum jf_err jf_imgcache_lookup(struct jf_imgcache *c, const struct jf_imgref *ref,
 			       struct jf_image **out, struct jf_error *err);
 
+/* The record called name (an /images name, jf_imgref_dirname): JF_ENOENT
+ * when there is none. */
+enum jf_err jf_imgcache_get(struct jf_imgcache *c, const char *name, struct jf_image **out,
+			    struct jf_error *err);
+
 /* Pull ref (a registry reference through o, or an oci: layout read in
  * place) into the cache and write its record with pulled = now_ms.  Blobs
  * and layers already present are reused.  Blocks: run it off the loop. */
@@ -90,6 +95,13 @@ enum jf_err jf_imgcache_touch(struct jf_imgcache *c, const char *name, int64_t n
 /* Drop the record called name, then every blob and layer no remaining
  * record names.  JF_ENOENT when there is no such record. */
 enum jf_err jf_imgcache_remove(struct jf_imgcache *c, const char *name, struct jf_error *err);
+
+/* The same, never waiting for another process: JF_EBUSY, nothing removed,
+ * while a pull holds name (or any pull writes blobs and layers: the
+ * garbage collection waits for them all).  For the daemon, whose loop must
+ * not wait for a pull of minutes. */
+enum jf_err jf_imgcache_remove_nowait(struct jf_imgcache *c, const char *name,
+				      struct jf_error *err);
 
 /* The directory of a layer (for an overlay's lowerdir), into buf. */
 void jf_imgcache_layer_dir(const struct jf_imgcache *c, const char *digest, char *buf, size_t n);

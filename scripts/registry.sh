@@ -18,7 +18,7 @@
 #           token server in front of the open registry (Debian has no
 #           token server); it redirects blobs to http://localhost:PORT+2
 #           as registries redirect to their storage   JOBFS_REGISTRY_TOKEN
-# Each holds jobfs/busybox:latest and jobfs/busybox:nocmd (the layout is
+# Each holds jobfs/busybox:latest, :nocmd and :baduser (the layout is
 # DIR/layout, JOBFS_REGISTRY_LAYOUT).  The test user is "jobfs" with the
 # password below; DIR/auth.json (JOBFS_REGISTRY_AUTHFILE) holds it for
 # PORT+1 and PORT+2 in containers' auth.json format.  JOBFS_REGISTRY_EXTRA_MB
@@ -207,7 +207,7 @@ start() {
 		"$here/tests/fixtures/mkimage.sh" "$dir/layout" latest "$extra_mb" \
 			> "$dir/log/mkimage.log" 2>&1 || die "tests/fixtures/mkimage.sh failed"
 	fi
-	for tag in latest nocmd; do
+	for tag in latest nocmd baduser; do
 		push "$tag" "$port"
 		push "$tag" "$auth_port" "$user:$password"
 	done

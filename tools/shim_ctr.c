@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -987,8 +988,40 @@ void ctr_create(struct shim *s, size_t i)
 	ready_note(s, "Normal", "Created", "Created container %s", p->spec->name);
 }
 
+/* The image's record says when it was last used (/images last_used): its
+ * lock taken without waiting (a pull of it going on: not this time), the
+ * record rewritten whole by rename, as image/cache.c writes it. */
+static void touch_record(struct shim *s, const char *ref_text)
+{
+	struct jf_imgref ref;
+	if (!s->l.rt || jf_imgref_parse(ref_text, &ref, NULL) != JF_OK)
+		return;
+	char name[JF_IMGREF_NAMEMAX], lock[PATH_MAX + 128], path[PATH_MAX + 128],
+		tmp[PATH_MAX + 160];
+	jf_imgref_dirname(&ref, name);
+	snprintf(lock, sizeof(lock), "%s/locks/%s", s->l.rt->cache_dir, name);
+	snprintf(path, sizeof(path), "%s/refs/%s.json", s->l.rt->cache_dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/refs/.%s.%d.tmp", s->l.rt->cache_dir, name, (int)getpid());
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		json_t *rec = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+		if (json_is_object(rec) &&
+		    json_object_set_new(rec, "last_used_ms", json_integer(wall_ms())) == 0 &&
+		    json_dump_file(rec, tmp, JSON_INDENT(1) | JSON_SORT_KEYS) == 0 &&
+		    rename(tmp, path) != 0)
+			unlink(tmp);
+		json_decref(rec);
+	}
+	close(fd);
+}
+
 void ctr_start_all(struct shim *s)
 {
+	for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++)
+		if (s->procs[i].ctr && s->procs[i].running)
+			touch_record(s, s->l.procs[i].image->reference);
 	/* each was started by ctr_create already */
 	if (s->start_ms == 0)
 		s->start_ms = wall_ms();

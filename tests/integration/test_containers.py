@@ -60,6 +60,12 @@ def test_pull_run_and_present(env):
     check(re.fullmatch(r"sha256:[0-9a-f]{64}", ns["image_digest"]),
           "image_digest %r" % ns["image_digest"])
     check(ns["reason"] == "Completed", "reason %r" % ns["reason"])
+    # the cache's record, under /images, says it was used
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", image)
+    im = env.status(os.path.join("images", name))
+    check(im["reference"] == image and im["digest"] == ns["image_digest"]
+          and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", im["last_used"]),
+          "/images status %s" % im)
     # a second group: the image is on this machine, nothing is pulled
     g2 = env.group("image: %s\nimage_pull_policy: IfNotPresent\nargs: [\"true\"]\n" % image,
                    name="second")
@@ -149,6 +155,15 @@ def test_never_and_bad_references(env):
     ns = env.status(node(g))
     check("has no command (no Entrypoint or Cmd) and the spec gives none" in ns["message"],
           "nocmd message %r" % ns["message"])
+    # an image whose USER does not exist (the writer is root: the image's
+    # user counts)
+    g = env.group("image: %s/jobfs/busybox:baduser\nretries: 0\nargs: [\"true\"]\n" % reg,
+                  name="baduser")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=40)
+    check(st["state"] == "Failed", "baduser ended %s" % st["state"])
+    ns = env.status(node(g))
+    check("the image's user \"nosuchuser\" does not exist in its /etc/passwd" in ns["message"],
+          "baduser message %r" % ns["message"])
     # ... and the same image with a command runs
     g = env.group("image: %s/jobfs/busybox:nocmd\nargs: [\"true\"]\n" % reg, name="withcmd")
     st = env.wait(g, ("Succeeded", "Failed"), timeout=40)
@@ -313,3 +328,29 @@ def _try_fetch(url):
         return fetch(url)
     except Exception:
         return None
+
+
+@case(timeout=90)
+def test_daemon_killed_while_container_runs(env):
+    """kill -9 of the daemon while a container runs: the supervisor owns
+    the container, the next daemon adopts it, it ends once and is billed
+    once."""
+    reg = env.use_containers()
+    g = env.group("image: %s/jobfs/busybox:latest\nimage_pull_policy: IfNotPresent\n"
+                  "args: [\"sh\", \"-c\", \"echo started; sleep 4; echo done\"]\n" % reg,
+                  name="adopt")
+    env.wait(node(g), ("Running",), timeout=40)
+    env.daemon.kill9(detach=True)
+    env.start()
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=40)
+    check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    logs = env.read(os.path.join(node(g), "logs"))
+    check(logs == "started\ndone\n", "logs %r" % logs)
+    ev = events(env, node(g))
+    check("Adopted" in ev and ev.count("Started") == 1 and ev.count("Completed") == 1,
+          "events %s" % ev)
+    rows = [r for r in env.ledger() if r["group"] == "adopt"]
+    secs = sum(int(r["seconds"]) for r in rows)
+    check(len(rows) >= 1 and 3 <= secs <= 8, "billed %d s in %d segments: %s" % (secs, len(rows),
+                                                                               rows))
+    check(env.status(node(g))["runtime"] == "oci", "runtime after adoption")

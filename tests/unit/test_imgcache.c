@@ -2,10 +2,10 @@
  * test_imgcache.c - the image cache (image/cache.c, cache_pull.c): pulls
  * from OCI layouts this test writes (layers made with libarchive), reuse
  * of shared layers, records whole or absent, digest mismatches refused,
- * list / touch / remove with shared layers kept, leftovers of a dead pull
- * swept; and, when JOBFS_REGISTRY names the test registry
- * (scripts/registry.sh), a real pull of jobfs/busybox and a second pull
- * that fetches nothing.
+ * list / touch / remove with shared layers kept, a removal that never
+ * waits for a pull (EBUSY), leftovers of a dead pull swept; and, when JOBFS_REGISTRY names the test
+ * registry (scripts/registry.sh), a real pull of jobfs/busybox and a second pull that fetches
+ * nothing.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -319,6 +321,66 @@ static void test_sweep_leftovers(void **state)
 	jft_rmtree(root);
 }
 
+/* flock() locks/<name> of the cache at dir as another process would (its
+ * own open file); the fd */
+static int hold_lock(const char *dir, const char *name, int how)
+{
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/locks/%s", dir, name);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, how | LOCK_NB), 0);
+	return fd;
+}
+
+/* get by name; a removal that never waits: EBUSY, nothing removed, while
+ * a pull holds the image or writes into the cache */
+static void test_get_and_remove_nowait(void **state)
+{
+	char root[512], cdir[600], la[600], ref[700], rec[1200];
+	(void)state;
+	jft_mkdtemp(root, sizeof(root), jft_tmp_base(), "imgcache");
+	snprintf(cdir, sizeof(cdir), "%s/cache", root);
+	snprintf(la, sizeof(la), "%s/a", root);
+	const char *const *layers[] = { base_layer, app_a };
+	make_layout(la, "v1", layers, 2, "/bin/a");
+	struct jf_imgcache *c = open_cache(cdir);
+	struct jf_pull_stats st;
+	snprintf(ref, sizeof(ref), "oci:%s:v1", la);
+	struct jf_image *a = pull(c, ref, &st, 1000);
+	struct jf_error err;
+	struct jf_image *got;
+	assert_int_equal(jf_imgcache_get(c, a->name, &got, &err), JF_OK);
+	assert_string_equal(got->reference, a->reference);
+	assert_string_equal(got->digest, a->digest);
+	assert_int_equal(got->nlayers, 2);
+	jf_image_free(got);
+	assert_int_equal(jf_imgcache_get(c, "nosuch", &got, &err), JF_ENOENT);
+	assert_null(got);
+	assert_int_equal(jf_imgcache_get(c, "../refs/x", &got, &err), JF_ENOENT);
+	assert_int_equal(jf_imgcache_get(c, "", &got, &err), JF_ENOENT);
+
+	snprintf(rec, sizeof(rec), "%s/refs/%s.json", cdir, a->name);
+	int fd = hold_lock(cdir, a->name, LOCK_EX); /* a pull of a */
+	assert_int_equal(jf_imgcache_remove_nowait(c, a->name, &err), JF_EBUSY);
+	assert_non_null(strstr(err.msg, a->name));
+	assert_true(jft_exists(rec));
+	close(fd);
+	fd = hold_lock(cdir, ".gc", LOCK_SH); /* any pull writing blobs */
+	assert_int_equal(jf_imgcache_remove_nowait(c, a->name, &err), JF_EBUSY);
+	assert_true(jft_exists(rec));
+	close(fd);
+	assert_int_equal(jf_imgcache_remove_nowait(c, a->name, &err), JF_OK);
+	assert_false(jft_exists(rec));
+	char p[1200];
+	jf_imgcache_layer_dir(c, a->layers[0], p, sizeof(p));
+	assert_false(jft_exists(p));
+	assert_int_equal(jf_imgcache_remove_nowait(c, a->name, &err), JF_ENOENT);
+	jf_image_free(a);
+	jf_imgcache_free(c);
+	jft_rmtree(root);
+}
+
 /* the real registry of scripts/registry.sh */
 static void test_registry_pull(void **state)
 {
@@ -373,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_oci_pull_and_share),
 		cmocka_unit_test(test_oci_refused),
 		cmocka_unit_test(test_sweep_leftovers),
+		cmocka_unit_test(test_get_and_remove_nowait),
 		cmocka_unit_test(test_registry_pull),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

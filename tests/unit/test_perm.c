@@ -254,6 +254,10 @@ static void test_modes(void **state)
 		{ r, in_queue(JF_O_GROUP, JF_F_CTL, A, true), 0600 },
 		{ r, in_queue(JF_O_NODES, JF_F_DIR, A, true), 0500 },
 		{ u, in_queue(JF_O_GROUPS, JF_F_DIR, DAEMON, false), 0755 },
+		{ r, fixed(JF_O_IMAGES, JF_F_DIR, 0), 0755 },
+		{ u, fixed(JF_O_IMAGES, JF_F_DIR, DAEMON), 0755 },
+		{ r, fixed(JF_O_IMAGE, JF_F_DIR, 0), 0555 },
+		{ r, fixed(JF_O_IMAGE, JF_F_STATUS, 0), 0444 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (cases[i].d == u)
@@ -267,6 +271,30 @@ static void test_modes(void **state)
 	struct jf_perm_obj locked = in_queue(JF_O_GROUP, JF_F_SPEC, B, false);
 	locked.spec_locked = true;
 	assert_int_equal(jf_perm_mode(r, &locked), 0444);
+}
+
+/* /images: everyone reads, only the admins remove an image (a write of
+ * /images), no one writes an image's files. */
+static void test_images(void **state)
+{
+	(void)state;
+	const struct jf_perm_daemon *daemons[] = { &root_daemon, &user_daemon };
+	for (size_t i = 0; i < 2; i++) {
+		const struct jf_perm_daemon *d = daemons[i];
+		struct jf_perm_obj top = fixed(JF_O_IMAGES, JF_F_DIR, d->uid);
+		struct jf_perm_obj img = fixed(JF_O_IMAGE, JF_F_DIR, d->uid);
+		struct jf_perm_obj st = fixed(JF_O_IMAGE, JF_F_STATUS, d->uid);
+		assert_int_equal(jf_perm_check(d, &top, 0, JF_PERM_WRITE), 0);
+		assert_int_equal(jf_perm_check(d, &top, d->uid, JF_PERM_WRITE), 0);
+		assert_int_equal(jf_perm_check(d, &top, A, JF_PERM_WRITE), EACCES);
+		assert_int_equal(jf_perm_check(d, &top, A, JF_PERM_READ), 0);
+		assert_int_equal(jf_perm_check(d, &img, A, JF_PERM_OWN), EACCES);
+		assert_int_equal(jf_perm_check(d, &img, d->uid, JF_PERM_OWN), 0);
+		assert_int_equal(jf_perm_check(d, &st, A, JF_PERM_READ), 0);
+		assert_int_equal(jf_perm_check(d, &st, 0, JF_PERM_WRITE), EACCES);
+		assert_int_equal(jf_perm_access(d, &top, A, W_OK), EACCES);
+		assert_int_equal(jf_perm_access(d, &top, 0, R_OK | W_OK | X_OK), 0);
+	}
 }
 
 /* The mode's owner bits say what its owner may do, its other bits what a
@@ -340,7 +368,7 @@ int main(void)
 		cmocka_unit_test(test_making),        cmocka_unit_test(test_private_queue),
 		cmocka_unit_test(test_scratch),       cmocka_unit_test(test_access),
 		cmocka_unit_test(test_modes),         cmocka_unit_test(test_modes_agree),
-		cmocka_unit_test(test_queue_private),
+		cmocka_unit_test(test_queue_private), cmocka_unit_test(test_images),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
