@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "core/imgref.h"
+#include "runtime/cdi.h"
 #include "runtime/ocispec.h"
 
 #define PULL_OUT_MAX (4 * 1024 * 1024) /* jobfs-image's JSON answer */
@@ -744,6 +745,35 @@ static int write_config(struct shim *s, size_t i, char *err, size_t errlen)
 	const char *user = json_string_value(json_object_get(c->image, "user"));
 	if (uid == 0 && user && user[0] && image_user(root, user, &uid, &gid, err, errlen) < 0)
 		goto out;
+	/* the node's GPUs: the devices of a CDI spec where the host has one
+	 * (JOBFS_CDI_DIRS, default /etc/cdi:/var/run/cdi) */
+	static struct jf_cdi cdi;
+	struct jf_oci_device devs[JF_CDI_MAX_DEVICES];
+	size_t ndev = 0;
+	const char *gpus = env_value(lp->image->env, "CUDA_VISIBLE_DEVICES");
+	if (gpus && gpus[0]) {
+		if (jf_cdi_gpus(getenv("JOBFS_CDI_DIRS"), gpus, &cdi, err, errlen) < 0)
+			goto out;
+		for (size_t k = 0; k < cdi.ndevices; k++)
+			devs[ndev++] =
+				(struct jf_oci_device){ cdi.devices[k].path, cdi.devices[k].type,
+							cdi.devices[k].major, cdi.devices[k].minor,
+							cdi.devices[k].mode };
+		if (cdi.nenv) {
+			size_t ne = 0;
+			while (env[ne])
+				ne++;
+			char **more = realloc(env, (ne + cdi.nenv + 1) * sizeof(*more));
+			if (!more) {
+				snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+			env = more;
+			for (size_t k = 0; k < cdi.nenv; k++)
+				env[ne++] = cdi.env[k];
+			env[ne] = NULL;
+		}
+	}
 	const char *wd = json_string_value(json_object_get(c->image, "workdir"));
 	/* the limits are the proc's cgroup's (limits_setup); the runtime's is
 	 * a child of it with none of its own, so an OOM is counted there */
@@ -773,6 +803,8 @@ static int write_config(struct shim *s, size_t i, char *err, size_t errlen)
 		.shm_bytes = s->l.shm_bytes,
 		.cgroups_path = s->procs[i].cg.version ? cgpath : NULL,
 		.netns_path = s->has_netns ? s->netns.path : NULL,
+		.devices = devs,
+		.ndevices = ndev,
 		/* no cgroup of ours (not writable here): the runtime's, limited */
 		.mem_bytes = s->procs[i].cg.version ? 0 : lp->mem_bytes,
 		.cpu_milli = s->procs[i].cg.version ? 0 : lp->cpu_milli,

@@ -354,3 +354,43 @@ def test_daemon_killed_while_container_runs(env):
     check(len(rows) >= 1 and 3 <= secs <= 8, "billed %d s in %d segments: %s" % (secs, len(rows),
                                                                                rows))
     check(env.status(node(g))["runtime"] == "oci", "runtime after adoption")
+
+
+CDI_SPEC = """{"cdiVersion": "0.6.0", "kind": "nvidia.com/gpu",
+ "devices": [%s],
+ "containerEdits": {"deviceNodes": [{"path": "/dev/nvidiactl", "hostPath": "/dev/zero"}],
+                    "env": ["NVIDIA_CDI_SPEC=jobfs-test"]}}"""
+
+
+@case(timeout=90)
+def test_gpus_as_cdi_devices(env):
+    """A node's GPUs are the devices of a CDI spec where the host has one:
+    here a spec (JOBFS_CDI_DIRS) whose GPUs are stand-in device nodes (the
+    host's /dev/null), as a site's nvidia-ctk would write it for real ones;
+    CUDA_VISIBLE_DEVICES as before."""
+    cdi = os.path.join(env.tmp, "cdi")
+    os.makedirs(cdi)
+    devs = ",".join('{"name": "%d", "containerEdits": {"deviceNodes": '
+                    '[{"path": "/dev/nvidia%d", "hostPath": "/dev/null"}]}}' % (i, i)
+                    for i in range(8))
+    with open(os.path.join(cdi, "nvidia.json"), "w") as f:
+        f.write(CDI_SPEC % devs)
+    os.environ["JOBFS_CDI_DIRS"] = cdi
+    try:
+        reg = env.use_containers()
+    finally:
+        del os.environ["JOBFS_CDI_DIRS"]
+    g = env.group("image: %s/jobfs/busybox:latest\nimage_pull_policy: IfNotPresent\n"
+                  "gpu: \"4090\"\ngpus: 2\n"
+                  "args: [\"sh\", \"-c\", \"echo $CUDA_VISIBLE_DEVICES $NVIDIA_CDI_SPEC; "
+                  "ls /dev | grep nvidia | sort | tr '\\\\n' ' '; echo; "
+                  "echo x > /dev/nvidia${CUDA_VISIBLE_DEVICES%%%%,*} && echo writable\"]\n"
+                  % reg, name="gpus")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    logs = env.read(os.path.join(node(g), "logs")).splitlines()
+    check(st["state"] == "Succeeded", "ended %s: %s %r" % (st["state"], st["message"], logs))
+    ids = logs[0].split()[0].split(",")
+    check(len(ids) == 2 and logs[0].split()[1] == "jobfs-test", "env line %r" % logs[0])
+    want = sorted(["nvidia%s" % i for i in ids] + ["nvidiactl"])
+    check(logs[1].split() == want, "devices %r, want %r" % (logs[1], want))
+    check(logs[2] == "writable", "the GPU device is not usable: %r" % logs)
