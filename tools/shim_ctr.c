@@ -18,8 +18,9 @@
  *   image cached.  Pulling before the claim is what keeps a pull out of
  *   the node's billed time, whatever happens to the daemon meanwhile.
  * - After the claim (ctr_setup): the shim enters a mount namespace of its
- *   own (slave to the host's: host mounts reach it, its mounts never leak
- *   out, and all of them go when the shim ends), hides a hybrid host's
+ *   own (private: its mounts never leak out and all of them go when the
+ *   shim ends; jobfs's own FUSE mounts are detached in it, or the daemon
+ *   would not see an unmount while the node runs), hides a hybrid host's
  *   cgroup2 mount from crun (which refuses hybrid cgroups), mounts the
  *   node's /dev/shm (a tmpfs of shm_bytes at RUN_DIR/shm, bound into every
  *   container of the node, as a pod's) and each container's root: an
@@ -879,6 +880,47 @@ static int node_netns(struct shim *s, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The shim's mount namespace began as a copy of the host's, jobfs's own
+ * FUSE mounts included; a copy keeps the FUSE connection alive, so the
+ * daemon would not see `fusermount3 -u` until this node ended.  Detach
+ * them here (no node uses the tree from inside its namespace).
+ */
+static void detach_jobfs_mounts(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192], mps[64][PATH_MAX];
+	size_t n = 0;
+	while (f && n < 64 && fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE ... */
+		char *sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "fuse.jobfs ", 11) != 0)
+			continue;
+		char *p = line;
+		for (int k = 0; k < 4 && p; k++) {
+			p = strchr(p, ' ');
+			if (p)
+				p++;
+		}
+		if (!p)
+			continue;
+		size_t o = 0;
+		for (; *p && *p != ' ' && o + 1 < sizeof(mps[0]); p++) {
+			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] && p[3]) {
+				mps[n][o++] =
+					(char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+				p += 3;
+			} else
+				mps[n][o++] = *p;
+		}
+		mps[n++][o] = '\0';
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n; i++)
+		umount2(mps[i], MNT_DETACH);
+}
+
 int ctr_setup(struct shim *s, char *err, size_t errlen)
 {
 	if (!s->nctr && s->l.shm_bytes <= 0 && !s->l.nports)
@@ -894,11 +936,14 @@ int ctr_setup(struct shim *s, char *err, size_t errlen)
 		}
 		return 0; /* shm_size needs a mount namespace: not for a user's jobfs */
 	}
+	/* private: what is mounted here stays here, and mounts made on the
+	 * host later (another jobfs) do not come in to be held */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		snprintf(err, errlen, "a mount namespace for the node: %s", strerror(errno));
 		return -1;
 	}
+	detach_jobfs_mounts();
 	if (node_netns(s, err, errlen) < 0)
 		return -1;
 	if (!s->nctr)

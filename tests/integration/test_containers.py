@@ -394,3 +394,21 @@ def test_gpus_as_cdi_devices(env):
     want = sorted(["nvidia%s" % i for i in ids] + ["nvidiactl"])
     check(logs[1].split() == want, "devices %r, want %r" % (logs[1], want))
     check(logs[2] == "writable", "the GPU device is not usable: %r" % logs)
+
+
+@case(timeout=90)
+def test_unmount_while_a_container_runs(env):
+    """fusermount3 -u ends the daemon at once while a container runs (the
+    supervisor's mount namespace holds no copy of the tree's mount); the
+    next daemon adopts the container."""
+    reg = env.use_containers()
+    g = env.group("image: %s/jobfs/busybox:latest\nimage_pull_policy: IfNotPresent\n"
+                  "args: [\"sh\", \"-c\", \"sleep 30; echo late\"]\n" % reg, name="long")
+    env.wait(node(g), ("Running",), timeout=40)
+    # the unmount waits at most 10 s for the daemon (jfit): a copy of the
+    # mount held by the container's namespace would keep it 30 s
+    env.remount()
+    ev = env.read(os.path.join(node(g), "events"))
+    check(" Adopted " in ev, "not adopted:\n%s" % ev)
+    env.ctl(g, "stop")
+    env.wait(node(g), ("Stopped",), timeout=40)
