@@ -54,6 +54,7 @@
 #include "backends/local/local.h"
 #include "backends/shimproto.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -319,6 +320,45 @@ static void run_queue(struct local *lb, struct run *r)
 /* ---- results ---- */
 
 /* The run has ended (or its shim is gone): fill out, free r. */
+/*
+ * A shim that died without a result (SIGKILL, OOM) leaves its OCI
+ * containers behind: their inits are not its process-group members and
+ * have no death signal of their own.  They live in the shim's cgroups
+ * (tools/shim_proc.c: jobfs/shim-PID/N, the runtime's child "ctr"): kill
+ * what is there, in each hierarchy that has it.  Nothing when the shim ran
+ * no container (no such directories).
+ */
+static void kill_left_containers(pid_t shim)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory",
+					     "/sys/fs/cgroup/cpu", "/sys/fs/cgroup", NULL };
+	char top[PATH_MAX];
+	for (const char *const *root = roots; *root; root++) {
+		snprintf(top, sizeof(top), "%s/jobfs/shim-%d", *root, (int)shim);
+		DIR *d = opendir(top);
+		if (!d)
+			continue;
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			static const char *const subs[] = { "ctr/cgroup.procs", "cgroup.procs" };
+			for (size_t k = 0; k < 2; k++) {
+				char path[PATH_MAX + 300];
+				snprintf(path, sizeof(path), "%s/%s/%s", top, de->d_name, subs[k]);
+				FILE *f = fopen(path, "re");
+				long pid;
+				while (f && fscanf(f, "%ld", &pid) == 1)
+					if (pid > 1)
+						kill((pid_t)pid, SIGKILL);
+				if (f)
+					fclose(f);
+			}
+		}
+		closedir(d);
+	}
+}
+
 static void run_finish(struct run *r, struct jf_run_result *out)
 {
 	siginfo_t si;
@@ -353,6 +393,7 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 	out->cookie = r->cookie;
 	out->lost = true;
 	out->exit_code = -1;
+	kill_left_containers(r->pid);
 	out->start_ms = start;
 	out->end_ms = jf_be_wall_ms();
 	if (r->pidfd < 0) {

@@ -1599,6 +1599,47 @@ static void test_container(void **state)
 	}
 }
 
+/* A supervisor killed with SIGKILL: the run is lost, and its container
+ * (no process of the shim's group, no death signal) is killed with it */
+static void test_container_shim_killed(void **state)
+{
+	struct fix *f = *state;
+	if (!have_containers())
+		skip();
+	char dir[PATH_MAX], cache[PATH_MAX + 16], ref[PATH_MAX + 16];
+	snprintf(cache, sizeof(cache), "%s/cache", f->dir);
+	snprintf(ref, sizeof(ref), "%s/jobfs/busybox:latest", getenv("JOBFS_REGISTRY"));
+	static char *const args[] = { "sleep", "60", NULL };
+	run_dir(f, dir, sizeof(dir));
+	launch_image(f, dir, ref, cache, args, 90);
+	struct jf_run_result v[16];
+	size_t k = 0;
+	pid_t init = 0;
+	int64_t deadline = jft_wall_ms() + 60000;
+	while (!init && jft_wall_ms() < deadline) {
+		while (k < 16 && jf_runner_reap(f->be, &v[k], 1) == 1)
+			if (v[k++].started)
+				init = v[k - 1].pid;
+		struct pollfd p = { .fd = jf_runner_fd(f->be), .events = POLLIN };
+		poll(&p, 1, 200);
+	}
+	assert_true(init > 0);
+	assert_int_equal(kill(init, 0), 0);
+	char *claim = jft_read_in(dir, "claim");
+	assert_non_null(claim);
+	int shim = 0;
+	assert_int_equal(sscanf(claim, "local:%d:", &shim), 1);
+	free(claim);
+	assert_int_equal(kill(shim, SIGKILL), 0);
+	struct jf_run_result end;
+	expect_result(f->be, 20000, &end);
+	assert_true(end.lost);
+	for (int i = 0; i < 500 && kill(init, 0) == 0; i++)
+		usleep(10000);
+	assert_int_equal(kill(init, 0), -1);
+	assert_int_equal(errno, ESRCH);
+}
+
 static void test_container_pull_failed(void **state)
 {
 	struct fix *f = *state;
@@ -1635,6 +1676,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_success, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_pull_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_container_shim_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_procs, setup, teardown),
