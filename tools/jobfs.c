@@ -190,20 +190,6 @@ static char *read_file(const char *path, size_t *len, size_t cap)
 	return buf;
 }
 
-static char *shim_path(void)
-{
-	const char *env = getenv("JOBFS_SHIM");
-	if (env && *env)
-		return strdup(env);
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	char buf[PATH_MAX + 16];
-	snprintf(buf, sizeof(buf), "%s/jobfs-shim", dirname(exe));
-	return strdup(buf);
-}
 
 /* The tool next to this binary (or $ENV): jobfs-shim, jobfs-image */
 static char *tool_path(const char *env_name, const char *name)
@@ -743,7 +729,7 @@ int main(int argc, char **argv)
 		fail("%s", err.msg);
 		return EXIT_SETUP;
 	}
-	char *shim = shim_path();
+	char *shim = tool_path("JOBFS_SHIM", "jobfs-shim");
 	struct jf_runner *runner = NULL;
 	struct jf_scheduler *scheduler = NULL;
 	bool slurm = o.backend && strcmp(o.backend, "slurm") == 0;
