@@ -1,11 +1,13 @@
 /*
  * shim_int.h - what the parts of jobfs-shim share; private to tools/.
  *
- * The shim is one program in four files: shim.c (what both modes share,
+ * The shim is one program in six files: shim.c (what both modes share,
  * the local mode and main(); its top describes the shim and its exit
- * codes), shim_proc.c (the node's processes and the event loop),
- * shim_output.c (the files written into RUN_DIR: stdout, stderr,
- * logs and their rotation, `started` and `result`) and shim_slurm.c (the
+ * codes), shim_proc.c (the node's processes, their cgroups and the event
+ * loop), shim_output.c (the files written into RUN_DIR: stdout, stderr,
+ * logs and their rotation, `started` and `result`), shim_ctr.c (OCI
+ * containers: the mount namespace, bundles, the runtime; its top describes
+ * them), shim_pull.c (their images, before the claim) and shim_slurm.c (the
  * Slurm mode and the verdict; its top describes them).  All the state is
  * main()'s one struct shim, passed to whatever needs it.
  */
@@ -219,6 +221,32 @@ void stream_read(struct shim *s, struct proc *p, struct stream *st);
 void proc_note(struct shim *s, struct proc *p, const char *text);
 void report_started(struct shim *s);
 int write_result(struct shim *s);
+
+/* ---- shim_pull.c ---- */
+
+#define PULL_ERR_MAX 4096
+
+/* What a helper program wrote: stdout whole (capped), stderr's start. */
+struct child_io {
+	char *out; /* what it wrote on stdout (NUL-terminated), the caller frees */
+	size_t outlen;
+	char err[PULL_ERR_MAX];
+	size_t errlen;
+};
+
+/*
+ * Run argv (absolute path) with stdin /dev/null, stdout and stderr read
+ * into io (NULL: to out_fd and err_fd, -1 = /dev/null), kept_fd passed as
+ * its fd 4 (-1: none), and the lines of its fd 3 handed to on_line (NULL:
+ * no fd 3); bounded by timeout_ms (then killed: -2).  The wait status, or
+ * -1 when it could not be run.
+ */
+int run_child(struct shim *s, char *const *argv, struct child_io *io, int out_fd, int err_fd,
+	      int kept_fd, int64_t timeout_ms,
+	      void (*on_line)(struct shim *s, const char *line, void *arg), void *arg);
+/* The image's record: used now (/images last_used); skipped while it is
+ * being pulled */
+void touch_record(struct shim *s, const char *ref_text);
 
 /* ---- shim_ctr.c ---- */
 
