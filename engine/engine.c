@@ -340,6 +340,11 @@ static struct grt *group_make(struct jf_engine *e, const struct jf_group_rec *re
 	struct jf_error rerr;
 	jf_eng_judge_request(e, g, &rerr);
 	g->ended = jf_state_final(rec->state);
+	/* backing off when the last daemon stopped: the back-off itself is
+	 * not kept (it starts again at once), its flag and message go with the
+	 * first start (image.c: jf_eng_pull_ok) */
+	if (rec->flags & JF_GF_IMAGEPULL)
+		g->pull_until_ms = 1;
 	if (g->ended)
 		e->trim = true;
 	int64_t counts[JF_ST__COUNT];

@@ -6,7 +6,10 @@
                image (both cached), beside `crun run` of the same image's
                bundle from the command line (exec -> first byte on its
                stdout; in a private mount namespace without the cgroup2
-               mount, as jobfs-shim runs it on a hybrid host)
+               mount, as jobfs-shim runs it on a hybrid host), and beside
+               `podman run --rm` of the image (runc, cgroupfs, file events,
+               the nofile and nproc ulimits this machine kind needs; its
+               storage in a temporary directory), when podman is installed
   cold pull    a ~100 MB image in 5 layers from the loopback registry into
                an empty cache (jobfs-image pull), beside `skopeo copy` +
                `umoci unpack` of the same image
@@ -108,6 +111,56 @@ def crun_warm(tmp, layout, n):
     return out
 
 
+PODMAN_CONF = """[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+
+[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+"""
+
+STORAGE_CONF = """[storage]
+driver = "overlay"
+graphroot = "%s/graph"
+runroot = "%s/run"
+"""
+
+
+def podman_warm(tmp, reg, n):
+    """`podman run --rm` of the same image (runc, cgroupfs, file events and
+    the ulimits this machine kind needs), its storage in tmp; None and why
+    when podman is not there or cannot run here."""
+    if not shutil.which("podman"):
+        return None, "podman is not installed (apt-get install podman)"
+    d = os.path.join(tmp, "podman")
+    os.makedirs(d)
+    with open(os.path.join(d, "containers.conf"), "w") as f:
+        f.write(PODMAN_CONF)
+    with open(os.path.join(d, "storage.conf"), "w") as f:
+        f.write(STORAGE_CONF % (d, d))
+    env = dict(os.environ, CONTAINERS_CONF=os.path.join(d, "containers.conf"),
+               CONTAINERS_STORAGE_CONF=os.path.join(d, "storage.conf"))
+    image = "%s/jobfs/busybox:latest" % reg
+    r = subprocess.run(["podman", "pull", "--tls-verify=false", image], env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, "podman pull: " + r.stderr.strip()[-200:]
+    out = []
+    for i in range(n):
+        t0 = time.monotonic()
+        p = subprocess.Popen(["podman", "run", "--rm", "--network", "host", image, "echo", "go"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        got = p.stdout.read(2)
+        t1 = time.monotonic()
+        err = p.stderr.read().decode(errors="replace")
+        p.wait()
+        if got != b"go":
+            return None, "podman run: " + err.strip()[-200:]
+        out.append(t1 - t0)
+    return out, ""
+
+
 def cold_pulls(tmp, build, reg, rounds):
     tool = os.path.join(build, "tools", "jobfs-image")
     ref = "%s/jobfs/busybox:latest" % reg
@@ -164,6 +217,7 @@ def main():
         w1 = jobfs_warm(mnt, small[1] + "/jobfs/busybox:latest", n, "small")
         w200 = jobfs_warm(mnt, big[1] + "/jobfs/busybox:latest", n, "big")
         cr = crun_warm(tmp, small[2], n)
+        pm, pm_why = podman_warm(tmp, small[1], n)
         cold, theirs = cold_pulls(tmp, build, mid[1], 3)
         print("containers (reference 8.1), %d starts each, one run:" % n)
         print("  %-46s %10s %10s" % ("", "p50 ms", "p99 ms"))
@@ -173,6 +227,11 @@ def main():
                                      ms(pct(w200, 99))))
         print("  %-46s %10s %10s" % ("crun run of the 1 MB image's bundle", ms(pct(cr, 50)),
                                      ms(pct(cr, 99))))
+        if pm:
+            print("  %-46s %10s %10s" % ("podman run --rm of the 1 MB image (runc)",
+                                         ms(pct(pm, 50)), ms(pct(pm, 99))))
+        else:
+            print("  podman run --rm: not measured: %s" % pm_why)
         print("  ratio jobfs / crun run (p50): %.2f   200 MB / 1 MB (p50): %.2f"
               % (pct(w1, 50) / pct(cr, 50), pct(w200, 50) / pct(w1, 50)))
         print("  cold pull, ~100 MB in 5 layers (s, best of 3 / median):")
