@@ -38,9 +38,20 @@ max_len() {
 
 if ! grep -q 'fuzz_spec' "$dir/build.ninja" 2>/dev/null; then
 	rm -rf "$dir"
-	CC=clang meson setup "$dir" --buildtype=debugoptimized -Dfuzz=true >/dev/null
+	# meson and ninja print their errors on stdout: shown when they fail
+	mkdir -p "$dir"
+	if ! CC=clang meson setup "$dir" --buildtype=debugoptimized -Dfuzz=true >"$dir/setup.log" 2>&1; then
+		cat "$dir/setup.log" >&2
+		echo "fuzz: meson setup of $dir failed" >&2
+		exit 1
+	fi
 fi
-ninja -C "$dir" $(for t in $targets; do printf ' tests/fuzz/fuzz_%s' "$t"; done) >/dev/null
+if ! ninja -C "$dir" $(for t in $targets; do printf ' tests/fuzz/fuzz_%s' "$t"; done) >"$dir/build.log" 2>&1; then
+	grep -E -A3 'FAILED|error' "$dir/build.log" | head -n 40 >&2
+	echo "fuzz: building the targets failed (whole log: $dir/build.log)" >&2
+	for t in $targets; do echo "FAIL $t"; done >"$dir/fuzz-results"
+	exit 1
+fi
 
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:allocator_may_return_null=1}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

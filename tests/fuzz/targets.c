@@ -179,7 +179,19 @@ static void check_spec(const struct jf_spec *s, enum jf_spec_place place)
 		      s->gpus);
 		CHECK(c->cpu_milli >= 0 && c->mem_bytes >= 0, "negative resources");
 	}
-	CHECK(runs, "accepted without a command");
+	/* with no command anywhere, only an image's own entrypoint can run it:
+	 * the host runtime must refuse it when it is submitted, naming the line */
+	if (!runs) {
+		CHECK(s->no_command, "accepted without a command, not flagged");
+		struct jf_error e = { 0 };
+		CHECK(jf_spec_check_runtime(s, false, &e) == JF_ENOTSUP && e.line > 0,
+		      "the host runtime accepts a spec without a command");
+		for (size_t i = 0; i < s->ncontainers; i++)
+			if (!s->containers[i].ncommand && !s->containers[i].nargs)
+				CHECK(s->containers[i].image ||
+					      jf_spec_check_runtime(s, true, &e) == JF_EINVAL,
+				      "container %zu runnable with neither image nor command", i);
+	}
 	CHECK(s->nignored <= JF_SPEC_MAX_IGNORED, "%zu ignored", s->nignored);
 	CHECK(s->form == JF_FORM_K8S || s->nignored == 0, "native spec with ignored keys");
 	for (size_t i = 0; i < s->npfp; i++)
