@@ -55,6 +55,13 @@ struct jf_batch {
 	const char *cwd; /* NULL: the run directory's work/ */
 	bool resend;     /* handed over before, the answer not recorded: look
 			    for it before sending it again */
+	/* containers (reference 8.1), as struct jf_launch says them: procs'
+	 * images and limits, and for every node of the batch */
+	const struct jf_runtime_conf *rt; /* needed when a proc has an image */
+	const char *registry_auth;        /* the spec's auth.json; NULL = none */
+	int64_t shm_bytes;                /* /dev/shm size, 0 = the default */
+	const int *ports;
+	size_t nports;
 };
 
 enum jf_note_kind {

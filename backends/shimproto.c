@@ -591,3 +591,23 @@ out:
 	json_decref(root);
 	return rc;
 }
+
+bool jf_shim_note_parse(const char *line, struct jf_run_result *res)
+{
+	char type[8], reason[JF_NOTE_REASON_MAX];
+	int off = 0;
+	if (strncmp(line, "note ", 5) != 0 ||
+	    sscanf(line + 5, "%7s %31s %n", type, reason, &off) < 2 || off <= 0)
+		return false;
+	off += 5;
+	res->note = true;
+	snprintf(res->note_type, sizeof(res->note_type), "%s",
+		 strcmp(type, "Warning") == 0 ? "Warning" : "Normal");
+	snprintf(res->note_reason, sizeof(res->note_reason), "%s", reason);
+	size_t len = strcspn(line + off, "\n");
+	if (len >= sizeof(res->message))
+		len = sizeof(res->message) - 1;
+	memcpy(res->message, line + off, len);
+	res->message[len] = '\0';
+	return true;
+}

@@ -33,6 +33,9 @@
  *                start_failed, pull_failed, procs[{name, exit_code, signal,
  *                oom_killed, image_digest}]; fsynced,
  *                renamed into place, its directory fsynced
+ *   notes        slurm mode: "note TYPE REASON MESSAGE\n" lines (Pulling,
+ *                Pulled, Created, ...), the events the local mode says on
+ *                its ready pipe; read by the daemon when the element ends
  *   rotation     {"cap":N,"stdout":{"rotations":R,"dropped":B},"stderr":..,
  *                 "logs":..}, replaced whole after each log rotation
  *
@@ -112,6 +115,10 @@ int jf_shim_read(const char *path, size_t cap, char **out, size_t *len);
  * message, per-proc codes, timed_out and signalled.  -1 with errno ENOENT
  * when there is none yet, else -1 and why. */
 int jf_shim_result(const char *run_dir, struct jf_run_result *out, char *why, size_t whylen);
+/* One "note TYPE REASON MESSAGE" line (the ready pipe's, or a line of
+ * RUN_DIR/notes under Slurm) into res as a note (cookie untouched); false
+ * when it is not one. */
+bool jf_shim_note_parse(const char *line, struct jf_run_result *res);
 /* START_MS from RUN_DIR/started, 0 if none. */
 int64_t jf_shim_started_ms(const char *run_dir);
 

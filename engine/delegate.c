@@ -375,6 +375,8 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 	memset(procs, 0, sizeof(procs));
 	char **envs[JF_RUN_MAX_PROCS] = { 0 };
 	char **argvs[JF_RUN_MAX_PROCS] = { 0 };
+	char **ienvs[JF_RUN_MAX_PROCS] = { 0 };
+	struct jf_proc_image images[JF_RUN_MAX_PROCS];
 	int slotbuf[JF_RUN_MAX_PROCS][65];
 	const int *slots[JF_RUN_MAX_PROCS];
 	size_t np = s->ncontainers < JF_RUN_MAX_PROCS ? s->ncontainers : JF_RUN_MAX_PROCS;
@@ -400,6 +402,22 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 			ok = false;
 			break;
 		}
+		/* its image: the node's variables of element 0, which the
+		 * supervisor sets per element as in envp */
+		bool oom = false;
+		if (jf_eng_proc_image(e, g, c, idx[0], 0, sr->attempt_base, NULL, ckpt, uid,
+				      &images[i], &ienvs[i], &oom))
+			procs[i].image = &images[i];
+		else if (oom) {
+			ok = false;
+			break;
+		}
+		/* a container's limits (reference 8.2) are its own cgroup's,
+		 * below Slurm's of the whole job; on the host Slurm's alone */
+		if (procs[i].image) {
+			procs[i].cpu_milli = c->cpu_milli;
+			procs[i].mem_bytes = c->mem_bytes;
+		}
 		size_t q = 0;
 		for (int b = 0; al && b < 64; b++)
 			if (al->c[i].gpu_mask & (UINT64_C(1) << b))
@@ -408,6 +426,10 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 		slots[i] = slotbuf[i];
 	}
 	int64_t tasks = g->kind == JF_KIND_BATCH ? s->count : s->completions;
+	int ports[JF_SPEC_MAX_PORTS];
+	size_t nports = 0;
+	for (size_t i = 0; i < s->nports && i < JF_SPEC_MAX_PORTS; i++)
+		ports[nports++] = s->ports[i].port;
 	struct jf_batch b = {
 		.key = (uint64_t)sr->id,
 		.dir = dir,
@@ -436,6 +458,11 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 		.gpu_slots = al ? slots : NULL,
 		.log_cap_bytes = e->log_cap,
 		.resend = sr->tries > 0,
+		.rt = e->rt,
+		.registry_auth = s->registry_auth,
+		.shm_bytes = s->shm_size,
+		.ports = nports ? ports : NULL,
+		.nports = nports,
 	};
 	struct jf_error err;
 	jf_error_clear(&err);
@@ -443,6 +470,7 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 			    : jf_error_set(&err, JF_ENOMEM, 0, "out of memory");
 	for (size_t i = 0; i < np; i++) {
 		jf_env_free(envs[i]);
+		jf_env_free(ienvs[i]);
 		free(argvs[i]);
 	}
 	jf_alloc_free(al);

@@ -275,6 +275,7 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 		jf_eng_move(e, JF_OBJ_NODE(g, task_id, node_id), JF_EV_PLACE, "");
 		jf_eng_move(e, JF_OBJ_NODE(g, task_id, node_id), JF_EV_START, "");
 		jf_node_set_run(e->st, node_id, host, gpus, n->job_id, -1, t->attempt, attempt_id);
+		jf_eng_node_images(e, g, node_id);
 		jf_eng_bill_start(e, g, task_id, n->idx, node_id, i, attempt_id, t->attempt,
 				  n->start_ms);
 		if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
@@ -338,6 +339,34 @@ static void on_preempting(struct jf_engine *e, const struct jf_note *n)
 	jf_eng_step_end(e);
 }
 
+/* The supervisor's notes of node i (its pull: Pulling, Pulled, ...;
+ * Created), RUN_DIR/notes, as the node's events, when the element ends:
+ * under Slurm there is no pipe to say them as they come. */
+static void node_notes(struct jf_engine *e, const struct jf_note *n, int64_t i, int64_t aid)
+{
+	char dir[4096], path[4400];
+	jf_dlg_batch_dir(e, n->key, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%lld/%lld/%lld/notes", dir, (long long)n->idx,
+		 (long long)n->run, (long long)i);
+	char *text = NULL;
+	size_t len = 0;
+	if (jf_shim_read(path, JF_SHIM_FILE_MAX, &text, &len) < 0)
+		return;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		struct jf_run_result res;
+		memset(&res, 0, sizeof(res));
+		if (jf_shim_note_parse(line, &res)) {
+			res.cookie = (uint64_t)aid;
+			jf_eng_note(e, &res);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(text);
+}
+
 static void on_ended(struct jf_engine *e, const struct jf_note *n)
 {
 	struct jf_sub_rec sr;
@@ -397,6 +426,10 @@ static void on_ended(struct jf_engine *e, const struct jf_note *n)
 		}
 		if (res.timed_out)
 			t->fail_timeout = true;
+		node_notes(e, n, i, aid);
+		/* the element ended on Slurm: a failed pull is its failure, there
+		 * is no start to wait again for (the local back-off) */
+		res.pull_failed = false;
 		res.cookie = (uint64_t)aid;
 		res.start_ms = n->start_ms;
 		res.end_ms = n->end_ms > 0 ? n->end_ms : jf_eng_now(e);

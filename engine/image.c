@@ -46,7 +46,7 @@ bool jf_eng_proc_image(struct jf_engine *e, const struct grt *g, const struct jf
 		       bool *oom)
 {
 	*oom = false;
-	if (!e->rt || e->delegated || !c->image)
+	if (!e->rt || !c->image)
 		return false;
 	*env = jf_env_build_node(e, g, c, task_idx, node_idx, attempt, gpu_ids, ckpt_dir, uid);
 	if (!*env) {
@@ -66,7 +66,7 @@ bool jf_eng_proc_image(struct jf_engine *e, const struct grt *g, const struct jf
 void jf_eng_node_images(struct jf_engine *e, const struct grt *g, int64_t node_id)
 {
 	const struct jf_spec *s = g->spec;
-	bool oci = e->rt && !e->delegated;
+	bool oci = e->rt != NULL;
 	char names[8192] = "";
 	size_t off = 0;
 	for (size_t i = 0; oci && i < s->ncontainers; i++) {

@@ -400,7 +400,18 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 			   &sub, &spec, err);
 	/* what this jobfs's runtime can run: on the host a command is needed */
 	if (rc == JF_OK)
-		rc = jf_spec_check_runtime(spec, e->rt && !e->delegated, err);
+		rc = jf_spec_check_runtime(spec, e->rt != NULL, err);
+	/* Slurm runs the jobs as their owner, and containers run as root */
+	for (size_t i = 0;
+	     rc == JF_OK && e->rt && e->delegated && g.uid != 0 && i < spec->ncontainers; i++)
+		if (spec->containers[i].image)
+			rc = jf_error_set(
+				err, JF_ENOTSUP, 0,
+				"container '%s': the slurm backend runs this group's jobs "
+				"as uid %u, and jobfs runs containers as root only "
+				"(rootless containers are not supported yet); a jobfs "
+				"mounted with --runtime host runs the command on the nodes",
+				spec->containers[i].name, (unsigned)g.uid);
 	struct jf_sched_req req;
 	/* GPUs the scheduling backend's nodes do not have: say what they have */
 	if (rc == JF_OK && e->delegated && e->cluster->nmachines > 0 &&

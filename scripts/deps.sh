@@ -16,6 +16,11 @@ libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotif
 perl tar procps util-linux passwd sqlite3 psmisc gdb ripgrep rsync python3-watchdog
 clang clang-format libclang-rt-14-dev llvm-14
 libarchive-dev libssl-dev crun runc docker-registry skopeo umoci busybox-static slirp4netns passt"
+# scripts/deps.sh bench: also what the benchmarks compare against (podman
+# for tests/bench/bench_images.py's `podman run --rm`)
+if [ "${1:-}" = bench ]; then
+	PKGS="$PKGS podman"
+fi
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -84,7 +84,9 @@ static const char usage_text[] =
 	"  --runtime WHICH where a spec's containers run: oci (its image, under the\n"
 	"                  OCI runtime), host (its command on this host, the image\n"
 	"                  only named) or auto (default: oci when jobfs runs as root\n"
-	"                  with the local backend and an OCI runtime is installed)\n"
+	"                  with the local backend and an OCI runtime is installed;\n"
+	"                  with --backend slurm host, and oci runs root's jobs in\n"
+	"                  containers on the nodes)\n"
 	"  --oci-runtime PATH  the OCI runtime (default crun, else runc)\n"
 	"  --insecure-registry HOST[:PORT]  speak to this registry over plain http\n"
 	"                  (repeatable)\n"
@@ -233,9 +235,12 @@ static int runtime_setup(const struct opts *o, const char *state, bool slurm,
 	const char *why = NULL;
 	const char *oci_rt = find_oci_runtime(o->oci_runtime);
 	char *img = tool_path("JOBFS_IMAGE_TOOL", "jobfs-image");
-	if (slurm)
-		why = "the slurm backend runs nodes on the host for now";
-	else if (geteuid() != 0)
+	/* the slurm backend's nodes run containers when asked (--runtime oci):
+	 * as root jobs only, with crun on every node; auto keeps them on the
+	 * host, where a cluster's users' jobs run today */
+	if (slurm && strcmp(want, "oci") != 0)
+		return 0;
+	if (geteuid() != 0)
 		why = "containers need jobfs to run as root (rootless containers are not "
 		      "supported yet)";
 	else if (!oci_rt)

@@ -464,6 +464,8 @@ static void shim_release(struct shim *s)
 		close(s->dirfd);
 	if (s->ready_fd >= 0)
 		close(s->ready_fd);
+	if (s->notes_fd >= 0)
+		close(s->notes_fd);
 	free(s->logbuf);
 	free(s->chunk);
 	for (size_t i = 0; i < s->nvars; i++)
@@ -471,6 +473,41 @@ static void shim_release(struct shim *s)
 	for (size_t i = 0; i < SHIM_MAX_PROCS; i++)
 		free(s->cuda[i]);
 	jf_shim_launch_release(&s->l);
+}
+
+void node_start(struct shim *s)
+{
+	char err[SHIM_MSG_MAX];
+	limits_setup(s);
+	if (ctr_setup(s, err, sizeof(err)) < 0) {
+		/* nothing runs: a start failure of the first container */
+		for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++)
+			if (s->procs[i].ctr || !s->nctr) {
+				s->start_failed = true;
+				s->failed_proc = i;
+				s->failed_code = 127;
+				msg_clean(err);
+				snprintf(s->start_msg, sizeof(s->start_msg), "%s", err);
+				s->procs[i].failed = true;
+				proc_note(s, &s->procs[i], err);
+			}
+	}
+	for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++) {
+		if (s->procs[i].ctr)
+			ctr_create(s, i);
+		else
+			proc_start(s, i);
+	}
+	if (s->nctr && !s->start_failed)
+		ctr_start_all(s);
+	if (s->start_failed)
+		forward(s, SIGKILL);
+}
+
+void node_tidy(struct shim *s)
+{
+	ctr_cleanup(s);
+	limits_remove(s);
 }
 
 /* jobfs-shim RUN_DIR: the local backend's node (see the top). */
@@ -516,42 +553,17 @@ static int cmd_local(struct shim *s, int argc, char **argv)
 	default:
 		return fail(s, SHIM_EXIT_SYSTEM, "claim: %s", strerror(errno));
 	}
-	limits_setup(s);
-	if (ctr_setup(s, err, sizeof(err)) < 0) {
-		/* nothing runs: a start failure of the first container */
-		for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++)
-			if (s->procs[i].ctr || !s->nctr) {
-				s->start_failed = true;
-				s->failed_proc = i;
-				s->failed_code = 127;
-				msg_clean(err);
-				snprintf(s->start_msg, sizeof(s->start_msg), "%s", err);
-				s->procs[i].failed = true;
-				proc_note(s, &s->procs[i], err);
-			}
-	}
-	for (size_t i = 0; i < s->l.nprocs && !s->start_failed; i++) {
-		if (s->procs[i].ctr)
-			ctr_create(s, i);
-		else
-			proc_start(s, i);
-	}
-	if (s->nctr && !s->start_failed)
-		ctr_start_all(s);
-	if (s->start_failed)
-		forward(s, SIGKILL);
+	node_start(s);
 	report_started(s);
 
 	if (run_loop(s) < 0) {
 		fprintf(stderr, "jobfs-shim: poll: %s\n", strerror(errno));
 		forward(s, SIGKILL);
-		ctr_cleanup(s);
-		limits_remove(s);
+		node_tidy(s);
 		return SHIM_EXIT_SYSTEM;
 	}
 	code = write_result(s) == 0 ? SHIM_EXIT_OK : SHIM_EXIT_SYSTEM;
-	ctr_cleanup(s);
-	limits_remove(s);
+	node_tidy(s);
 	if (s->cg[0])
 		rmdir(s->cg); /* empty now: every process was reaped */
 	return code;
@@ -572,7 +584,7 @@ int main(int argc, char **argv)
 	struct shim *s = &shim;
 	int code = -1;
 
-	s->dirfd = s->sfd = s->ready_fd = s->alive_fd = -1;
+	s->dirfd = s->sfd = s->ready_fd = s->alive_fd = s->notes_fd = -1;
 	s->fout.fd = s->ferr.fd = s->flogs.fd = -1;
 	s->timeout_at = s->kill_at = -1;
 	for (size_t i = 0; i < SHIM_MAX_PROCS; i++)

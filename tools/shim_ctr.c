@@ -82,8 +82,12 @@ void ready_note(struct shim *s, const char *type, const char *reason, const char
 	va_end(ap);
 	msg_clean(msg);
 	int n = snprintf(line, sizeof(line), "note %s %s %s\n", type, reason, msg);
-	if (s->ready_fd >= 0 && n > 0)
+	if (n <= 0)
+		return;
+	if (s->ready_fd >= 0)
 		(void)write_all(s->ready_fd, line, strlen(line));
+	else if (s->notes_fd >= 0)
+		(void)write_all(s->notes_fd, line, strlen(line));
 }
 
 /* ---- the bundle ---- */

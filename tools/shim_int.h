@@ -137,6 +137,7 @@ struct shim {
 	int dirfd;
 	int sfd;                 /* signalfd: SIGCHLD, SIGTERM, SIGUSR1 */
 	int ready_fd;            /* -1 once the ready line is written */
+	int notes_fd;            /* slurm mode: RUN_DIR/notes, the notes' lines; -1 none */
 	int alive_fd;            /* RUN_DIR/claim: its mtime is touched every second */
 	struct jf_shim_launch l; /* launch.json (backends/shimproto.h) */
 	struct launch_slurm sl;  /* its "slurm" object (slurm mode) */
@@ -201,6 +202,12 @@ int prepare(struct shim *s, char *err, size_t errlen);
 int claim(struct shim *s);
 int signals_block(struct shim *s, const int *sigs, size_t n);
 void std_fds(void);
+/* After the claim, both modes: each proc's limits, the containers' setup,
+ * then every proc started (containers created, then started together); a
+ * start failure SIGKILLs what started. */
+void node_start(struct shim *s);
+/* After the end, both modes: the containers deleted, the limits' cgroups. */
+void node_tidy(struct shim *s);
 
 /* ---- shim_proc.c ---- */
 
@@ -250,8 +257,9 @@ void touch_record(struct shim *s, const char *ref_text);
 
 /* ---- shim_ctr.c ---- */
 
-/* Before the claim: pull every image the node needs (notes on fd 3).  -1:
- * a pull failed, the ready line said so ("pullfailed MSG"). */
+/* Before the claim (local mode; slurm mode: after it): pull every image
+ * the node needs (notes on fd 3, or RUN_DIR/notes).  -1: a pull failed,
+ * the ready line said so ("pullfailed MSG") and s->start_msg says MSG. */
 int ctr_pull(struct shim *s);
 /* After the claim: the private mount namespace, the node's /dev/shm, each
  * container's root and config.json.  -1: a start failure is recorded. */

@@ -373,6 +373,8 @@ int write_result(struct shim *s)
 			 s->start_failed || s->setup_failed, "procs", procs);
 	if (!root)
 		goto out;
+	if (s->pull_failed && json_object_set_new(root, "pull_failed", json_true()) < 0)
+		goto out;
 	if (s->slurm) {
 		const char *sig = s->outside_sig ? sigabbrev_np(s->outside_sig) : "";
 		if (json_object_set_new(root, "timed_out", json_boolean(s->timed_out)) < 0 ||

@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,11 @@ int run_child(struct shim *s, char *const *argv, struct child_io *io, int out_fd
 		if (kept_fd >= 0 && kept_fd != 4 && dup2(kept_fd, 4) < 0)
 			_exit(127);
 		execve(argv[0], argv, environ);
+		/* said on its stderr: the caller's message */
+		char msg[PATH_MAX + 64];
+		int n = snprintf(msg, sizeof(msg), "cannot run %s: %s\n", argv[0], strerror(errno));
+		if (n > 0)
+			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		_exit(127);
 	}
 	int fds[3] = { io ? op[0] : -1, io ? ep[0] : -1, on_line ? pp[0] : -1 };
@@ -255,6 +261,26 @@ static json_t *cached_image(struct shim *s, const char *ref_text)
 	return out;
 }
 
+/* The ready line "pullfailed MSG" (local mode); MSG kept as the start
+ * failure's message (slurm mode writes it into the result) */
+static void say_pullfailed(struct shim *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say_pullfailed(struct shim *s, const char *fmt, ...)
+{
+	char msg[SHIM_MSG_MAX * 3], line[SHIM_MSG_MAX * 3 + 16];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	msg_clean(msg);
+	snprintf(line, sizeof(line), "pullfailed %s\n", msg);
+	ready_say(s, line);
+	size_t len = strnlen(msg, sizeof(s->start_msg) - 1);
+	memcpy(s->start_msg, msg, len);
+	s->start_msg[len] = '\0';
+	msg_clean(s->start_msg); /* cut whole: valid UTF-8 again */
+}
+
 static int pull_one(struct shim *s, size_t i)
 {
 	const struct jf_shim_proc *lp = &s->l.procs[i];
@@ -293,11 +319,8 @@ static int pull_one(struct shim *s, size_t i)
 				 strerror(errno));
 			ready_note(s, "Warning", "Failed", "Failed to pull image \"%s\": %s", ref,
 				   msg);
-			char line[SHIM_MSG_MAX + 300];
 			msg_clean(msg);
-			snprintf(line, sizeof(line),
-				 "pullfailed ErrImagePull: image \"%.200s\": %s\n", ref, msg);
-			ready_say(s, line);
+			say_pullfailed(s, "ErrImagePull: image \"%.200s\": %s", ref, msg);
 			return -1;
 		}
 		snprintf(authpath, sizeof(authpath), "/dev/fd/4");
@@ -367,10 +390,8 @@ static int pull_one(struct shim *s, size_t i)
 			   "Container image \"%s\" is not present with pull policy of Never", ref);
 	else
 		ready_note(s, "Warning", "Failed", "Failed to pull image \"%s\": %s", ref, msg);
-	char line[SHIM_MSG_MAX + 300];
-	snprintf(line, sizeof(line), "pullfailed %s: image \"%.200s\": %s\n",
-		 never ? "ErrImageNeverPull" : "ErrImagePull", ref, msg);
-	ready_say(s, line);
+	say_pullfailed(s, "%s: image \"%.200s\": %s", never ? "ErrImageNeverPull" : "ErrImagePull",
+		       ref, msg);
 	return -1;
 }
 
@@ -380,7 +401,7 @@ int ctr_pull(struct shim *s)
 		if (!s->l.procs[i].image)
 			continue;
 		if (!s->l.rt) {
-			ready_say(s, "pullfailed ErrImagePull: launch.json has no runtime\n");
+			say_pullfailed(s, "ErrImagePull: launch.json has no runtime");
 			s->pull_failed = true;
 			return -1;
 		}

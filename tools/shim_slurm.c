@@ -534,33 +534,51 @@ static bool same_var(const char *entry, const char *var)
 	return strncmp(entry, var, len) == 0;
 }
 
-/* Each proc's envp with the JOB_* variables and CUDA_VISIBLE_DEVICES over it. */
+/* env (NULL-terminated) with proc i's JOB_* variables and
+ * CUDA_VISIBLE_DEVICES over it: a new array of the same strings, or NULL */
+static char **env_over(struct shim *s, size_t i, char *const *env)
+{
+	size_t old = 0;
+	while (env && env[old])
+		old++;
+	char **v = calloc(old + s->nvars + 2, sizeof(*v));
+	if (!v)
+		return NULL;
+	size_t k = 0;
+	for (size_t j = 0; j < old; j++) {
+		bool over = s->cuda[i] && same_var(env[j], s->cuda[i]);
+		for (size_t m = 0; m < s->nvars && !over; m++)
+			over = same_var(env[j], s->vars[m]);
+		if (!over)
+			v[k++] = env[j];
+	}
+	for (size_t m = 0; m < s->nvars; m++)
+		v[k++] = s->vars[m];
+	if (s->cuda[i])
+		v[k++] = s->cuda[i];
+	return v;
+}
+
+/* Each proc's envp, and its container's environment, with the JOB_*
+ * variables and CUDA_VISIBLE_DEVICES over it. */
 static int slurm_envp(struct shim *s, char *err, size_t n)
 {
 	for (size_t i = 0; i < s->l.nprocs; i++) {
 		struct jf_shim_proc *lp = &s->l.procs[i];
-		size_t old = 0;
-		while (lp->envp[old])
-			old++;
-		char **v = calloc(old + s->nvars + 2, sizeof(*v));
-		if (!v) {
+		char **v = env_over(s, i, lp->envp);
+		char **iv = lp->image ? env_over(s, i, lp->image->env) : NULL;
+		if (!v || (lp->image && !iv)) {
+			free(v);
+			free(iv);
 			snprintf(err, n, "out of memory");
 			return -1;
 		}
-		size_t k = 0;
-		for (size_t j = 0; j < old; j++) {
-			bool over = s->cuda[i] && same_var(lp->envp[j], s->cuda[i]);
-			for (size_t m = 0; m < s->nvars && !over; m++)
-				over = same_var(lp->envp[j], s->vars[m]);
-			if (!over)
-				v[k++] = lp->envp[j];
-		}
-		for (size_t m = 0; m < s->nvars; m++)
-			v[k++] = s->vars[m];
-		if (s->cuda[i])
-			v[k++] = s->cuda[i];
 		free((void *)lp->envp); /* the strings are launch.root's, or ours */
 		lp->envp = v;
+		if (iv) {
+			free((void *)s->l.images[i].env);
+			s->l.images[i].env = iv;
+		}
 	}
 	return 0;
 }
@@ -714,6 +732,47 @@ __attribute__((format(printf, 3, 4))) static int setup_fail(struct shim *s, int 
 	return write_result(s) == 0 ? code : SHIM_EXIT_SYSTEM;
 }
 
+/*
+ * The node's images (reference 8.1), once the run is claimed: Slurm's
+ * allocation runs already, so the pull is part of it (the local mode pulls
+ * before its claim).  The cache is the state directory's, which every node
+ * shares; its lock per image makes the first node of a gang pull and the
+ * others find the layers there.  The notes (Pulling, Pulled, ...) go to
+ * RUN_DIR/notes, which the daemon turns into the node's events when the
+ * element ends.  Containers need the job to run as root on the node.
+ */
+static int slurm_images(struct shim *s, const char *run_dir, char *err, size_t n)
+{
+	if (snprintf(s->run_dir, sizeof(s->run_dir), "%s", run_dir) >= (int)sizeof(s->run_dir)) {
+		snprintf(err, n, "%.200s...: path too long for containers", run_dir);
+		return -1;
+	}
+	size_t nimg = 0;
+	for (size_t i = 0; i < s->l.nprocs; i++)
+		nimg += s->l.procs[i].image != NULL;
+	if (!nimg)
+		return 0;
+	if (geteuid() != 0) {
+		snprintf(err, n,
+			 "containers: the job runs as uid %u on this node, and jobfs runs "
+			 "containers as root only (rootless containers are not supported); "
+			 "mount jobfs with --runtime host to run the command on the node",
+			 (unsigned)geteuid());
+		return -1;
+	}
+	s->notes_fd = openat(s->dirfd, "notes", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+			     0644);
+	if (s->notes_fd < 0) {
+		snprintf(err, n, "RUN_DIR/notes: %s", strerror(errno));
+		return -1;
+	}
+	if (ctr_pull(s) < 0) {
+		snprintf(err, n, "%s", s->start_msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- the commands ---- */
 
 /* jobfs-shim --slurm BATCH_DIR: one node of an element (see the top). */
@@ -784,22 +843,26 @@ int cmd_slurm(struct shim *s, const char *batch)
 		code = setup_fail(s, SHIM_EXIT_SYSTEM, "%s", err);
 		goto out;
 	}
+	if (slurm_images(s, run_dir, err, sizeof(err)) < 0) {
+		/* the node's own failure, as a command that cannot be run */
+		code = setup_fail(s, 1, "%s", err);
+		goto out;
+	}
 
-	for (size_t i = 0; i < s->l.nprocs; i++)
-		proc_start(s, i);
-	if (s->start_failed)
-		forward(s, SIGKILL);
-	else if (s->sl.timeout_ms > 0)
+	node_start(s);
+	if (!s->start_failed && s->sl.timeout_ms > 0)
 		s->timeout_at = mono_ms() + s->sl.timeout_ms;
 	report_started(s);
 
 	if (run_loop(s) < 0) {
 		fprintf(stderr, "jobfs-shim: poll: %s\n", strerror(errno));
 		forward(s, SIGKILL);
+		node_tidy(s);
 		code = SHIM_EXIT_SYSTEM;
 		goto out;
 	}
 	code = write_result(s) == 0 ? slurm_exit_code(s) : SHIM_EXIT_SYSTEM;
+	node_tidy(s);
 	if (s->cg[0])
 		rmdir(s->cg);
 out:

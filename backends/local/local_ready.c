@@ -109,18 +109,11 @@ static void confirm(struct run *r, int64_t start_ms, pid_t pid, struct jf_run_re
  * bounds its pull itself; its pidfd tells if it dies). */
 static bool note_line(struct local *lb, struct run *r, const char *line)
 {
-	char type[8], reason[JF_NOTE_REASON_MAX];
-	int off = 0;
-	if (sscanf(line, "note %7s %31s %n", type, reason, &off) < 2 || off <= 0)
-		return false;
 	struct jf_run_result res;
 	memset(&res, 0, sizeof(res));
+	if (!jf_shim_note_parse(line, &res))
+		return false;
 	res.cookie = r->cookie;
-	res.note = true;
-	snprintf(res.note_type, sizeof(res.note_type), "%s",
-		 strcmp(type, "Warning") == 0 ? "Warning" : "Normal");
-	snprintf(res.note_reason, sizeof(res.note_reason), "%s", reason);
-	snprintf(res.message, sizeof(res.message), "%s", line + off);
 	jf_local_pending_push(lb, &res);
 	r->noted = true;
 	starting_unlist(lb, r);

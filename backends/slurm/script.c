@@ -168,11 +168,19 @@ json_t *jf_slurm_launch_json(const struct jf_batch *b, struct jf_error *err)
 		.cwd = b->cwd ? b->cwd : "",
 		.log_cap = b->log_cap_bytes,
 		.nprocs = b->nprocs < JF_SHIM_MAX_PROCS ? b->nprocs : JF_SHIM_MAX_PROCS,
+		.rt = b->rt,
+		.registry_auth = b->registry_auth,
+		.shm_bytes = b->shm_bytes,
+		.ports = b->ports,
+		.nports = b->nports,
 	};
 	for (size_t i = 0; i < l.nprocs; i++)
 		l.procs[i] = (struct jf_shim_proc){ .name = b->procs[i].name,
 						    .argv = b->procs[i].argv,
-						    .envp = b->procs[i].envp };
+						    .envp = b->procs[i].envp,
+						    .image = b->procs[i].image,
+						    .mem_bytes = b->procs[i].mem_bytes,
+						    .cpu_milli = b->procs[i].cpu_milli };
 	json_t *root = jf_shim_launch_encode(&l), *sl = json_object();
 	if (!root || !sl) {
 		json_decref(root);

@@ -12,10 +12,11 @@ Without a cluster the tests skip; with JOBFS_SLURM_REQUIRED set they fail.
 """
 import os
 import re
+import shutil
 import subprocess
 import time
 
-from jfit import TestFailure, case, check, money
+from jfit import Skip, TestFailure, case, check, money
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The test cluster's GRES (scripts/slurm-cluster.sh): "typed" gpu:4090:8,
@@ -313,6 +314,81 @@ def test_slurm_gang(env):
     check(len({(r["start"], r["end"]) for r in rows}) == 1, "nodes billed apart: %s" % rows)
     check(all(r["gpus"] == ("2" if GPUS else "0") for r in rows), "rows: %s" % rows)
 
+
+
+def slurm_containers(env):
+    """The test registry ($JOBFS_REGISTRY) and jobfs remounted on the
+    cluster with --runtime oci (root's jobs run in containers on the
+    nodes).  Skips like the container tests without crun or the registry,
+    unless the README's test command says they must run."""
+    reg = os.environ.get("JOBFS_REGISTRY")
+    why = None
+    if os.geteuid() != 0:
+        why = "containers: jobfs must run as root"
+    elif not shutil.which("crun"):
+        why = "containers: crun is not installed"
+    elif not reg:
+        why = "containers: no test registry (scripts/registry.sh start DIR)"
+    if why:
+        if os.environ.get("JOBFS_OCI_REQUIRED") or os.environ.get("JOBFS_REGISTRY_REQUIRED"):
+            raise TestFailure(why)
+        raise Skip(why)
+    env.use_slurm("--runtime", "oci", "--insecure-registry", reg)
+    return reg
+
+
+@case(timeout=180)
+def test_slurm_containers(env):
+    """A 4-node gang in the test image on the Slurm nodes: each node runs
+    in the image's root with its own JOB_* variables, the image is pulled
+    once for the whole cluster (the others find its layers in the shared
+    cache), the nodes' events say so in Kubernetes' words, and a pull that
+    fails ends the node with ErrImagePull and its message."""
+    reg = slurm_containers(env)
+    image = "%s/jobfs/busybox:latest" % reg
+    g = env.group("nodes: 4\nimage: %s\n" % image +
+                  "args: [\"sh\", \"-c\", \"echo node $JOB_NODE_INDEX of $JOB_NODE_COUNT "
+                  "task $JOB_TASK_INDEX; wc -l < /etc/passwd; ls /bin/busybox\"]\n")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=120)
+    check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    fresh = 0
+    digests = set()
+    for i in range(4):
+        n = "%s/tasks/0/nodes/%d" % (g, i)
+        logs = env.read(n + "/logs")
+        # the image's own root (its two-line /etc/passwd), this node's index
+        check(logs == "node %d of 4 task 0\n2\n/bin/busybox\n" % i,
+              "node %d logs %r" % (i, logs))
+        ns = env.status(n)
+        check(ns["runtime"] == "oci" and ns["image"] == image, "node %d status %s" % (i, ns))
+        check(re.fullmatch(r"sha256:[0-9a-f]{64}", ns["image_digest"]),
+              "node %d image_digest %r" % (i, ns["image_digest"]))
+        digests.add(ns["image_digest"])
+        text = env.read(n + "/events")
+        reasons = [l.split(" ", 4)[2] for l in text.splitlines() if len(l.split(" ")) > 3]
+        check("Pulled" in reasons and "Created" in reasons and "Completed" in reasons,
+              "node %d events:\n%s" % (i, text))
+        # a pull that fetched the layers says their size; one that found
+        # them in the cache says so
+        for l in text.splitlines():
+            if " Pulled " in l and "Successfully pulled" in l and \
+                    "every layer was already on this machine" not in l:
+                fresh += 1
+    check(fresh == 1, "the image was fetched by %d nodes, not once" % fresh)
+    check(len(digests) == 1, "digests differ: %s" % digests)
+
+    # a tag the registry does not have: the node fails with the pull's message
+    g2 = env.group("image: %s/jobfs/busybox:nosuchtag\nretries: 0\nargs: [\"true\"]\n" % reg,
+                   name="nosuch")
+    st = env.wait(g2, ("Succeeded", "Failed"), timeout=120)
+    check(st["state"] == "Failed", "ended %s: %s" % (st["state"], st["message"]))
+    n = "%s/tasks/0/nodes/0" % g2
+    ns = env.status(n)
+    check("ErrImagePull" in ns["message"] and "nosuchtag" in ns["message"],
+          "node message %r" % ns["message"])
+    text = env.read(n + "/events")
+    check(re.search(r"Warning Failed \S+ Failed to pull image \"[^\"]*nosuchtag\"", text),
+          "events:\n%s" % text)
 
 
 NAMED = """\

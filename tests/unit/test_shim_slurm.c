@@ -871,6 +871,51 @@ static void test_exec_failure(void **state)
 	}
 }
 
+/* ---- containers ---- */
+
+/* A proc with an image whose pull fails (here: the image tool is not
+ * there): nothing runs, the result says the pull's failure (start_failed,
+ * pull_failed, "ErrImagePull: ..."), and RUN_DIR/notes holds the Warning
+ * the daemon turns into the node's event.  Not root: refused first, with
+ * what to do instead. */
+static void test_image_pull_failure(void **state)
+{
+	struct fix *f = *state;
+	char p[PATH_MAX], cache[PATH_MAX];
+	launch_default(f, "echo ran > ran");
+	json_t *proc = json_array_get(json_object_get(f->launch, "procs"), 0);
+	json_object_set_new(proc, "image",
+			    json_pack("{s:s,s:s,s:[s]}", "reference", "127.0.0.1:1/jobfs/x:1",
+				      "pull_policy", "Always", "env", "FOO=bar"));
+	mkdir(pathf(cache, "%s/cache", f->dir), 0755);
+	json_object_set_new(f->launch, "runtime",
+			    json_pack("{s:s,s:s,s:s}", "oci", "/usr/bin/crun", "image_tool",
+				      "/nonexistent/jobfs-image", "cache", cache));
+	assert_int_equal(run_node(f), 1);
+	json_t *r = result_at(f, "0/0/0");
+	assert_true(jbool(r, "start_failed"));
+	assert_true(jbool(r, "own_failure"));
+	assert_int_equal(jint(r, "exit_code"), 127);
+	if (geteuid() != 0) {
+		assert_non_null(
+			strstr(jstr(r, "message"), "rootless containers are not supported"));
+		json_decref(r);
+		return;
+	}
+	assert_true(jbool(r, "pull_failed"));
+	assert_non_null(strstr(jstr(r, "message"),
+			       "ErrImagePull: image \"127.0.0.1:1/jobfs/x:1\": cannot run "
+			       "/nonexistent/jobfs-image"));
+	json_decref(r);
+	char *notes = jft_read_file(pathf(p, "%s/0/0/0/notes", f->dir));
+	assert_non_null(notes);
+	assert_non_null(strstr(notes, "note Warning Failed Failed to pull image "
+				      "\"127.0.0.1:1/jobfs/x:1\": cannot run"));
+	free(notes);
+	struct stat st;
+	assert_int_equal(stat(pathf(p, "%s/0/0/0/work/ran", f->dir), &st), -1);
+}
+
 /* ---- timeout and signals ---- */
 
 static void test_timeout(void **state)
@@ -1533,6 +1578,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_image_pull_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outside_term, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_143, setup, teardown),

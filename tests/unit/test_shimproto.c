@@ -198,12 +198,53 @@ static void test_bad_groups(void **state)
 	refused("[1.5]", "launch.json: groups[0]: must be a group id");
 }
 
+/* The supervisor's note lines (ready pipe, RUN_DIR/notes under Slurm) */
+static void test_note_parse(void **state)
+{
+	(void)state;
+	struct jf_run_result r;
+	memset(&r, 0, sizeof(r));
+	r.cookie = 7;
+	assert_true(jf_shim_note_parse("note Normal Pulled Container image \"a/b:1\" already "
+				       "present on machine\n",
+				       &r));
+	assert_true(r.note);
+	assert_int_equal(r.cookie, 7); /* untouched */
+	assert_string_equal(r.note_type, "Normal");
+	assert_string_equal(r.note_reason, "Pulled");
+	assert_string_equal(r.message, "Container image \"a/b:1\" already present on machine");
+	memset(&r, 0, sizeof(r));
+	assert_true(jf_shim_note_parse("note Warning Failed Failed to pull image x", &r));
+	assert_string_equal(r.note_type, "Warning");
+	assert_string_equal(r.message, "Failed to pull image x");
+	/* a type that is not Warning is Normal; a reason too long is cut */
+	memset(&r, 0, sizeof(r));
+	assert_true(jf_shim_note_parse("note Bogus Created Created container main", &r));
+	assert_string_equal(r.note_type, "Normal");
+	/* not notes */
+	const char *bad[] = {
+		"", "note", "note Normal", "started 1 2", "error bad", "notes a b c"
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		assert_false(jf_shim_note_parse(bad[i], &r));
+		assert_false(r.note);
+	}
+	/* a message longer than a result holds is cut, not overrun */
+	char line[JF_RUN_MSG_MAX * 2 + 32];
+	int n = snprintf(line, sizeof(line), "note Normal Pulled ");
+	memset(line + n, 'x', sizeof(line) - (size_t)n - 1);
+	line[sizeof(line) - 1] = '\0';
+	memset(&r, 0, sizeof(r));
+	assert_true(jf_shim_note_parse(line, &r));
+	assert_int_equal(strlen(r.message), JF_RUN_MSG_MAX - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip_groups),
-		cmocka_unit_test(test_no_groups),
-		cmocka_unit_test(test_round_trip_image),
+		cmocka_unit_test(test_round_trip_groups), cmocka_unit_test(test_no_groups),
+		cmocka_unit_test(test_round_trip_image),  cmocka_unit_test(test_note_parse),
 		cmocka_unit_test(test_bad_groups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
