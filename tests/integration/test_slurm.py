@@ -316,7 +316,7 @@ def test_slurm_gang(env):
 
 
 
-def slurm_containers(env):
+def slurm_containers(env, *extra):
     """The test registry ($JOBFS_REGISTRY) and jobfs remounted on the
     cluster with --runtime oci (root's jobs run in containers on the
     nodes).  Skips like the container tests without crun or the registry,
@@ -333,7 +333,7 @@ def slurm_containers(env):
         if os.environ.get("JOBFS_OCI_REQUIRED") or os.environ.get("JOBFS_REGISTRY_REQUIRED"):
             raise TestFailure(why)
         raise Skip(why)
-    env.use_slurm("--runtime", "oci", "--insecure-registry", reg)
+    env.use_slurm("--runtime", "oci", "--insecure-registry", reg, *extra)
     return reg
 
 
@@ -389,6 +389,35 @@ def test_slurm_containers(env):
     text = env.read(n + "/events")
     check(re.search(r"Warning Failed \S+ Failed to pull image \"[^\"]*nosuchtag\"", text),
           "events:\n%s" % text)
+
+
+@case(timeout=90)
+def test_slurm_containers_root_only(env):
+    """On Slurm a job runs as its writer, and containers run as root only:
+    another user's spec with an image is refused when written, saying what
+    to do instead; nothing reaches Slurm."""
+    import pwd
+    reg = slurm_containers(env, "--allow-other")
+    user = "jobfssc%d" % (os.getpid() % 10000)
+    if subprocess.run(["useradd", "-M", "-N", "-g", "users", user],
+                      capture_output=True).returncode != 0:
+        raise TestFailure("useradd %s failed" % user)
+    try:
+        uid = pwd.getpwnam(user).pw_uid
+        g = "queues/theirs/groups/mine"
+        spec = "image: %s/jobfs/busybox:latest\nargs: [\"true\"]\n" % reg
+        r = subprocess.run(["runuser", "-u", user, "--", "sh", "-c",
+                            "mkdir %s && mkdir %s && cat > %s/spec.yaml"
+                            % (env.p("queues/theirs"), env.p(g), env.p(g))],
+                           input=spec, capture_output=True, text=True, timeout=20)
+        check(r.returncode != 0, "the user's spec with an image was accepted")
+        msg = env.status(g)["message"]
+        check("runs this group's jobs as uid %d" % uid in msg and "rootless" in msg
+              and "--runtime host" in msg, "message %r" % msg)
+        check(env.status(g)["state"] in ("Draft", "Invalid"), "state %s" % env.status(g))
+        check(job_ids(env) == [], "something reached Slurm: %s" % job_ids(env))
+    finally:
+        subprocess.run(["userdel", user], capture_output=True)
 
 
 NAMED = """\
