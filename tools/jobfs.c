@@ -230,16 +230,14 @@ static int runtime_setup(const struct opts *o, const char *state, bool slurm,
 {
 	const char *want = o->runtime ? o->runtime : "auto";
 	*oci = false;
-	if (!strcmp(want, "host"))
+	/* the slurm backend's nodes run containers when asked (--runtime oci):
+	 * as root jobs only, with crun on every node; auto keeps them on the
+	 * host, where a cluster's users' jobs run today */
+	if (!strcmp(want, "host") || (slurm && strcmp(want, "oci") != 0))
 		return 0;
 	const char *why = NULL;
 	const char *oci_rt = find_oci_runtime(o->oci_runtime);
 	char *img = tool_path("JOBFS_IMAGE_TOOL", "jobfs-image");
-	/* the slurm backend's nodes run containers when asked (--runtime oci):
-	 * as root jobs only, with crun on every node; auto keeps them on the
-	 * host, where a cluster's users' jobs run today */
-	if (slurm && strcmp(want, "oci") != 0)
-		return 0;
 	if (geteuid() != 0)
 		why = "containers need jobfs to run as root (rootless containers are not "
 		      "supported yet)";
