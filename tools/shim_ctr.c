@@ -61,6 +61,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -601,6 +602,14 @@ int ctr_setup(struct shim *s, char *err, size_t errlen)
 
 /* ---- the runtime ---- */
 
+/*
+ * The runtime with args, its stdout and stderr on out_fd and err_fd (-1:
+ * /dev/null), bounded by RUNTIME_WAIT (then killed: -2); its wait status,
+ * or -1 when it could not be run.  While it runs, what the containers
+ * started so far write is read into the node's files as it comes: a
+ * container's first output is not held back until the runtime that
+ * started it has exited (`run --detach` returns after its own tidying).
+ */
 static int runtime(struct shim *s, const char *const *args, int out_fd, int err_fd)
 {
 	char root[PATH_MAX + 16];
@@ -613,7 +622,66 @@ static int runtime(struct shim *s, const char *const *args, int out_fd, int err_
 	for (; *args && k < 15; args++)
 		argv[k++] = (char *)*args;
 	argv[k] = NULL;
-	return run_child(s, argv, NULL, out_fd, err_fd, -1, RUNTIME_WAIT, NULL, NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int null = open("/dev/null", O_RDWR);
+		if (dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 ||
+		    dup2(err_fd >= 0 ? err_fd : null, 2) < 0)
+			_exit(127);
+		execve(argv[0], argv, environ);
+		char msg[PATH_MAX + 64];
+		int n = snprintf(msg, sizeof(msg), "cannot run %s: %s\n", argv[0], strerror(errno));
+		if (n > 0)
+			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+		_exit(127);
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int64_t deadline = mono_ms() + RUNTIME_WAIT;
+	bool killed = false;
+	while (pidfd >= 0) {
+		struct pollfd pf[1 + 2 * SHIM_MAX_PROCS];
+		struct stream *sts[1 + 2 * SHIM_MAX_PROCS];
+		struct proc *ps[1 + 2 * SHIM_MAX_PROCS];
+		nfds_t n = 0;
+		pf[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		for (size_t i = 0; i < s->l.nprocs; i++) {
+			struct stream *two[2] = { &s->procs[i].out, &s->procs[i].err };
+			for (int j = 0; j < 2; j++)
+				if (two[j]->fd >= 0) {
+					sts[n] = two[j];
+					ps[n] = &s->procs[i];
+					pf[n++] = (struct pollfd){ .fd = two[j]->fd,
+								   .events = POLLIN };
+				}
+		}
+		int64_t left = deadline - mono_ms();
+		if (left <= 0 && !killed) {
+			kill(pid, SIGKILL);
+			killed = true;
+		}
+		int r = poll(pf, n, left > 0 ? (int)(left < 1000 ? left : 1000) : 100);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r > 0 && pf[0].revents)
+			break;
+		for (nfds_t j = 1; r > 0 && j < n; j++)
+			if (pf[j].revents & (POLLIN | POLLHUP | POLLERR))
+				stream_read(s, ps[j], sts[j]);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return killed ? -2 : status;
 }
 
 static void ctr_failed(struct shim *s, size_t i, const char *what, int st)
@@ -654,13 +722,14 @@ void ctr_create(struct shim *s, size_t i)
 	 * a create and a start apart cost a second exec of the runtime */
 	const char *args[] = { "run",        "--detach", "--bundle", c->bundle,
 			       "--pid-file", pidfile,    c->id,      NULL };
-	int st = runtime(s, args, outp[1], errp[1]);
-	close(outp[1]);
-	close(errp[1]);
+	/* its streams from now: read while the runtime still runs */
 	p->out.fd = outp[0];
 	p->err.fd = errp[0];
 	fcntl(outp[0], F_SETFL, O_NONBLOCK);
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
+	int st = runtime(s, args, outp[1], errp[1]);
+	close(outp[1]);
+	close(errp[1]);
 	char buf[32] = "";
 	size_t n = 0;
 	char *text = st == 0 ? read_small(AT_FDCWD, pidfile, &n) : NULL;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Containers' benchmark (reference 8.1), figures side by side in one run:
 
-  warm start   spec close -> the container's first output visible in its
-               node's logs, p50/p99 over N groups, for a 1 MB and a 200 MB
+  warm start   spec close -> the container's first output written by its
+               node's supervisor (inotify on the state directory, nothing
+               polls: a poller would take a core from what it measures),
+               p50/p99 over N groups, for a 1 MB and a 200 MB
                image (both cached), beside `crun run` of the same image's
                bundle from the command line (exec -> first byte on its
                stdout; in a private mount namespace without the cgroup2
@@ -64,7 +66,71 @@ def wait_text(path, needle, timeout=60.0):
     raise SystemExit("timed out waiting for %r in %s" % (needle, path))
 
 
-def jobfs_warm(mnt, image, n, tag):
+class Inotify:
+    """Linux inotify through ctypes: blocking waits, no polling (a poller
+    would take a core from what it measures on this 2-core machine)."""
+    IN_MODIFY, IN_CREATE, IN_ISDIR = 0x2, 0x100, 0x40000000
+
+    def __init__(self):
+        import ctypes
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        self.paths = {}
+
+    def watch(self, path, mask):
+        wd = self.libc.inotify_add_watch(self.fd, path.encode(), mask)
+        if wd >= 0:
+            self.paths[wd] = path
+        return wd >= 0
+
+    def events(self):
+        import struct
+        buf = os.read(self.fd, 65536)
+        off = 0
+        while off + 16 <= len(buf):
+            wd, mask, _, ln = struct.unpack_from("iIII", buf, off)
+            name = buf[off + 16:off + 16 + ln].rstrip(b"\0").decode()
+            off += 16 + ln
+            yield self.paths.get(wd, ""), mask, name
+
+    def close(self):
+        os.close(self.fd)
+
+
+def first_output(ino, runs, needle):
+    """When needle first appears in the stdout of a run directory made
+    under runs (STATE/runs/<node>/<attempt>/stdout, the file the node's
+    supervisor writes): inotify on each level as it is made, each level
+    checked once its watch is in place (it may have come first)."""
+    def has(path):
+        try:
+            with open(os.path.join(path, "stdout")) as f:
+                return needle in f.read()
+        except OSError:
+            return False
+
+    while True:
+        for path, mask, name in ino.events():
+            full = os.path.join(path, name)
+            if path == runs and mask & Inotify.IN_ISDIR:
+                ino.watch(full, Inotify.IN_CREATE)
+                for a in os.listdir(full):
+                    ino.watch(os.path.join(full, a), Inotify.IN_CREATE | Inotify.IN_MODIFY)
+                    if has(os.path.join(full, a)):
+                        return time.monotonic()
+            elif os.path.dirname(path) == runs and mask & Inotify.IN_ISDIR:
+                ino.watch(full, Inotify.IN_CREATE | Inotify.IN_MODIFY)
+                if has(full):
+                    return time.monotonic()
+            elif name == "stdout" and has(path):
+                return time.monotonic()
+
+
+def jobfs_warm(mnt, image, n, tag, state):
+    """Spec close -> the container's first output written by its node's
+    supervisor (seen by inotify in the state directory: nothing polls)."""
     q = os.path.join(mnt, "queues", "bench")
     os.makedirs(q, exist_ok=True)
     spec = ("image: %s\nimage_pull_policy: IfNotPresent\nargs: [\"echo\", \"go\"]\n" % image)
@@ -75,15 +141,21 @@ def jobfs_warm(mnt, image, n, tag):
         f.write(spec)
     wait_text(os.path.join(g, "tasks/0/nodes/0/logs"), "go", timeout=300)
     out = []
+    runs = os.path.join(state, "runs")
     for i in range(n):
         g = os.path.join(q, "groups", "%s-%d" % (tag, i))
         os.mkdir(g)
         fd = os.open(os.path.join(g, "spec.yaml"), os.O_WRONLY | os.O_TRUNC)
         os.write(fd, spec.encode())
+        ino = Inotify()
+        ino.watch(runs, Inotify.IN_CREATE)
         t0 = time.monotonic()
         os.close(fd)
-        t1 = wait_text(os.path.join(g, "tasks/0/nodes/0/logs"), "go")
+        t1 = first_output(ino, runs, "go")
+        ino.close()
         out.append(t1 - t0)
+        # what a user sees: the same output in the node's logs on the mount
+        wait_text(os.path.join(g, "tasks/0/nodes/0/logs"), "go")
     return out
 
 
@@ -214,8 +286,8 @@ def main():
             if time.monotonic() > deadline:
                 raise SystemExit("jobfs did not mount")
             time.sleep(0.05)
-        w1 = jobfs_warm(mnt, small[1] + "/jobfs/busybox:latest", n, "small")
-        w200 = jobfs_warm(mnt, big[1] + "/jobfs/busybox:latest", n, "big")
+        w1 = jobfs_warm(mnt, small[1] + "/jobfs/busybox:latest", n, "small", state)
+        w200 = jobfs_warm(mnt, big[1] + "/jobfs/busybox:latest", n, "big", state)
         cr = crun_warm(tmp, small[2], n)
         pm, pm_why = podman_warm(tmp, small[1], n)
         cold, theirs = cold_pulls(tmp, build, mid[1], 3)
