@@ -9,6 +9,7 @@
  * each device asked for.
  */
 #include "runtime/cdi.h"
+#include "runtime/yamljson.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +21,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#define CDI_KIND "nvidia.com/gpu"
+#define CDI_KIND     "nvidia.com/gpu"
+#define CDI_FILE_MAX (1 << 20)
 
 static int add_node(struct jf_cdi *out, json_t *dn, const char *file, char *err, size_t errlen)
 {
@@ -97,8 +99,45 @@ static int by_name(const void *a, const void *b)
 }
 
 /* one directory: its *.json specs of our kind, for each id not found yet */
+/* A spec file, JSON or (.yaml, .yml) YAML; NULL with a message. */
+static json_t *load_spec(const char *path, char *err, size_t errlen)
+{
+	size_t l = strlen(path);
+	if (l > 5 && !strcmp(path + l - 5, ".json")) {
+		json_error_t je;
+		json_t *spec = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+		if (!spec)
+			snprintf(err, errlen, "CDI spec %s: not valid JSON (line %d: %s)", path,
+				 je.line, je.text);
+		return spec;
+	}
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "CDI spec %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	char *text = malloc(CDI_FILE_MAX + 1);
+	size_t n = text ? fread(text, 1, CDI_FILE_MAX + 1, f) : 0;
+	bool bad = ferror(f);
+	fclose(f);
+	if (!text || bad || n > CDI_FILE_MAX) {
+		snprintf(err, errlen, "CDI spec %s: %s", path,
+			 !text ? "out of memory"
+			 : bad ? "cannot be read"
+			       : "larger than 1 MiB");
+		free(text);
+		return NULL;
+	}
+	char why[200];
+	json_t *spec = jf_yaml_to_json(text, n, why, sizeof(why));
+	free(text);
+	if (!spec)
+		snprintf(err, errlen, "CDI spec %s: not valid YAML (%s)", path, why);
+	return spec;
+}
+
 static int scan_dir(const char *dir, char ids[][32], bool *found, size_t nids, struct jf_cdi *out,
-		    bool *yaml_seen, char *err, size_t errlen)
+		    char *err, size_t errlen)
 {
 	DIR *dp = opendir(dir);
 	if (!dp)
@@ -108,11 +147,10 @@ static int scan_dir(const char *dir, char ids[][32], bool *found, size_t nids, s
 	struct dirent *de;
 	while ((de = readdir(dp)) && n < 256) {
 		size_t l = strlen(de->d_name);
-		if (l > 5 && !strcmp(de->d_name + l - 5, ".json"))
+		if ((l > 5 && !strcmp(de->d_name + l - 5, ".json")) ||
+		    (l > 5 && !strcmp(de->d_name + l - 5, ".yaml")) ||
+		    (l > 4 && !strcmp(de->d_name + l - 4, ".yml")))
 			names[n++] = strdup(de->d_name);
-		else if ((l > 5 && !strcmp(de->d_name + l - 5, ".yaml")) ||
-			 (l > 4 && !strcmp(de->d_name + l - 4, ".yml")))
-			*yaml_seen = true;
 	}
 	closedir(dp);
 	qsort(names, n, sizeof(names[0]), by_name);
@@ -122,13 +160,9 @@ static int scan_dir(const char *dir, char ids[][32], bool *found, size_t nids, s
 		if (!names[f])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, names[f]);
-		json_error_t je;
-		json_t *spec = rc ? NULL : json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-		if (!rc && !spec) {
-			snprintf(err, errlen, "CDI spec %s: not valid JSON (line %d: %s)", path,
-				 je.line, je.text);
+		json_t *spec = rc ? NULL : load_spec(path, err, errlen);
+		if (!rc && !spec)
 			rc = -1;
-		}
 		const char *kind = json_string_value(json_object_get(spec, "kind"));
 		if (!rc && kind && !strcmp(kind, CDI_KIND)) {
 			bool used = false;
@@ -174,17 +208,10 @@ int jf_cdi_gpus(const char *dirs, const char *ids, struct jf_cdi *out, char *err
 	}
 	if (!nids)
 		return 0;
-	bool yaml = false;
 	char buf[4096];
 	snprintf(buf, sizeof(buf), "%s", dirs ? dirs : "/etc/cdi:/var/run/cdi");
 	for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save))
-		if (scan_dir(d, idv, found, nids, out, &yaml, err, errlen) < 0)
+		if (scan_dir(d, idv, found, nids, out, err, errlen) < 0)
 			return -1;
-	if (!out->nfound && yaml) {
-		snprintf(err, errlen,
-			 "CDI: only YAML specs were found; jobfs reads JSON specs (nvidia-ctk cdi "
-			 "generate --format=json)");
-		return -1;
-	}
 	return 0;
 }

@@ -1,16 +1,15 @@
 /*
  * cdi.h - the devices of a node's GPUs from Container Device Interface
- * specs (the CNCF CDI format, JSON files in /etc/cdi and /var/run/cdi).
+ * specs (the CNCF CDI format, JSON or YAML files in /etc/cdi and
+ * /var/run/cdi).
  *
- * jf_cdi_gpus reads every .json spec of kind "nvidia.com/gpu" in the
+ * jf_cdi_gpus reads every .json, .yaml and .yml spec (at most 1 MiB; YAML
+ * through runtime/yamljson.h) of kind "nvidia.com/gpu" in the
  * directories given and, for each GPU id of the node ("0", "1", ... as in
  * CUDA_VISIBLE_DEVICES), the device of that name: its containerEdits'
  * deviceNodes, plus those of the spec's own containerEdits once, and their
  * env.  A device node's type, major and minor come from the spec or, when
  * it leaves them out, from stat(2) of its hostPath (default: its path).
- * Specs in YAML are not read (the shim that calls this is linked
- * statically, without libyaml): a directory with only .yaml specs finds
- * nothing, and says so.
  */
 #ifndef JF_CDI_H
 #define JF_CDI_H

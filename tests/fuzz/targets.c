@@ -22,6 +22,7 @@
 #include "core/ctl.h"
 #include "core/names.h"
 #include "core/spec.h"
+#include "runtime/yamljson.h"
 
 static void broken(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -365,11 +366,45 @@ int jf_fuzz_cluster(const uint8_t *data, size_t size)
 	return 0;
 }
 
+/* values in v, to the bound jf_yaml_to_json keeps */
+static size_t values(json_t *v, int depth)
+{
+	CHECK(depth <= JF_YJ_MAX_DEPTH + 1, "a value %d deep", depth);
+	size_t n = 1, i;
+	const char *k;
+	json_t *x;
+	if (json_is_array(v))
+		json_array_foreach(v, i, x) n += values(x, depth + 1);
+	else if (json_is_object(v))
+		json_object_foreach(v, k, x) n += values(x, depth + 1);
+	return n;
+}
+
+int jf_fuzz_yamljson(const uint8_t *data, size_t size)
+{
+	char err[256];
+	memset(err, 0x55, sizeof(err));
+	json_t *v = jf_yaml_to_json((const char *)data, size, err, sizeof(err));
+	if (v) {
+		CHECK(values(v, 0) <= JF_YJ_MAX_NODES, "more values than the bound");
+		char *text = json_dumps(v, JSON_ENCODE_ANY);
+		CHECK(text != NULL, "a value jansson cannot write");
+		free(text);
+		json_decref(v);
+	} else {
+		size_t len = strnlen(err, sizeof(err));
+		CHECK(len > 0 && len < sizeof(err), "refused without a message");
+		CHECK(one_clean_line(err, len), "message with control or invalid bytes: %s", err);
+	}
+	return 0;
+}
+
 const struct jf_fuzz_target jf_fuzz_targets[] = {
 	{ "spec", jf_fuzz_spec },
 	{ "k8s", jf_fuzz_k8s },
 	{ "queue_spec", jf_fuzz_queue_spec },
 	{ "ctl", jf_fuzz_ctl },
 	{ "cluster", jf_fuzz_cluster },
+	{ "yamljson", jf_fuzz_yamljson },
 	{ NULL, NULL },
 };

@@ -20,6 +20,7 @@ int jf_fuzz_k8s(const uint8_t *data, size_t size);        /* a Job with ${VAR} s
 int jf_fuzz_queue_spec(const uint8_t *data, size_t size); /* the queue spec */
 int jf_fuzz_ctl(const uint8_t *data, size_t size);        /* a ctl write */
 int jf_fuzz_cluster(const uint8_t *data, size_t size);    /* the cluster file */
+int jf_fuzz_yamljson(const uint8_t *data, size_t size);   /* YAML as JSON (CDI specs) */
 
 struct jf_fuzz_target {
 	const char *name; /* "spec": tests/fuzz/corpus/spec, fuzz_spec */

@@ -356,10 +356,19 @@ def test_daemon_killed_while_container_runs(env):
     check(env.status(node(g))["runtime"] == "oci", "runtime after adoption")
 
 
-CDI_SPEC = """{"cdiVersion": "0.6.0", "kind": "nvidia.com/gpu",
- "devices": [%s],
- "containerEdits": {"deviceNodes": [{"path": "/dev/nvidiactl", "hostPath": "/dev/zero"}],
-                    "env": ["NVIDIA_CDI_SPEC=jobfs-test"]}}"""
+# in YAML, nvidia-ctk's default format (JSON ones are read too: test_cdi.c)
+CDI_SPEC = """---
+cdiVersion: 0.6.0
+kind: nvidia.com/gpu
+devices:
+%s
+containerEdits:
+  deviceNodes:
+  - path: /dev/nvidiactl
+    hostPath: /dev/zero
+  env:
+  - NVIDIA_CDI_SPEC=jobfs-test
+"""
 
 
 @case(timeout=90)
@@ -370,10 +379,10 @@ def test_gpus_as_cdi_devices(env):
     CUDA_VISIBLE_DEVICES as before."""
     cdi = os.path.join(env.tmp, "cdi")
     os.makedirs(cdi)
-    devs = ",".join('{"name": "%d", "containerEdits": {"deviceNodes": '
-                    '[{"path": "/dev/nvidia%d", "hostPath": "/dev/null"}]}}' % (i, i)
-                    for i in range(8))
-    with open(os.path.join(cdi, "nvidia.json"), "w") as f:
+    devs = "\n".join('- name: "%d"\n  containerEdits:\n    deviceNodes:\n'
+                     '    - {path: /dev/nvidia%d, hostPath: /dev/null}' % (i, i)
+                     for i in range(8))
+    with open(os.path.join(cdi, "nvidia.yaml"), "w") as f:
         f.write(CDI_SPEC % devs)
     os.environ["JOBFS_CDI_DIRS"] = cdi
     try:

@@ -2,7 +2,7 @@
  * test_cdi.c - a node's GPU devices from CDI specs (runtime/cdi.c): the
  * devices of the ids asked for and the spec's own edits once, type and
  * numbers from the spec or from the host's device node, env, and what is
- * refused (bad JSON, a missing node, only YAML specs).  The stand-in
+ * refused (bad JSON or YAML, a missing node); specs in YAML.  The stand-in
  * device nodes are the host's /dev/null, /dev/zero and /dev/full.
  */
 #include <stdarg.h>
@@ -84,12 +84,46 @@ static void test_devices(void **state)
 	assert_non_null(strstr(err, "not valid JSON"));
 	jft_rmtree(dir);
 
-	/* YAML only: said, since nothing is read */
+	/* a YAML spec, as nvidia-ctk writes it by default: the same devices */
 	jft_mkdtemp(dir, sizeof(dir), jft_tmp_base(), "cdi");
 	snprintf(p, sizeof(p), "%s/nvidia.yaml", dir);
-	jft_write_file(p, "cdiVersion: 0.6.0\nkind: nvidia.com/gpu\n");
-	assert_int_equal(jf_cdi_gpus(dir, "0", &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "only YAML specs"));
+	jft_write_file(p, "---\n"
+			  "cdiVersion: 0.6.0\n"
+			  "kind: nvidia.com/gpu\n"
+			  "containerEdits:\n"
+			  "  env: [NVIDIA_CDI=1]\n"
+			  "  deviceNodes:\n"
+			  "  - path: /dev/nvidiactl\n"
+			  "    hostPath: /dev/full\n"
+			  "devices:\n"
+			  "- name: \"0\"\n"
+			  "  containerEdits:\n"
+			  "    deviceNodes:\n"
+			  "    - {path: /dev/nvidia0, hostPath: /dev/null}\n"
+			  "- name: \"1\"\n"
+			  "  containerEdits:\n"
+			  "    env:\n"
+			  "    - GPU1=yes\n"
+			  "    deviceNodes:\n"
+			  "    - path: /dev/nvidia1\n"
+			  "      hostPath: /dev/zero\n"
+			  "      type: c\n"
+			  "      major: 195\n"
+			  "      minor: 1\n");
+	assert_int_equal(jf_cdi_gpus(dir, "1", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.nfound, 1);
+	assert_int_equal(c.ndevices, 2);
+	assert_string_equal(c.devices[0].path, "/dev/nvidia1");
+	assert_int_equal(c.devices[0].major, 195);
+	assert_int_equal(c.devices[0].minor, 1);
+	assert_string_equal(c.devices[1].path, "/dev/nvidiactl");
+	assert_int_equal(c.nenv, 2);
+	assert_string_equal(c.env[0], "GPU1=yes");
+	/* a YAML spec that does not parse is refused with its file and line */
+	snprintf(p, sizeof(p), "%s/bad.yml", dir);
+	jft_write_file(p, "kind: nvidia.com/gpu\ndevices: [\n");
+	assert_int_equal(jf_cdi_gpus(dir, "1", &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "bad.yml: not valid YAML (line"));
 	jft_rmtree(dir);
 }
 
