@@ -58,8 +58,8 @@ static void test_nesting_and_aliases(void **state)
 {
 	(void)state;
 	char err[256];
-	json_t *v = yj("base: &b {x: 1, y: [a, b]}\ncopy: *b\nlist:\n- 1\n- [2, 3]\n- {z: q}\n", err,
-		       sizeof(err));
+	json_t *v = yj("base: &b {x: 1, y: [a, b]}\ncopy: *b\nlist:\n- 1\n- [2, 3]\n- {z: q}\n",
+		       err, sizeof(err));
 	assert_non_null(v);
 	json_t *c = json_object_get(v, "copy");
 	assert_int_equal(json_integer_value(json_object_get(c, "x")), 1);
