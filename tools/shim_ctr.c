@@ -125,6 +125,27 @@ static const char *base_name(const char *p)
 /* Overlay of the image's layers on bundle/rootfs.  The layers are named
  * relative to their directory (the shim's cwd for the call) so that more
  * of them fit in the one page mount(2) takes. */
+/* "lowerdir=" and the layers, the top one first, into data: their
+ * directories' own names (the shim mounts from their parent), or with
+ * numbered their positions (links made by mount_root).  The length, or 0
+ * when they do not fit. */
+static size_t lower_list(json_t *layers, size_t n, char *data, size_t cap, bool numbered)
+{
+	size_t off = (size_t)snprintf(data, cap, "lowerdir=");
+	for (size_t k = n; k-- > 0;) {
+		const char *l = json_string_value(json_array_get(layers, k));
+		if (!l)
+			return 0;
+		int w = numbered ? snprintf(data + off, cap - off, "%s%zu", k + 1 < n ? ":" : "", k)
+				 : snprintf(data + off, cap - off, "%s%s", k + 1 < n ? ":" : "",
+					    base_name(l));
+		if (w < 0 || off + (size_t)w >= cap)
+			return 0;
+		off += (size_t)w;
+	}
+	return off;
+}
+
 static int mount_root(struct shim *s, size_t i, char *err, size_t errlen)
 {
 	struct ctr *c = &s->ctrs[i];
@@ -148,19 +169,32 @@ static int mount_root(struct shim *s, size_t i, char *err, size_t errlen)
 	char *sl = strrchr(ldir, '/');
 	if (sl)
 		*sl = '\0';
-	size_t off = (size_t)snprintf(data, sizeof(data), "lowerdir=");
-	for (size_t k = n; k-- > 0;) { /* the top layer first */
-		const char *l = json_string_value(json_array_get(layers, k));
-		if (!l)
-			continue;
-		int w = snprintf(data + off, sizeof(data) - off, "%s%s", k + 1 < n ? ":" : "",
-				 base_name(l));
-		if (w < 0 || off + (size_t)w >= sizeof(data)) {
-			snprintf(err, errlen, "image %s has too many layers (%zu) for one overlay",
-				 s->l.procs[i].image->reference, n);
+	size_t off = lower_list(layers, n, data, sizeof(data), false);
+	if (!off) {
+		/* the layers' names do not fit in mount(2)'s one page (about 60
+		 * of them): short links to them, "0" the bottom one, in the
+		 * bundle, and the list made of those (overlay takes up to 500) */
+		snprintf(ldir, sizeof(ldir), "%s/l", c->bundle);
+		if (mkdir_one(ldir, 0755) < 0) {
+			snprintf(err, errlen, "%s: %s", ldir, strerror(errno));
 			return -1;
 		}
-		off += (size_t)w;
+		for (size_t k = 0; k < n; k++) {
+			const char *l = json_string_value(json_array_get(layers, k));
+			char link[PATH_MAX + 32];
+			snprintf(link, sizeof(link), "%s/%zu", ldir, k);
+			if (!l || (symlink(l, link) < 0 && errno != EEXIST)) {
+				snprintf(err, errlen, "%s: %s", link,
+					 l ? strerror(errno) : "no layer");
+				return -1;
+			}
+		}
+		off = lower_list(layers, n, data, sizeof(data), true);
+	}
+	if (!off) {
+		snprintf(err, errlen, "image %s has too many layers (%zu) for one overlay",
+			 s->l.procs[i].image->reference, n);
+		return -1;
 	}
 	int w = snprintf(data + off, sizeof(data) - off, ",upperdir=%s,workdir=%s", upper, work);
 	if (w < 0 || off + (size_t)w >= sizeof(data)) {

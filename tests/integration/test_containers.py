@@ -371,6 +371,76 @@ containerEdits:
 """
 
 
+def many_layers(base, out, n):
+    """An OCI layout at out: the busybox image of the layout base with n
+    more layers, layer i adding /layers/i and writing /top with i."""
+    import gzip
+    import hashlib
+    import io
+    import json
+    import shutil
+    import tarfile
+    shutil.copytree(base, out)
+    idx = json.load(open(os.path.join(out, "index.json")))
+    latest = [m for m in idx["manifests"]
+              if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == "latest"][0]
+
+    def blob(data):
+        d = hashlib.sha256(data).hexdigest()
+        with open(os.path.join(out, "blobs", "sha256", d), "wb") as f:
+            f.write(data)
+        return "sha256:" + d
+
+    def read(digest):
+        with open(os.path.join(out, "blobs", "sha256", digest.split(":")[1]), "rb") as f:
+            return f.read()
+
+    man = json.loads(read(latest["digest"]))
+    cfg = json.loads(read(man["config"]["digest"]))
+    for i in range(n):
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+            for name, text in (("layers/%d" % i, "%d\n" % i), ("top", "%d\n" % i)):
+                info = tarfile.TarInfo(name)
+                info.size = len(text)
+                info.mode = 0o644
+                t.addfile(info, io.BytesIO(text.encode()))
+        tar = raw.getvalue()
+        gz = gzip.compress(tar, mtime=0)
+        man["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                              "digest": blob(gz), "size": len(gz)})
+        cfg["rootfs"]["diff_ids"].append("sha256:" + hashlib.sha256(tar).hexdigest())
+    cj = json.dumps(cfg).encode()
+    man["config"] = {"mediaType": "application/vnd.oci.image.config.v1+json",
+                     "digest": blob(cj), "size": len(cj)}
+    mj = json.dumps(man).encode()
+    idx["manifests"] = [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                         "digest": blob(mj), "size": len(mj),
+                         "annotations": {"org.opencontainers.image.ref.name": "many"}}]
+    with open(os.path.join(out, "index.json"), "w") as f:
+        json.dump(idx, f)
+
+
+@case(timeout=120)
+def test_many_layers(env):
+    """An image of 101 layers, more than one overlay mount's option page
+    holds by the layers' own names: it runs, every layer seen, the top one
+    on top."""
+    env.use_containers()
+    base = os.environ.get("JOBFS_REGISTRY_LAYOUT")
+    if not base:
+        raise TestFailure("JOBFS_REGISTRY_LAYOUT is not set (scripts/registry.sh env)")
+    layout = os.path.join(env.tmp, "many")
+    many_layers(base, layout, 100)
+    g = env.group("image: oci:%s:many\n"
+                  "args: [\"sh\", \"-c\", \"ls /layers | wc -l; cat /top; cat /layers/0 "
+                  "/layers/99; ls /bin/busybox\"]\n" % layout, name="many")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=90)
+    check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    logs = env.read(os.path.join(node(g), "logs"))
+    check(logs == "100\n99\n0\n99\n/bin/busybox\n", "logs %r" % logs)
+
+
 @case(timeout=90)
 def test_gpus_as_cdi_devices(env):
     """A node's GPUs are the devices of a CDI spec where the host has one:
