@@ -359,6 +359,57 @@ static void kill_left_containers(pid_t shim)
 	}
 }
 
+/* rmdir path's subtree of cgroups, deepest first; true when it is gone */
+static bool cg_rmtree(const char *path, int depth)
+{
+	DIR *d = depth < 4 ? opendir(path) : NULL;
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d)))
+			if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+				char sub[PATH_MAX];
+				if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) <
+				    (int)sizeof(sub))
+					cg_rmtree(sub, depth + 1);
+			}
+		closedir(d);
+	}
+	return rmdir(path) == 0 || errno == ENOENT;
+}
+
+/* The cgroups a vanished shim made (its procs' limits, its containers',
+ * under jobfs/shim-PID of every hierarchy), once what was in them has died
+ * of kill_left_containers' SIGKILL: tried for up to 0.5 s (a lost shim is
+ * rare; its processes die in a few ms), then left (a later jobfs-shim of
+ * that pid reuses them). */
+static void remove_left_cgroups(pid_t shim)
+{
+	char top[PATH_MAX];
+	for (int tries = 0; tries < 100; tries++) {
+		bool left = false;
+		DIR *d = opendir("/sys/fs/cgroup");
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(top, sizeof(top), "/sys/fs/cgroup/%s/jobfs/shim-%d", de->d_name,
+				 (int)shim);
+			if (access(top, F_OK) == 0 && !cg_rmtree(top, 0))
+				left = true;
+		}
+		if (d)
+			closedir(d);
+		/* the unified hierarchy at the root (v2) */
+		snprintf(top, sizeof(top), "/sys/fs/cgroup/jobfs/shim-%d", (int)shim);
+		if (access(top, F_OK) == 0 && !cg_rmtree(top, 0))
+			left = true;
+		if (!left)
+			return;
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void run_finish(struct run *r, struct jf_run_result *out)
 {
 	siginfo_t si;
@@ -394,6 +445,7 @@ static void run_finish(struct run *r, struct jf_run_result *out)
 	out->lost = true;
 	out->exit_code = -1;
 	kill_left_containers(r->pid);
+	remove_left_cgroups(r->pid);
 	out->start_ms = start;
 	out->end_ms = jf_be_wall_ms();
 	if (r->pidfd < 0) {

@@ -6,6 +6,7 @@
  * one the build made ($JOBFS_SHIM).  Waiting is poll() on the backend's fd
  * with a timeout of a few seconds, never an open-ended sleep.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1638,6 +1639,19 @@ static void test_container_shim_killed(void **state)
 		usleep(10000);
 	assert_int_equal(kill(init, 0), -1);
 	assert_int_equal(errno, ESRCH);
+	/* and the cgroups it made are gone, in every hierarchy */
+	DIR *d = opendir("/sys/fs/cgroup");
+	assert_non_null(d);
+	struct dirent *de;
+	char p[PATH_MAX];
+	while ((de = readdir(d))) {
+		snprintf(p, sizeof(p), "/sys/fs/cgroup/%s/jobfs/shim-%d", de->d_name, shim);
+		if (de->d_name[0] != '.' && access(p, F_OK) == 0)
+			fail_msg("%s is left", p);
+	}
+	closedir(d);
+	snprintf(p, sizeof(p), "/sys/fs/cgroup/jobfs/shim-%d", shim);
+	assert_int_equal(access(p, F_OK), -1);
 }
 
 static void test_container_pull_failed(void **state)
