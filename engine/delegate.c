@@ -700,6 +700,10 @@ static void pass_group(struct pass *p, int64_t gid)
 	int64_t held = 0;
 	for (size_t i = 0; i < ul.n; i++)
 		held += jf_room_held(&ul.b[i]);
+	/* a pull that failed: no new batch until the back-off is over (the
+	 * engine's tick schedules again then) */
+	if (jf_eng_pull_waits(e, g, jf_eng_now(e)))
+		room = 0;
 	/* new batches for the waiting tasks that have none */
 	while (room > 0) {
 		struct unsub us = { .span = e->array_max };

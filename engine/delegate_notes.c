@@ -388,6 +388,7 @@ static void on_ended(struct jf_engine *e, const struct jf_note *n)
 	}
 	if (t->key != n->key || t->run != n->run)
 		return;
+	int64_t gid = g->id;
 	switch (n->end) {
 	case JF_END_REQUEUED:
 		t->requeued = true;
@@ -408,6 +409,7 @@ static void on_ended(struct jf_engine *e, const struct jf_note *n)
 	int64_t nodes = t->nodes;
 	uint64_t key = t->key;
 	int64_t run = t->run, task_id = t->task_id;
+	bool pulls_failed = false;
 	for (int64_t i = 0; i < nodes; i++) {
 		t = jf_idmap_get(&e->tasks, task_id);
 		if (!t || t->key != key || t->run != run)
@@ -427,9 +429,10 @@ static void on_ended(struct jf_engine *e, const struct jf_note *n)
 		if (res.timed_out)
 			t->fail_timeout = true;
 		node_notes(e, n, i, aid);
-		/* the element ended on Slurm: a failed pull is its failure, there
-		 * is no start to wait again for (the local back-off) */
-		res.pull_failed = false;
+		/* a failed pull is no attempt of the task, as locally: it waits,
+		 * its group backs off (image.c) and a new batch runs it after */
+		if (res.pull_failed)
+			pulls_failed = true;
 		res.cookie = (uint64_t)aid;
 		res.start_ms = n->start_ms;
 		res.end_ms = n->end_ms > 0 ? n->end_ms : jf_eng_now(e);
@@ -450,6 +453,11 @@ static void on_ended(struct jf_engine *e, const struct jf_note *n)
 		}
 		jf_eng_finish(e, &res);
 	}
+	/* its images were pulled (or it had none): a back-off is over (the
+	 * group looked up again: the ends may have finished it) */
+	struct grt *g2 = jf_eng_group(e, gid);
+	if (g2 && !pulls_failed && n->start_ms > 0 && n->end != JF_END_NEVER_RAN)
+		jf_eng_pull_ok(e, g2);
 }
 
 static void on_done(struct jf_engine *e, const struct jf_note *n)

@@ -377,18 +377,26 @@ def test_slurm_containers(env):
     check(fresh == 1, "the image was fetched by %d nodes, not once" % fresh)
     check(len(digests) == 1, "digests differ: %s" % digests)
 
-    # a tag the registry does not have: the node fails with the pull's message
-    g2 = env.group("image: %s/jobfs/busybox:nosuchtag\nretries: 0\nargs: [\"true\"]\n" % reg,
+    # a tag the registry does not have: as locally no attempt of the task,
+    # which waits while its group backs off, the node's end says why
+    g2 = env.group("image: %s/jobfs/busybox:nosuchtag\nargs: [\"true\"]\n" % reg,
                    name="nosuch")
-    st = env.wait(g2, ("Succeeded", "Failed"), timeout=120)
-    check(st["state"] == "Failed", "ended %s: %s" % (st["state"], st["message"]))
+    st = env.wait(g2, pred=lambda s: s.get("reason") == "ImagePull", timeout=120,
+                  what="reason ImagePull")
+    check(st["state"] == "Waiting" and "trying again in 10s" in st["message"],
+          "group %s: %s" % (st["state"], st["message"]))
+    ts = env.status(g2 + "/tasks/0")
+    check(ts["state"] == "Waiting" and ts["retries_left"] == 3,
+          "a pull failure used a retry: %s" % ts)
     n = "%s/tasks/0/nodes/0" % g2
-    ns = env.status(n)
-    check("ErrImagePull" in ns["message"] and "nosuchtag" in ns["message"],
-          "node message %r" % ns["message"])
     text = env.read(n + "/events")
-    check(re.search(r"Warning Failed \S+ Failed to pull image \"[^\"]*nosuchtag\"", text),
-          "events:\n%s" % text)
+    check(re.search(r"Warning Failed \S+ Failed to pull image \"[^\"]*nosuchtag\": registry "
+                    r"\S+ has no manifest nosuchtag", text), "events:\n%s" % text)
+    gev = env.read(g2 + "/events")
+    check(re.search(r"Warning BackOff tasks/0 Back-off pulling image .*nosuchtag.*trying again "
+                    r"in 10s; no retry used", gev), "group events:\n%s" % gev)
+    env.ctl(g2, "stop")
+    env.wait(g2, ("Stopped",), timeout=60)
 
 
 @case(timeout=90)
