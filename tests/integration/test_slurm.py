@@ -399,6 +399,33 @@ def test_slurm_containers(env):
     env.wait(g2, ("Stopped",), timeout=60)
 
 
+@case(timeout=150)
+def test_slurm_container_limits(env):
+    """DESIGN 8.2 on the Slurm nodes: a container over its memory limit is
+    OOM-killed (exit 137, reason OOMKilled, the Warning event, from its
+    cgroup's own counter) and shm_size is the container's /dev/shm."""
+    reg = slurm_containers(env)
+    image = "%s/jobfs/busybox:latest" % reg
+    hog = "awk 'BEGIN{s=sprintf(\\\"%200000000s\\\",\\\"\\\"); print length(s)}'"
+    g = env.group("image: %s\nretries: 0\nresources: {limits: {memory: 64Mi}}\n"
+                  "command: [\"sh\", \"-c\", \"exec %s\"]\n" % (image, hog), name="oom")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=120)
+    check(st["state"] == "Failed", "oom group ended %s" % st["state"])
+    n = "%s/tasks/0/nodes/0" % g
+    ns = env.status(n)
+    check(ns["exit_code"] == 137 and ns["reason"] == "OOMKilled",
+          "OOM node: exit %s reason %s (%s)" % (ns["exit_code"], ns["reason"], ns["message"]))
+    text = env.read(n + "/events")
+    check(re.search(r"Warning OOMKilled tasks/0/nodes/0 main was killed: it used more memory "
+                    r"than its limit", text), "events:\n%s" % text)
+    g = env.group("image: %s\nshm_size: 48Mi\n"
+                  "args: [\"sh\", \"-c\", \"df -k /dev/shm | tail -1\"]\n" % image, name="shm")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=120)
+    check(st["state"] == "Succeeded", "shm group ended %s: %s" % (st["state"], st["message"]))
+    fields = env.read("%s/tasks/0/nodes/0/logs" % g).split()
+    check(fields[1] == "49152", "/dev/shm is %s KiB, want 49152" % fields[1])
+
+
 @case(timeout=90)
 def test_slurm_containers_root_only(env):
     """On Slurm a job runs as its writer, and containers run as root only:
