@@ -659,24 +659,8 @@ static int runtime(struct shim *s, const char *const *args, int out_fd, int err_
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int null = open("/dev/null", O_RDWR);
-		if (dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 ||
-		    dup2(err_fd >= 0 ? err_fd : null, 2) < 0)
-			_exit(127);
-		execve(argv[0], argv, environ);
-		char msg[PATH_MAX + 64];
-		int n = snprintf(msg, sizeof(msg), "cannot run %s: %s\n", argv[0], strerror(errno));
-		if (n > 0)
-			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-		_exit(127);
-	}
+	if (pid == 0)
+		child_exec(argv, out_fd, err_fd, -1, -1);
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	int64_t deadline = mono_ms() + RUNTIME_WAIT;
 	bool killed = false;

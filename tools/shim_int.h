@@ -248,6 +248,12 @@ struct child_io {
  * no fd 3); bounded by timeout_ms (then killed: -2).  The wait status, or
  * -1 when it could not be run.
  */
+/* In a forked child: the signals as they were before the shim, its
+ * parent's death its own, stdin /dev/null, out_fd and err_fd (-1:
+ * /dev/null) as 1 and 2, fd3 and fd4 (-1: none) as 3 and 4, then exec
+ * argv; a failed exec says "cannot run PATH: WHY" on stderr, exits 127. */
+__attribute__((noreturn)) void child_exec(char *const *argv, int out_fd, int err_fd, int fd3,
+					  int fd4);
 int run_child(struct shim *s, char *const *argv, struct child_io *io, int out_fd, int err_fd,
 	      int kept_fd, int64_t timeout_ms,
 	      void (*on_line)(struct shim *s, const char *line, void *arg), void *arg);

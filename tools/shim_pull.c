@@ -35,6 +35,31 @@ extern char **environ;
 /* ---- running a helper program ---- */
 
 
+void child_exec(char *const *argv, int out_fd, int err_fd, int fd3, int fd4)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	int null = open("/dev/null", O_RDWR);
+	if (dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 ||
+	    dup2(err_fd >= 0 ? err_fd : null, 2) < 0)
+		_exit(127);
+	if (fd3 >= 0 && dup2(fd3, 3) < 0)
+		_exit(127);
+	if (fd4 >= 0 && fd4 != 4 && dup2(fd4, 4) < 0)
+		_exit(127);
+	execve(argv[0], argv, environ);
+	/* said on its stderr: the caller's message */
+	char msg[PATH_MAX + 64];
+	int n = snprintf(msg, sizeof(msg), "cannot run %s: %s\n", argv[0], strerror(errno));
+	if (n > 0)
+		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	_exit(127);
+}
+
 int run_child(struct shim *s, char *const *argv, struct child_io *io, int out_fd, int err_fd,
 	      int kept_fd, int64_t timeout_ms,
 	      void (*on_line)(struct shim *s, const char *line, void *arg), void *arg)
@@ -47,30 +72,9 @@ int run_child(struct shim *s, char *const *argv, struct child_io *io, int out_fd
 	pid_t pid = fork();
 	if (pid < 0)
 		goto fail;
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int null = open("/dev/null", O_RDWR);
-		int o = io ? op[1] : out_fd >= 0 ? out_fd : null;
-		int e = io ? ep[1] : err_fd >= 0 ? err_fd : null;
-		if (dup2(null, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-			_exit(127);
-		if (on_line && dup2(pp[1], 3) < 0)
-			_exit(127);
-		if (kept_fd >= 0 && kept_fd != 4 && dup2(kept_fd, 4) < 0)
-			_exit(127);
-		execve(argv[0], argv, environ);
-		/* said on its stderr: the caller's message */
-		char msg[PATH_MAX + 64];
-		int n = snprintf(msg, sizeof(msg), "cannot run %s: %s\n", argv[0], strerror(errno));
-		if (n > 0)
-			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-		_exit(127);
-	}
+	if (pid == 0)
+		child_exec(argv, io ? op[1] : out_fd, io ? ep[1] : err_fd, on_line ? pp[1] : -1,
+			   kept_fd);
 	int fds[3] = { io ? op[0] : -1, io ? ep[0] : -1, on_line ? pp[0] : -1 };
 	close(op[1]);
 	close(ep[1]);

@@ -12,11 +12,10 @@ Without a cluster the tests skip; with JOBFS_SLURM_REQUIRED set they fail.
 """
 import os
 import re
-import shutil
 import subprocess
 import time
 
-from jfit import Skip, TestFailure, case, check, money
+from jfit import TestFailure, case, check, money
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The test cluster's GRES (scripts/slurm-cluster.sh): "typed" gpu:4090:8,
@@ -319,20 +318,8 @@ def test_slurm_gang(env):
 def slurm_containers(env, *extra):
     """The test registry ($JOBFS_REGISTRY) and jobfs remounted on the
     cluster with --runtime oci (root's jobs run in containers on the
-    nodes).  Skips like the container tests without crun or the registry,
-    unless the README's test command says they must run."""
-    reg = os.environ.get("JOBFS_REGISTRY")
-    why = None
-    if os.geteuid() != 0:
-        why = "containers: jobfs must run as root"
-    elif not shutil.which("crun"):
-        why = "containers: crun is not installed"
-    elif not reg:
-        why = "containers: no test registry (scripts/registry.sh start DIR)"
-    if why:
-        if os.environ.get("JOBFS_OCI_REQUIRED") or os.environ.get("JOBFS_REGISTRY_REQUIRED"):
-            raise TestFailure(why)
-        raise Skip(why)
+    nodes); skips as the container tests do (jfit.container_registry)."""
+    reg = env.container_registry()
     env.use_slurm("--runtime", "oci", "--insecure-registry", reg, *extra)
     return reg
 
