@@ -680,12 +680,7 @@ static int runtime(struct shim *s, const char *const *args, int out_fd, int err_
 								   .events = POLLIN };
 				}
 		}
-		int64_t left = deadline - mono_ms();
-		if (left <= 0 && !killed) {
-			kill(pid, SIGKILL);
-			killed = true;
-		}
-		int r = poll(pf, n, left > 0 ? (int)(left < 1000 ? left : 1000) : 100);
+		int r = poll_child(pf, n, deadline, pid, &killed);
 		if (r < 0 && errno != EINTR)
 			break;
 		if (r > 0 && pf[0].revents)

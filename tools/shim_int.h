@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -248,6 +249,9 @@ struct child_io {
  * no fd 3); bounded by timeout_ms (then killed: -2).  The wait status, or
  * -1 when it could not be run.
  */
+/* poll(2) on a helper's fds for at most a second, and at deadline (mono
+ * ms) SIGKILL the helper pid once (*killed) */
+int poll_child(struct pollfd *pf, nfds_t n, int64_t deadline, pid_t pid, bool *killed);
 /* In a forked child: the signals as they were before the shim, its
  * parent's death its own, stdin /dev/null, out_fd and err_fd (-1:
  * /dev/null) as 1 and 2, fd3 and fd4 (-1: none) as 3 and 4, then exec

@@ -35,6 +35,16 @@ extern char **environ;
 /* ---- running a helper program ---- */
 
 
+int poll_child(struct pollfd *pf, nfds_t n, int64_t deadline, pid_t pid, bool *killed)
+{
+	int64_t left = deadline - mono_ms();
+	if (left <= 0 && !*killed) {
+		kill(pid, SIGKILL);
+		*killed = true;
+	}
+	return poll(pf, n, left > 0 ? (int)(left < 1000 ? left : 1000) : 100);
+}
+
 void child_exec(char *const *argv, int out_fd, int err_fd, int fd3, int fd4)
 {
 	sigset_t none;
@@ -97,12 +107,7 @@ int run_child(struct shim *s, char *const *argv, struct child_io *io, int out_fd
 			}
 		if (!n)
 			break;
-		int64_t left = deadline - mono_ms();
-		if (left <= 0 && !killed) {
-			kill(pid, SIGKILL);
-			killed = true;
-		}
-		int r = poll(pf, n, left > 0 ? (int)(left < 1000 ? left : 1000) : 100);
+		int r = poll_child(pf, n, deadline, pid, &killed);
 		if (r < 0 && errno != EINTR)
 			break;
 		for (nfds_t k = 0; r > 0 && k < n; k++) {
