@@ -371,6 +371,30 @@ containerEdits:
 """
 
 
+@case(timeout=90)
+def test_runc(env):
+    """runc, the other OCI runtime (--oci-runtime): the same container, the
+    same events and status; runc takes this host's hybrid cgroups as they
+    are."""
+    reg = env.container_registry()
+    runc = next((p for p in ("/usr/sbin/runc", "/usr/bin/runc") if os.path.exists(p)), None)
+    if not runc:
+        raise TestFailure("runc is not installed (scripts/deps.sh installs it)")
+    env.use_runtime("oci", "--insecure-registry", reg, "--oci-runtime", runc)
+    g = env.group("image: %s/jobfs/busybox:latest\nimage_pull_policy: IfNotPresent\n"
+                  "resources: {limits: {memory: 256Mi}}\n"
+                  "args: [\"sh\", \"-c\", \"echo hello from runc; wc -l < /etc/passwd\"]\n"
+                  % reg, name="runc")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    logs = env.read(os.path.join(node(g), "logs"))
+    check(logs == "hello from runc\n2\n", "logs %r" % logs)
+    ns = env.status(node(g))
+    check(ns["runtime"] == "oci" and ns["reason"] == "Completed", "status %s" % ns)
+    check(events(env, node(g))[:5] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"],
+          "events %s" % events(env, node(g)))
+
+
 def many_layers(base, out, n):
     """An OCI layout at out: the busybox image of the layout base with n
     more layers, layer i adding /layers/i and writing /top with i."""
