@@ -10,16 +10,21 @@
 # crun and runc (the OCI runtimes); docker-registry, skopeo, umoci and
 # busybox-static to build, serve and check the test images; slirp4netns and
 # passt for the network namespaces of nodes with ports.
+# libexpat1-dev: objstore/'s streaming parser of S3's XML listings.
+# radosgw, ceph-mon, ceph-osd and ceph-common: the test S3 endpoint
+# (scripts/s3.sh).
 set -eu
 PKGS="gcc meson ninja-build pkg-config libfuse3-dev fuse3 libyaml-dev libjansson-dev
 libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotify-tools
 perl tar procps util-linux passwd sqlite3 psmisc gdb ripgrep rsync python3-watchdog
 clang clang-format libclang-rt-14-dev llvm-14
-libarchive-dev libssl-dev crun runc docker-registry skopeo umoci busybox-static slirp4netns passt"
+libarchive-dev libssl-dev crun runc docker-registry skopeo umoci busybox-static slirp4netns passt
+libexpat1-dev radosgw ceph-mon ceph-osd ceph-common"
 # scripts/deps.sh bench: also what the benchmarks compare against (podman
-# for tests/bench/bench_images.py's `podman run --rm`)
+# for tests/bench/bench_images.py's `podman run --rm`; rclone to copy from
+# the test S3 endpoint)
 if [ "${1:-}" = bench ]; then
-	PKGS="$PKGS podman"
+	PKGS="$PKGS podman rclone"
 fi
 missing=""
 for p in $PKGS; do
