@@ -19,7 +19,7 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 seed=${JOBFS_FUZZ_SEED:-1}
-targets=${JOBFS_FUZZ_TARGETS:-"spec k8s queue_spec ctl cluster yamljson"}
+targets=${JOBFS_FUZZ_TARGETS:-"spec k8s queue_spec ctl cluster yamljson s3"}
 dir=build-fuzz
 case $secs in
 '' | *[!0-9]*)
