@@ -63,6 +63,21 @@ struct jf_runtime_conf {
 	const char *expose_address; /* where ports listen, NULL = 127.0.0.1 */
 };
 
+/* One storage mount of a node (reference 8.3): an emptydir the supervisor
+ * makes for the node, or a host directory (a volume's, an object source's
+ * cache) bound into every container. */
+enum jf_mount_type { JF_MOUNT_EMPTYDIR, JF_MOUNT_VOLUME, JF_MOUNT_OBJECT };
+struct jf_mount {
+	enum jf_mount_type type;
+	/* emptydir: a name for messages (unique in the node); volume, object: its name */
+	const char *name;
+	const char *source; /* volume, object: the host directory (exists); NULL for an emptydir */
+	const char *path;   /* in every container, absolute */
+	int64_t size_bytes; /* emptydir: the limit, 0 = none */
+	bool memory;        /* emptydir: a tmpfs */
+	bool read_only;     /* always for an object */
+};
+
 struct jf_launch {
 	const char *run_dir; /* exists; the backend writes stdout, stderr, logs
 				and its own records here */
@@ -79,6 +94,9 @@ struct jf_launch {
 	int64_t shm_bytes;                /* the node's /dev/shm size, 0 = the default */
 	const int *ports;                 /* forwarded from free host ports (reference 8.2) */
 	size_t nports;
+	const struct jf_mount *mounts; /* storage (reference 8.3): in every container */
+	size_t nmounts;
+	int64_t evict_check_ms; /* how often an emptydir's usage is checked, 0 = the default */
 };
 
 struct jf_run_started {
@@ -118,6 +136,8 @@ struct jf_run_result {
 	bool signalled;   /* it was told to stop from outside (SIGTERM) */
 	bool pull_failed; /* a start failure: an image could not be pulled
 			   * (message says why); not an attempt of the task */
+	bool evicted;     /* an end: the node was evicted, message says why
+			   * (an emptydir over its size: reference 8.3) */
 	/* Not an end: a note from the supervisor (note_type, note_reason,
 	 * message); only cookie and these are set. */
 	bool note;

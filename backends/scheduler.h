@@ -62,6 +62,9 @@ struct jf_batch {
 	int64_t shm_bytes;                /* /dev/shm size, 0 = the default */
 	const int *ports;
 	size_t nports;
+	const struct jf_mount *mounts; /* storage (reference 8.3), as struct jf_launch */
+	size_t nmounts;
+	int64_t evict_check_ms;
 };
 
 enum jf_note_kind {

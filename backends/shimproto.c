@@ -4,12 +4,15 @@
  */
 #include "backends/shimproto.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *const jf_shim_log_names[JF_SHIM_LOG_FILES] = { "stdout", "stderr", "logs" };
@@ -131,6 +134,33 @@ json_t *jf_shim_launch_encode(const struct jf_shim_launch *l)
 			bad |= json_array_append_new(pa, json_integer(l->ports[i])) < 0;
 		put(root, "ports", pa, &bad);
 	}
+	if (l->nmounts) {
+		json_t *ma = json_array();
+		bad |= !ma;
+		for (size_t i = 0; ma && i < l->nmounts; i++) {
+			const struct jf_mount *m = &l->mounts[i];
+			const char *type = jf_shim_mount_type_name(m->type);
+			json_t *o = type ? json_object() : NULL;
+			if (!o) {
+				bad = true;
+				continue;
+			}
+			put(o, "type", json_string(type), &bad);
+			put(o, "name", json_string(m->name ? m->name : ""), &bad);
+			if (m->source)
+				put(o, "source", json_string(m->source), &bad);
+			put(o, "path", json_string(m->path ? m->path : ""), &bad);
+			if (m->size_bytes > 0)
+				put(o, "size", json_integer(m->size_bytes), &bad);
+			put(o, "memory", json_boolean(m->memory), &bad);
+			put(o, "read_only",
+			    json_boolean(m->read_only || m->type == JF_MOUNT_OBJECT), &bad);
+			bad |= json_array_append_new(ma, o) < 0;
+		}
+		put(root, "mounts", ma, &bad);
+	}
+	if (l->evict_check_ms > 0)
+		put(root, "evict_check_ms", json_integer(l->evict_check_ms), &bad);
 	if (bad) {
 		json_decref(root);
 		return NULL;
@@ -221,6 +251,139 @@ static int decode_runtime(json_t *r, struct jf_runtime_conf *rt, char *err, size
 	if (jf_shim_get_int(r, "pull_timeout_ms", INT64_MAX / 2, &x))
 		rt->pull_timeout_ms = x;
 	rt->expose_address = json_string_value(json_object_get(r, "expose_address"));
+	return 0;
+}
+
+/* A mount's path or source: absolute, not the root, at most
+ * JF_SHIM_PATH_MAX bytes; no ".." component (a path that leaves where it
+ * names, in the container or on the host); no ":" or ",", the separators
+ * of the runtimes' and mount(8)'s lists, nor a control character. */
+static bool mount_path_ok(const char *p)
+{
+	if (!p || p[0] != '/' || strlen(p) > JF_SHIM_PATH_MAX || strpbrk(p, ":,") ||
+	    strspn(p, "/") == strlen(p))
+		return false;
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return false;
+	for (const char *c = p; (c = strstr(c, "..")) != NULL; c += 2)
+		if (c[-1] == '/' && (c[2] == '/' || c[2] == '\0'))
+			return false;
+	return true;
+}
+
+/* The same path but for trailing slashes ("/data" and "/data/"). */
+static bool same_path(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+/* 1 to JF_SHIM_NAME_MAX bytes, no control character; an emptydir's is
+ * its directory's name in RUN_DIR/emptydir: a file name too */
+static bool mount_name_ok(const char *n, bool file)
+{
+	size_t len = n ? strlen(n) : 0;
+	if (len == 0 || len > JF_SHIM_NAME_MAX)
+		return false;
+	for (const char *c = n; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f || (file && *c == '/'))
+			return false;
+	return !file || (strcmp(n, ".") != 0 && strcmp(n, "..") != 0);
+}
+
+static int decode_mount(struct jf_shim_launch *l, json_t *o, size_t i, char *err, size_t errlen)
+{
+	struct jf_mount *m = &l->mount_store[i];
+	const char *type = json_string_value(json_object_get(o, "type"));
+	json_int_t x = 0;
+	if (type && !strcmp(type, "emptydir"))
+		m->type = JF_MOUNT_EMPTYDIR;
+	else if (type && !strcmp(type, "volume"))
+		m->type = JF_MOUNT_VOLUME;
+	else if (type && !strcmp(type, "object"))
+		m->type = JF_MOUNT_OBJECT;
+	else {
+		snprintf(err, errlen,
+			 "launch.json: mounts[%zu].type: must be emptydir, volume or object", i);
+		return -1;
+	}
+	bool ed = m->type == JF_MOUNT_EMPTYDIR;
+	m->name = json_string_value(json_object_get(o, "name"));
+	if (!mount_name_ok(m->name, ed)) {
+		snprintf(err, errlen, "launch.json: mounts[%zu].name: must be 1 to %d characters%s",
+			 i, JF_SHIM_NAME_MAX, ed ? ", a file name" : "");
+		return -1;
+	}
+	m->path = json_string_value(json_object_get(o, "path"));
+	if (!mount_path_ok(m->path)) {
+		snprintf(err, errlen,
+			 "launch.json: mounts[%zu].path: must be an absolute path of at most %d "
+			 "bytes, not /, without a \"..\" component, \":\" or \",\"",
+			 i, JF_SHIM_PATH_MAX);
+		return -1;
+	}
+	json_t *src = json_object_get(o, "source");
+	m->source = json_string_value(src);
+	if (ed && src && !json_is_null(src)) {
+		snprintf(err, errlen, "launch.json: mounts[%zu].source: an emptydir has none", i);
+		return -1;
+	}
+	if (!ed && !mount_path_ok(m->source)) {
+		snprintf(err, errlen,
+			 "launch.json: mounts[%zu].source: must be the host directory, an absolute "
+			 "path as path is",
+			 i);
+		return -1;
+	}
+	if (json_object_get(o, "size") && !jf_shim_get_int(o, "size", INT64_MAX / 2, &x)) {
+		snprintf(err, errlen, "launch.json: mounts[%zu].size: must be a byte count", i);
+		return -1;
+	}
+	m->size_bytes = x;
+	static const char *const flags[] = { "memory", "read_only" };
+	bool *vals[] = { &m->memory, &m->read_only };
+	for (size_t k = 0; k < 2; k++) {
+		json_t *b = json_object_get(o, flags[k]);
+		if (b && !json_is_boolean(b)) {
+			snprintf(err, errlen, "launch.json: mounts[%zu].%s: must be true or false",
+				 i, flags[k]);
+			return -1;
+		}
+		*vals[k] = json_is_true(b);
+	}
+	if (!ed && (m->size_bytes > 0 || m->memory)) {
+		snprintf(err, errlen, "launch.json: mounts[%zu]: size and memory are an emptydir's",
+			 i);
+		return -1;
+	}
+	if (ed && m->read_only) {
+		snprintf(err, errlen,
+			 "launch.json: mounts[%zu].read_only: an emptydir is there to be written",
+			 i);
+		return -1;
+	}
+	if (m->type == JF_MOUNT_OBJECT)
+		m->read_only = true; /* a cache of the source: never written in a container */
+	for (size_t k = 0; k < i; k++) {
+		const struct jf_mount *o2 = &l->mount_store[k];
+		if (same_path(o2->path, m->path)) {
+			snprintf(err, errlen, "launch.json: mounts[%zu].path: %s is mounts[%zu]'s",
+				 i, m->path, k);
+			return -1;
+		}
+		if (ed && o2->type == JF_MOUNT_EMPTYDIR && !strcmp(o2->name, m->name)) {
+			snprintf(err, errlen,
+				 "launch.json: mounts[%zu].name: mounts[%zu] is an emptydir %s "
+				 "too",
+				 i, k, m->name);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -426,7 +589,127 @@ int jf_shim_launch_decode(struct jf_shim_launch *l, const char *buf, size_t len,
 		}
 		l->shm_bytes = x;
 	}
+	json_t *mounts = json_object_get(root, "mounts");
+	if (mounts) {
+		size_t nm = json_array_size(mounts);
+		if (!json_is_array(mounts) || nm > JF_SHIM_MAX_MOUNTS) {
+			snprintf(err, errlen, "launch.json: mounts: must be at most %d mounts",
+				 JF_SHIM_MAX_MOUNTS);
+			return -1;
+		}
+		for (size_t i = 0; i < nm; i++) {
+			json_t *o = json_array_get(mounts, i);
+			if (!json_is_object(o)) {
+				snprintf(err, errlen, "launch.json: mounts[%zu]: must be an object",
+					 i);
+				return -1;
+			}
+			if (decode_mount(l, o, i, err, errlen) < 0)
+				return -1;
+		}
+		l->mounts = l->mount_store;
+		l->nmounts = nm;
+	}
+	if (json_object_get(root, "evict_check_ms")) {
+		if (!jf_shim_get_int(root, "evict_check_ms", 86400000, &x)) {
+			snprintf(
+				err, errlen,
+				"launch.json: evict_check_ms: must be milliseconds, at most a day");
+			return -1;
+		}
+		l->evict_check_ms = x;
+	}
 	return 0;
+}
+
+/* ---- storage ---- */
+
+const char *jf_shim_mount_type_name(enum jf_mount_type t)
+{
+	switch (t) {
+	case JF_MOUNT_EMPTYDIR:
+		return "emptydir";
+	case JF_MOUNT_VOLUME:
+		return "volume";
+	case JF_MOUNT_OBJECT:
+		return "object";
+	}
+	return NULL;
+}
+
+/* fd's tree (fd is taken) added to used; see jf_shim_tree_usage.  A file
+ * of several names is counted once per name: only ever more, not less. */
+static int64_t tree_usage(int fd, int64_t used, int64_t limit, dev_t dev, int depth)
+{
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return used;
+	}
+	struct dirent *de;
+	while (used <= limit && (de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		struct stat st;
+		/* gone since readdir, or a mount in the tree: not its bytes */
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
+			continue;
+		used += (int64_t)st.st_blocks * 512;
+		if (!S_ISDIR(st.st_mode) || depth >= JF_SHIM_DU_DEPTH || used > limit)
+			continue;
+		int sub = openat(dirfd(d), de->d_name,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			used = tree_usage(sub, used, limit, dev, depth + 1);
+	}
+	closedir(d);
+	return used;
+}
+
+int64_t jf_shim_tree_usage(int dirfd, int64_t limit)
+{
+	struct stat st;
+	if (limit <= 0)
+		limit = INT64_MAX / 2;
+	if (fstat(dirfd, &st) < 0)
+		return 0;
+	/* a descriptor of our own: fdopendir takes it, and its offset */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	return tree_usage(fd, (int64_t)st.st_blocks * 512, limit, st.st_dev, 0);
+}
+
+void jf_shim_quantity(int64_t bytes, char *buf, size_t n)
+{
+	static const char *const bin[] = { "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
+	static const char *const dec[] = { "k", "M", "G", "T", "P", "E" };
+	int b = -1, d = -1;
+	int64_t vb = bytes, vd = bytes;
+	while (bytes > 0 && b < 5 && vb % 1024 == 0) {
+		vb /= 1024;
+		b++;
+	}
+	while (bytes > 0 && d < 5 && vd % 1000 == 0) {
+		vd /= 1000;
+		d++;
+	}
+	/* the shorter of the two exact forms (the spec's is not known here):
+	 * 10Gi, not 10737418240; 1T, not 976562500Ki */
+	if (b >= 0 && (d < 0 || vb <= vd))
+		snprintf(buf, n, "%" PRId64 "%s", vb, bin[b]);
+	else if (d >= 0)
+		snprintf(buf, n, "%" PRId64 "%s", vd, dec[d]);
+	else
+		snprintf(buf, n, "%" PRId64, bytes);
+}
+
+void jf_shim_evict_message(const char *name, int64_t limit, char *buf, size_t n)
+{
+	char q[32];
+	jf_shim_quantity(limit, q, sizeof(q));
+	/* the kubelet's emptyDirMessageFmt, less its trailing space */
+	snprintf(buf, n, "Usage of EmptyDir volume \"%s\" exceeds the limit \"%s\".", name, q);
 }
 
 /* ---- rotation ---- */
@@ -570,6 +853,7 @@ int jf_shim_result(const char *run_dir, struct jf_run_result *out, char *why, si
 	out->start_failed = json_is_true(json_object_get(root, "start_failed"));
 	out->timed_out = json_is_true(json_object_get(root, "timed_out"));
 	out->pull_failed = json_is_true(json_object_get(root, "pull_failed"));
+	out->evicted = json_is_true(json_object_get(root, "evicted"));
 	out->signalled = json_string_value(json_object_get(root, "signalled")) != NULL;
 	json_t *procs = json_object_get(root, "procs");
 	for (size_t i = 0; i < json_array_size(procs) && i < JF_RUN_MAX_PROCS; i++) {

@@ -15,9 +15,20 @@
  *                 "runtime":{"oci":PATH,"image_tool":PATH,"cache":DIR,
  *                            "insecure":[S...],"auth_file":PATH,
  *                            "pull_timeout_ms":N,"expose_address":S},
- *                 "registry_auth":PATH,"shm_bytes":N,"ports":[N...]}
- *                 (image, command, args, runtime, registry_auth and the
- *                 limits only when there is something to say)
+ *                 "registry_auth":PATH,"shm_bytes":N,"ports":[N...],
+ *                 "mounts":[{"type":"emptydir"|"volume"|"object","name":S,
+ *                            "source":PATH,"path":PATH,"size":N,
+ *                            "memory":B,"read_only":B}...],
+ *                 "evict_check_ms":N}
+ *                 (image, command, args, runtime, registry_auth, the
+ *                 limits, mounts and evict_check_ms only when there is
+ *                 something to say)
+ *                 (mounts: at most JF_SHIM_MAX_MOUNTS, each path
+ *                 absolute, without a ".." component, ":", "," or a
+ *                 control character, no two at one path; source for a
+ *                 volume or an object only; size and memory for an
+ *                 emptydir only, whose name is a file name, unique; an
+ *                 object is read-only whatever it says)
  *                 (groups: the user's supplementary groups, resolved by the
  *                 daemon, so that the shim needs no user database and can
  *                 be linked statically; absent under Slurm, where the job
@@ -30,9 +41,12 @@
  *   started      "started START_MS PID...\n" or "failed START_MS MSG\n",
  *                replaced whole, not fsynced (the claim is the durable one)
  *   result       JSON: exit_code, signal, start_ms, end_ms, message,
- *                start_failed, pull_failed, procs[{name, exit_code, signal,
- *                oom_killed, image_digest}]; fsynced,
+ *                start_failed, pull_failed, evicted, procs[{name,
+ *                exit_code, signal, oom_killed, image_digest}]; fsynced,
  *                renamed into place, its directory fsynced
+ *   emptydir/    the node's emptydirs, one directory each by its name
+ *                (a tmpfs mounted there for a Memory one, in the shim's
+ *                mount namespace); removed when the node ends
  *   notes        slurm mode: "note TYPE REASON MESSAGE\n" lines (Pulling,
  *                Pulled, Created, ...), the events the local mode says on
  *                its ready pipe; read by the daemon when the element ends
@@ -58,6 +72,8 @@
 #define JF_SHIM_NAME_MAX   63
 #define JF_SHIM_LOG_FILES  3     /* stdout, stderr, logs */
 #define JF_SHIM_MAX_GROUPS 65536 /* NGROUPS_MAX on Linux */
+#define JF_SHIM_MAX_MOUNTS 16
+#define JF_SHIM_PATH_MAX   1024 /* a mount's path or source */
 
 extern const char *const jf_shim_log_names[JF_SHIM_LOG_FILES];
 
@@ -89,9 +105,13 @@ struct jf_shim_launch {
 	int64_t shm_bytes;                /* 0 = the default */
 	const int *ports;                 /* decoded: owned (release frees) */
 	size_t nports;
+	const struct jf_mount *mounts; /* storage (reference 8.3) */
+	size_t nmounts;
+	int64_t evict_check_ms; /* 0 = the default */
 	/* decoded: where procs[i].image and rt point */
 	struct jf_proc_image images[JF_SHIM_MAX_PROCS];
 	struct jf_runtime_conf rt_store;
+	struct jf_mount mount_store[JF_SHIM_MAX_MOUNTS]; /* decoded: where mounts points */
 };
 
 /* launch.json's object for l (root unused; the strings are copied); NULL
@@ -106,13 +126,34 @@ void jf_shim_launch_release(struct jf_shim_launch *l);
 /* A non-negative integer at key no larger than max. */
 bool jf_shim_get_int(json_t *o, const char *key, json_int_t max, json_int_t *out);
 
+/* ---- storage (reference 8.3) ---- */
+
+/* launch.json's word for a mount type, NULL for none. */
+const char *jf_shim_mount_type_name(enum jf_mount_type t);
+/*
+ * The bytes the tree at dirfd takes on disk (st_blocks of every entry,
+ * directories included, as du counts), not following symbolic links nor
+ * crossing into other filesystems, and counted only until they pass limit
+ * (limit > 0; then some number over it): the work of one check is bounded
+ * by what the limit allows.  Directories deeper than JF_SHIM_DU_DEPTH below
+ * dirfd are not entered.  dirfd stays open and where it was.
+ */
+#define JF_SHIM_DU_DEPTH 128
+int64_t jf_shim_tree_usage(int dirfd, int64_t limit);
+/* bytes as Kubernetes prints a quantity: in the largest exact binary unit
+ * ("10Gi") or decimal one ("500M"), the shorter (binary when alike), else
+ * the bytes */
+void jf_shim_quantity(int64_t bytes, char *buf, size_t n);
+/* The kubelet's words for an emptydir over its limit. */
+void jf_shim_evict_message(const char *name, int64_t limit, char *buf, size_t n);
+
 /* ---- the records ---- */
 
 /* Read the whole file path, at most cap bytes, into *out (NUL-terminated,
  * the caller's to free).  -1 with errno set (EFBIG over the cap). */
 int jf_shim_read(const char *path, size_t cap, char **out, size_t *len);
 /* RUN_DIR/result into out (its cookie untouched): exit codes, times,
- * message, per-proc codes, timed_out and signalled.  -1 with errno ENOENT
+ * message, per-proc codes, timed_out, signalled and evicted.  -1 with errno ENOENT
  * when there is none yet, else -1 and why. */
 int jf_shim_result(const char *run_dir, struct jf_run_result *out, char *why, size_t whylen);
 /* One "note TYPE REASON MESSAGE" line (the ready pipe's, or a line of

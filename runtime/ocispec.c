@@ -69,6 +69,15 @@ static bool abs_path(const char *p)
 	return p && p[0] == '/';
 }
 
+/* a ".." component: a mount's destination that would leave the root */
+static bool has_dotdot(const char *p)
+{
+	for (const char *c = p; (c = strstr(c, "..")) != NULL; c += 2)
+		if ((c == p || c[-1] == '/') && (c[2] == '/' || c[2] == '\0'))
+			return true;
+	return false;
+}
+
 json_t *jf_oci_config(const struct jf_oci *o, char *err, size_t errlen)
 {
 	if (!o->argv || !o->argv[0] || !o->argv[0][0]) {
@@ -90,10 +99,10 @@ json_t *jf_oci_config(const struct jf_oci *o, char *err, size_t errlen)
 	}
 	for (size_t i = 0; i < o->nbinds; i++)
 		if (!abs_path(o->binds[i].source) || !abs_path(o->binds[i].dest) ||
-		    strcmp(o->binds[i].dest, "/") == 0) {
+		    strcmp(o->binds[i].dest, "/") == 0 || has_dotdot(o->binds[i].dest)) {
 			snprintf(err, errlen,
 				 "mount %.200s -> %.200s: both must be absolute, and "
-				 "not the container's root",
+				 "not the container's root nor outside it",
 				 o->binds[i].source ? o->binds[i].source : "",
 				 o->binds[i].dest ? o->binds[i].dest : "");
 			return NULL;

@@ -65,8 +65,9 @@ struct jf_oci {
 
 /* The config.json object for o (the caller json_decref()s it), or NULL with
  * a message in err naming what is wrong (an empty argv, a relative path, a
- * bind to "/", more binds or devices than the caps, a string that is not
- * UTF-8). */
+ * bind to "/" or to a path with a ".." component, more binds or devices
+ * than the caps, a string that is not UTF-8).  A bind is read-only ("ro",
+ * which the runtime remounts: EROFS to a writer) or read-write ("rw"). */
 json_t *jf_oci_config(const struct jf_oci *o, char *err, size_t errlen);
 
 #endif

@@ -90,6 +90,8 @@ static const char usage_text[] =
 	"  --oci-runtime PATH  the OCI runtime (default crun, else runc)\n"
 	"  --insecure-registry HOST[:PORT]  speak to this registry over plain http\n"
 	"                  (repeatable)\n"
+	"  --volumes DIR   where /volumes keep their files (default STATE/volumes;\n"
+	"                  on Slurm a directory every node sees)\n"
 	"  --registry-auth FILE  credentials for every pull (containers' auth.json\n"
 	"                  format; a spec's registry_auth comes first)\n"
 	"  --reader-nice N the nice value of the threads that answer reads, -20 to\n"
@@ -121,6 +123,8 @@ struct opts {
 	const char *insecure[64];
 	size_t ninsecure;
 	const char *registry_auth;
+	const char *volumes;    /* --volumes DIR, NULL = STATE/volumes */
+	int64_t evict_check_ms; /* --evict-check-ms (tests), 0 = the shim's default */
 	bool foreground;
 	bool allow_other;
 	bool debug;
@@ -396,6 +400,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "oci-runtime", required_argument, NULL, 'C' },
 		{ "insecure-registry", required_argument, NULL, 'I' },
 		{ "registry-auth", required_argument, NULL, 'U' },
+		{ "volumes", required_argument, NULL, 'W' },
+		{ "evict-check-ms", required_argument, NULL, 'E' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -412,6 +418,29 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'c':
 			o->cluster = optarg;
 			break;
+		case 'W':
+			if (optarg[0] != '/') {
+				fprintf(stderr,
+					"jobfs: --volumes \"%s\": give an absolute path (a "
+					"directory every node sees)\n",
+					optarg);
+				return -1;
+			}
+			o->volumes = optarg;
+			break;
+		case 'E': {
+			char *end;
+			long long v = strtoll(optarg, &end, 10);
+			if (!*optarg || *end || v < 100 || v > 3600000) {
+				fprintf(stderr,
+					"jobfs: --evict-check-ms \"%s\": give 100 to 3600000 "
+					"(ms)\n",
+					optarg);
+				return -1;
+			}
+			o->evict_check_ms = v;
+			break;
+		}
 		case 'b':
 			o->backend = optarg;
 			break;
@@ -733,6 +762,11 @@ int main(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	char *shim = tool_path("JOBFS_SHIM", "jobfs-shim");
+	/* object sources (reference 8.3) sync with jobfs-sync, beside jobfs */
+	static char sync_tool[PATH_MAX + 32];
+	char *sync_found = tool_path("JOBFS_SYNC_TOOL", "jobfs-sync");
+	snprintf(sync_tool, sizeof(sync_tool), "%s", sync_found ? sync_found : "");
+	free(sync_found);
 	struct jf_runner *runner = NULL;
 	struct jf_scheduler *scheduler = NULL;
 	bool slurm = o.backend && strcmp(o.backend, "slurm") == 0;
@@ -785,6 +819,9 @@ int main(int argc, char **argv)
 		.partition_ondemand = o.slurm_ondemand,
 		.partition_spot = o.slurm_spot ? o.slurm_spot : (slurm ? "spot" : NULL),
 		.array_max = o.slurm_array_max,
+		.sync_tool = sync_tool[0] ? sync_tool : NULL,
+		.volumes_dir = o.volumes,
+		.evict_check_ms = o.evict_check_ms,
 	};
 	struct jf_engine *e = NULL;
 	if (jf_engine_new(&cfg, &e, &err) != JF_OK) {

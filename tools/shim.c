@@ -502,6 +502,8 @@ void node_start(struct shim *s)
 		ctr_start_all(s);
 	if (s->start_failed)
 		forward(s, SIGKILL);
+	else
+		storage_arm(s);
 }
 
 void node_tidy(struct shim *s)
@@ -586,7 +588,7 @@ int main(int argc, char **argv)
 
 	s->dirfd = s->sfd = s->ready_fd = s->alive_fd = s->notes_fd = -1;
 	s->fout.fd = s->ferr.fd = s->flogs.fd = -1;
-	s->timeout_at = s->kill_at = -1;
+	s->timeout_at = s->kill_at = s->evict_at = -1;
 	for (size_t i = 0; i < SHIM_MAX_PROCS; i++)
 		s->procs[i].out.fd = s->procs[i].err.fd = -1;
 

@@ -43,6 +43,44 @@
  *   "started" line follows once every container runs, the node's start.
  * - ctr_cleanup: `RUNTIME delete --force ID` for each created container,
  *   the rootfs unmounted, RUN_DIR/ctr removed (the logs stay).
+ *
+ * STORAGE (reference 8.3; launch.json "mounts")
+ *
+ * - Every mount is in every container of the node, at its path, after
+ *   the image's own mounts (a shorter path first, so that one inside
+ *   another is not hidden by it).  Only containers have them: a launch
+ *   with mounts and a proc without an image is a start failure.
+ * - A volume or an object source: its host directory (which must exist)
+ *   bound, read-write, or read-only ("ro" remounted by the runtime; EROFS
+ *   to a writer) with read_only and always for an object.
+ * - An emptydir: RUN_DIR/emptydir/NAME, made after the claim and bound into
+ *   every container, so that they share it as a pod's containers do;
+ *   removed with everything in it when the node ends.  RUN_DIR/emptydir is
+ *   0700 and root's: no one on the host reaches what a node keeps there
+ *   (a bind does not need its source's parents to be searchable), and the
+ *   shim's removal at the end meets nothing a user could have swapped.
+ *   NAME itself is the writer's (launch.json uid, gid) with Kubernetes'
+ *   emptyDir mode, 0777: the image's USER of a root launch, another uid
+ *   than the writer's, can write there too.
+ * - medium Memory: a tmpfs mounted there, in the shim's mount namespace
+ *   (the host sees an empty directory), of size, or without one of the
+ *   node's memory limit (the sum of its containers' when each has one),
+ *   else tmpfs's own default, half of RAM.  As in Kubernetes its pages are
+ *   charged to the memory cgroup of the process that writes them: the
+ *   container's (limits_setup), whose limit then counts them; so its OOM
+ *   kill tells a container that filled a Memory emptydir.
+ * - On disk with a size: evicted as the kubelet evicts.  Every
+ *   evict_check_ms (default SHIM_EVICT_CHECK_MS, the kubelet's 10 s) the
+ *   shim sums st_blocks over the tree (jf_shim_tree_usage: du's count,
+ *   bounded: it stops once past the size); over the size, the node is
+ *   evicted: the kubelet's words, "Usage of EmptyDir volume "NAME" exceeds
+ *   the limit "10Gi".", in the first running container's stderr and logs
+ *   and in the result's message with "evicted": true (the engine's Warning
+ *   Evicted event and reason Evicted); SIGTERM to every container and
+ *   SIGKILL SHIM_EVICT_GRACE_MS (2 s) later, as the kubelet kills an
+ *   evicted pod: its eviction grace of 1 s raised to its least grace,
+ *   minimumGracePeriodInSeconds.  A Memory emptydir is not checked: its
+ *   tmpfs cannot outgrow its size (ENOSPC to a writer).
  */
 #include "tools/shim_int.h"
 
@@ -431,7 +469,7 @@ static int write_config(struct shim *s, size_t i, char *err, size_t errlen)
 	char cgpath[600];
 	if (s->procs[i].cg.version)
 		jf_cg_runtime_path(&s->procs[i].cg, cgpath, sizeof(cgpath));
-	struct jf_oci_bind binds[3];
+	struct jf_oci_bind binds[2 + JF_SHIM_MAX_MOUNTS];
 	size_t nb = 0;
 	char resolv[PATH_MAX + 32];
 	if (s->has_netns) {
@@ -441,6 +479,17 @@ static int write_config(struct shim *s, size_t i, char *err, size_t errlen)
 	const char *ckpt = env_value(lp->image->env, "JOB_CHECKPOINT_DIR");
 	if (ckpt && ckpt[0] == '/')
 		binds[nb++] = (struct jf_oci_bind){ ckpt, ckpt, false };
+	/* the storage mounts (see the top), a shorter path first: a mount
+	 * inside another is made after it, not hidden by it */
+	for (size_t k = 0, first = nb; k < s->l.nmounts; k++) {
+		const struct jf_mount *m = &s->l.mounts[k];
+		struct jf_oci_bind b = { m->type == JF_MOUNT_EMPTYDIR ? s->mnt_dir[k] : m->source,
+					 m->path, m->read_only || m->type == JF_MOUNT_OBJECT };
+		size_t j = nb++;
+		for (; j > first && strlen(binds[j - 1].dest) > strlen(b.dest); j--)
+			binds[j] = binds[j - 1];
+		binds[j] = b;
+	}
 	struct jf_oci o = {
 		.argv = (const char *const *)argv,
 		.env = (const char *const *)env,
@@ -530,6 +579,136 @@ static int node_netns(struct shim *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- storage (see the top) ---- */
+
+/* The node's memory limit: its containers' together when each has one,
+ * else 0 (none). */
+static int64_t node_memory(const struct shim *s)
+{
+	int64_t sum = 0;
+	for (size_t i = 0; i < s->l.nprocs; i++) {
+		if (s->l.procs[i].mem_bytes <= 0)
+			return 0;
+		sum += s->l.procs[i].mem_bytes;
+	}
+	return sum;
+}
+
+/* After the claim, in the shim's mount namespace: the emptydirs made (a
+ * tmpfs mounted for a Memory one), the volumes' directories checked. */
+static int storage_setup(struct shim *s, char *err, size_t errlen)
+{
+	for (size_t k = 0; k < s->l.nmounts; k++) {
+		const struct jf_mount *m = &s->l.mounts[k];
+		const char *what = jf_shim_mount_type_name(m->type);
+		struct stat st;
+		if (m->type != JF_MOUNT_EMPTYDIR) {
+			int rc = stat(m->source, &st);
+			if (rc < 0 || !S_ISDIR(st.st_mode)) {
+				snprintf(err, errlen, "%s %s: %s: %s", what, m->name, m->source,
+					 rc < 0 ? strerror(errno) : "not a directory");
+				return -1;
+			}
+			continue;
+		}
+		char top[PATH_MAX + 16];
+		snprintf(top, sizeof(top), "%s/emptydir", s->run_dir);
+		if (!s->emptydirs) {
+			if (mkdir_one(top, 0700) < 0 || chmod(top, 0700) < 0) {
+				snprintf(err, errlen, "%s: %s", top, strerror(errno));
+				return -1;
+			}
+			s->emptydirs = true;
+		}
+		char *dir = s->mnt_dir[k];
+		/* the name is at most JF_SHIM_NAME_MAX bytes (shimproto) */
+		snprintf(dir, sizeof(s->mnt_dir[k]), "%s/emptydir/%.63s", s->run_dir, m->name);
+		if (mkdir_one(dir, 0700) < 0) {
+			snprintf(err, errlen, "emptydir %s: %s: %s", m->name, dir, strerror(errno));
+			return -1;
+		}
+		if (!m->memory) {
+			if (chown(dir, s->l.uid, s->l.gid) < 0 || chmod(dir, 0777) < 0) {
+				snprintf(err, errlen, "emptydir %s: %s: %s", m->name, dir,
+					 strerror(errno));
+				return -1;
+			}
+			continue;
+		}
+		char opts[128];
+		int64_t size = m->size_bytes > 0 ? m->size_bytes : node_memory(s);
+		int o = snprintf(opts, sizeof(opts), "mode=0777,uid=%u,gid=%u", (unsigned)s->l.uid,
+				 (unsigned)s->l.gid);
+		if (size > 0)
+			snprintf(opts + o, sizeof(opts) - (size_t)o, ",size=%" PRId64, size);
+		if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+			snprintf(err, errlen, "emptydir %s: a tmpfs at %s: %s", m->name, dir,
+				 strerror(errno));
+			return -1;
+		}
+		s->tmpfs[k] = true;
+	}
+	return 0;
+}
+
+/* an emptydir on disk whose size the shim watches */
+static bool watched(const struct jf_mount *m)
+{
+	return m->type == JF_MOUNT_EMPTYDIR && !m->memory && m->size_bytes > 0;
+}
+
+static int64_t check_period(const struct shim *s)
+{
+	return s->l.evict_check_ms > 0 ? s->l.evict_check_ms : SHIM_EVICT_CHECK_MS;
+}
+
+void storage_arm(struct shim *s)
+{
+	s->evict_at = -1;
+	for (size_t k = 0; k < s->l.nmounts; k++)
+		if (watched(&s->l.mounts[k]))
+			s->evict_at = mono_ms() + check_period(s);
+}
+
+void storage_check(struct shim *s, int64_t now)
+{
+	if (s->evict_at < 0 || now < s->evict_at)
+		return;
+	s->evict_at = -1;
+	/* (slurm mode: a node stopped from outside is on its way out already;
+	 * its preemption's requeue is not made a failure) */
+	if (s->nrunning == 0 || s->evicted || s->outside_sig)
+		return;
+	for (size_t k = 0; k < s->l.nmounts && !s->evicted; k++) {
+		const struct jf_mount *m = &s->l.mounts[k];
+		if (!watched(m))
+			continue;
+		int fd = open(s->mnt_dir[k], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		int64_t used = jf_shim_tree_usage(fd, m->size_bytes);
+		close(fd);
+		if (used <= m->size_bytes)
+			continue;
+		s->evicted = true;
+		jf_shim_evict_message(m->name, m->size_bytes, s->evict_msg, sizeof(s->evict_msg));
+		msg_clean(s->evict_msg);
+		for (size_t i = 0; i < s->l.nprocs; i++)
+			if (s->procs[i].running) {
+				char line[SHIM_MSG_MAX + 16];
+				snprintf(line, sizeof(line), "evicted: %s", s->evict_msg);
+				proc_note(s, &s->procs[i], line);
+				break;
+			}
+		forward(s, SIGTERM);
+		if (s->kill_at < 0 || s->kill_at > now + SHIM_EVICT_GRACE_MS)
+			s->kill_at = now + SHIM_EVICT_GRACE_MS;
+	}
+	/* from the check's end: a long walk is not followed by another at once */
+	if (!s->evicted)
+		s->evict_at = mono_ms() + check_period(s);
+}
+
 /*
  * The shim's mount namespace began as a copy of the host's, jobfs's own
  * FUSE mounts included; a copy keeps the FUSE connection alive, so the
@@ -573,6 +752,15 @@ static void detach_jobfs_mounts(void)
 
 int ctr_setup(struct shim *s, char *err, size_t errlen)
 {
+	/* storage is for containers: the engine refuses it on the host */
+	for (size_t i = 0; s->l.nmounts && i < s->l.nprocs; i++)
+		if (!s->procs[i].ctr) {
+			snprintf(err, errlen,
+				 "storage mounts need containers: %s has no image (it would run "
+				 "on the host)",
+				 s->l.procs[i].name);
+			return -1;
+		}
 	if (!s->nctr && s->l.shm_bytes <= 0 && !s->l.nports)
 		return 0;
 	if (geteuid() != 0) {
@@ -618,6 +806,8 @@ int ctr_setup(struct shim *s, char *err, size_t errlen)
 		s->shm[0] = '\0';
 		return -1;
 	}
+	if (storage_setup(s, err, errlen) < 0)
+		return -1;
 	for (size_t i = 0; i < s->l.nprocs; i++) {
 		struct ctr *c = s->procs[i].ctr;
 		if (!c)
@@ -803,6 +993,18 @@ void ctr_cleanup(struct shim *s)
 	}
 	if (s->shm[0])
 		umount2(s->shm, MNT_DETACH);
+	for (size_t k = 0; k < s->l.nmounts; k++)
+		if (s->tmpfs[k]) {
+			umount2(s->mnt_dir[k], MNT_DETACH);
+			s->tmpfs[k] = false;
+		}
+	if (s->emptydirs) {
+		/* the node's scratch goes with it (its processes are gone) */
+		char d[PATH_MAX + 16];
+		snprintf(d, sizeof(d), "%s/emptydir", s->run_dir);
+		nftw(d, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		s->emptydirs = false;
+	}
 	if (s->nctr) {
 		char d[PATH_MAX + 16];
 		snprintf(d, sizeof(d), "%s/ctr", s->run_dir);

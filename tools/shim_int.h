@@ -6,10 +6,11 @@
  * codes), shim_proc.c (the node's processes, their cgroups and the event
  * loop), shim_output.c (the files written into RUN_DIR: stdout, stderr,
  * logs and their rotation, `started` and `result`), shim_ctr.c (OCI
- * containers: the mount namespace, bundles, the runtime; its top describes
- * them), shim_pull.c (their images, before the claim) and shim_slurm.c (the
- * Slurm mode and the verdict; its top describes them).  All the state is
- * main()'s one struct shim, passed to whatever needs it.
+ * containers: the mount namespace, bundles, the runtime, their storage
+ * and its eviction; its top describes them), shim_pull.c (their images,
+ * before the claim) and shim_slurm.c (the Slurm mode and the verdict; its
+ * top describes them).  All the state is main()'s one struct shim, passed
+ * to whatever needs it.
  */
 #ifndef JF_SHIM_INT_H
 #define JF_SHIM_INT_H
@@ -28,6 +29,12 @@
 #include "runtime/netns.h"
 
 #define SHIM_BEAT_MS 1000 /* heartbeat: the claim's mtime */
+/* storage (shim_ctr.c): the emptydirs' usage checked this often unless
+ * launch.json says (the kubelet's housekeeping period), and an evicted
+ * node's containers SIGKILLed this long after their SIGTERM (the kubelet's
+ * least grace, minimumGracePeriodInSeconds) */
+#define SHIM_EVICT_CHECK_MS 10000
+#define SHIM_EVICT_GRACE_MS 2000
 
 enum {
 	SHIM_EXIT_OK = 0,
@@ -185,6 +192,14 @@ struct shim {
 	char shm[3200];        /* the node's /dev/shm (a tmpfs), "" if none */
 	struct jf_netns netns; /* ports: the node's network namespace */
 	bool has_netns;
+
+	/* storage (shim_ctr.c): launch.json's mounts, in every container */
+	char mnt_dir[JF_SHIM_MAX_MOUNTS][3200]; /* an emptydir's RUN_DIR/emptydir/NAME, "" */
+	bool tmpfs[JF_SHIM_MAX_MOUNTS];         /* a Memory emptydir mounted there */
+	bool emptydirs;                         /* RUN_DIR/emptydir made: removed at the end */
+	int64_t evict_at; /* mono ms: the next check of the emptydirs' usage; -1 none */
+	bool evicted;     /* one was over its size: the containers were stopped */
+	char evict_msg[SHIM_MSG_MAX];
 };
 
 /* ---- shim.c ---- */
@@ -278,8 +293,15 @@ int ctr_setup(struct shim *s, char *err, size_t errlen);
  * are created, start them (ctr_start_all). */
 void ctr_create(struct shim *s, size_t i);
 void ctr_start_all(struct shim *s);
-/* After the end: delete the runtime's containers, unmount, tidy. */
+/* After the end: delete the runtime's containers, unmount, tidy (the
+ * emptydirs too). */
 void ctr_cleanup(struct shim *s);
+/* Once the node runs: when the emptydirs with a size are first checked
+ * (s->evict_at), -1 when none is. */
+void storage_arm(struct shim *s);
+/* At s->evict_at: each emptydir with a size over it evicts the node (the
+ * message in its logs, SIGTERM, SIGKILL SHIM_EVICT_GRACE_MS later). */
+void storage_check(struct shim *s, int64_t now);
 /* one "note TYPE REASON MESSAGE" line on fd 3 */
 void ready_note(struct shim *s, const char *type, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -342,7 +342,9 @@ int write_result(struct shim *s)
 		else if (s->outside_sig)
 			snprintf(why, sizeof(why), "stopped by %s from outside: ",
 				 signame(s->outside_sig, sbuf, sizeof(sbuf)));
-		if (node && s->l.nprocs > 1)
+		if (s->evicted) /* the kubelet's words, whatever the procs did */
+			snprintf(msg, sizeof(msg), "%s", s->evict_msg);
+		else if (node && s->l.nprocs > 1)
 			snprintf(msg, sizeof(msg), "%s%s: %s", why, node->spec->name, what);
 		else
 			snprintf(msg, sizeof(msg), "%s%s", why, what);
@@ -374,6 +376,8 @@ int write_result(struct shim *s)
 	if (!root)
 		goto out;
 	if (s->pull_failed && json_object_set_new(root, "pull_failed", json_true()) < 0)
+		goto out;
+	if (s->evicted && json_object_set_new(root, "evicted", json_true()) < 0)
 		goto out;
 	if (s->slurm) {
 		const char *sig = s->outside_sig ? sigabbrev_np(s->outside_sig) : "";

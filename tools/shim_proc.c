@@ -415,7 +415,7 @@ static void reap_children(struct shim *s)
 		 * shim did not cause) waits for the verdict (run_loop).
 		 */
 		if (p->exit_code != 0 && !s->outside_term) {
-			if (s->slurm && !s->timed_out &&
+			if (s->slurm && !s->timed_out && !s->evicted &&
 			    (p->term_signal == SIGTERM || p->exit_code == 128 + SIGTERM))
 				s->term_suspect = true;
 			else
@@ -454,7 +454,7 @@ static void timers_fire(struct shim *s, int64_t now)
 		return;
 	if (s->timeout_at >= 0 && now >= s->timeout_at) {
 		s->timeout_at = -1;
-		if (!s->outside_sig) { /* not already on its way out */
+		if (!s->outside_sig && !s->evicted) { /* not already on its way out */
 			s->timed_out = true;
 			forward(s, SIGTERM);
 			if (s->kill_at < 0)
@@ -550,10 +550,12 @@ int run_loop(struct shim *s)
 				timeout = (int)left;
 		}
 		int64_t now = mono_ms();
+		storage_check(s, now);
 		timers_fire(s, now);
 		int64_t timers[] = { s->nrunning > 0 ? s->timeout_at : -1,
-				     s->nrunning > 0 ? s->kill_at : -1, suspect_wait };
-		for (int k = 0; k < 3; k++)
+				     s->nrunning > 0 ? s->kill_at : -1, suspect_wait,
+				     s->nrunning > 0 ? s->evict_at : -1 };
+		for (int k = 0; k < 4; k++)
 			if (timers[k] >= 0 && timers[k] - now < timeout)
 				timeout = timers[k] - now > 0 ? (int)(timers[k] - now) : 0;
 		int r = poll(pfd, n, timeout);

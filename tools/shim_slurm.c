@@ -63,7 +63,9 @@
  *   the daemon reports the node lost.
  * - The result adds "timed_out", "signalled" ("" for none) and
  *   "own_failure": the node failed on its own, by a start failure, a
- *   timeout, or a proc that ended non-zero before an outside SIGTERM came
+ *   timeout, an eviction (an emptydir over its size, shim_ctr.c; not
+ *   checked once a signal came from outside), or a proc that ended
+ *   non-zero before an outside SIGTERM came
  *   (after one, any ending is its doing; an outside SIGINT or SIGHUP
  *   excuses nothing).  Slurm signals every process of the step, so a proc
  *   may die of the SIGTERM meant for all just before the shim reads its
@@ -234,7 +236,7 @@ static void cloexec_inherited(void)
 /* slurm mode: the verdict of the node (see the top); after run_loop. */
 void slurm_conclude(struct shim *s, int node_exit)
 {
-	if (s->start_failed || s->setup_failed || s->timed_out ||
+	if (s->start_failed || s->setup_failed || s->timed_out || s->evicted ||
 	    (s->term_suspect && !s->outside_term) || (!s->outside_term && node_exit != 0))
 		s->own_failure = true;
 }

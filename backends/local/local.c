@@ -543,6 +543,9 @@ static enum jf_err write_launch(const struct jf_launch *l, struct jf_error *err)
 		.shm_bytes = l->shm_bytes,
 		.ports = l->ports,
 		.nports = l->nports,
+		.mounts = l->mounts,
+		.nmounts = l->nmounts,
+		.evict_check_ms = l->evict_check_ms,
 	};
 	for (size_t i = 0; i < sl.nprocs; i++)
 		sl.procs[i] = (struct jf_shim_proc){

@@ -173,6 +173,9 @@ json_t *jf_slurm_launch_json(const struct jf_batch *b, struct jf_error *err)
 		.shm_bytes = b->shm_bytes,
 		.ports = b->ports,
 		.nports = b->nports,
+		.mounts = b->mounts,
+		.nmounts = b->nmounts,
+		.evict_check_ms = b->evict_check_ms,
 	};
 	for (size_t i = 0; i < l.nprocs; i++)
 		l.procs[i] = (struct jf_shim_proc){ .name = b->procs[i].name,

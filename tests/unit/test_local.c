@@ -1683,6 +1683,318 @@ static void test_container_pull_failed(void **state)
 	assert_false(jft_exists(p));
 }
 
+/* ---- storage (reference 8.3): emptydirs, volumes, eviction ---- */
+
+struct ctr_spec {
+	const char *name;
+	char *const *args; /* sh's, in the test image */
+	int64_t mem_bytes;
+};
+
+/* One node of containers cs (the test image, as uid 1000) with mounts. */
+static void launch_storage(struct fix *f, const char *dir, const struct ctr_spec *cs, size_t n,
+			   const struct jf_mount *mounts, size_t nmounts, int64_t evict_ms,
+			   uint64_t cookie)
+{
+	static char *const argv[] = { "unused", NULL };
+	static char *const envp[] = { PATH, NULL };
+	static char *const ienv[] = { PATH, NULL };
+	char cache[PATH_MAX + 16], ref[PATH_MAX + 16];
+	snprintf(cache, sizeof(cache), "%s/cache", f->dir);
+	snprintf(ref, sizeof(ref), "%s/jobfs/busybox:latest", getenv("JOBFS_REGISTRY"));
+	const char *insecure[] = { getenv("JOBFS_REGISTRY") };
+	struct jf_proc_image im[4];
+	struct jf_proc p[4];
+	assert_true(n <= 4);
+	for (size_t i = 0; i < n; i++) {
+		im[i] = (struct jf_proc_image){ .reference = ref,
+						.pull_policy = "IfNotPresent",
+						.args = cs[i].args,
+						.env = ienv };
+		p[i] = (struct jf_proc){ .name = cs[i].name,
+					 .argv = argv,
+					 .envp = envp,
+					 .image = &im[i],
+					 .mem_bytes = cs[i].mem_bytes };
+	}
+	struct jf_runtime_conf rt = { .oci_runtime = "/usr/bin/crun",
+				      .image_tool = JF_BUILD_DIR "/tools/jobfs-image",
+				      .cache_dir = cache,
+				      .insecure = insecure,
+				      .ninsecure = 1 };
+	struct jf_launch l = { .run_dir = dir,
+			       .cwd = dir,
+			       .uid = 1000,
+			       .gid = 1000,
+			       .procs = p,
+			       .nprocs = n,
+			       .rt = &rt,
+			       .mounts = mounts,
+			       .nmounts = nmounts,
+			       .evict_check_ms = evict_ms };
+	struct jf_run_started st = { 0 };
+	struct jf_error err = { 0 };
+	if (jf_runner_start(f->be, &l, cookie, &st, &err) != JF_OK)
+		fail_msg("start: %s", err.msg);
+}
+
+/* The end of cookie (its notes and start passed over). */
+static struct jf_run_result storage_end(struct fix *f, uint64_t cookie)
+{
+	struct jf_run_result v[16];
+	size_t n = results_until_end(f->be, cookie, v, 16);
+	return v[n - 1];
+}
+
+/* a host directory for a volume, writable by the containers' uid */
+static void host_dir(struct fix *f, const char *name, char *buf, size_t n)
+{
+	if (snprintf(buf, n, "%s/%s", f->dir, name) >= (int)n)
+		fail_msg("path too long");
+	assert_int_equal(mkdir(buf, 0777), 0);
+	assert_int_equal(chmod(buf, 0777), 0);
+}
+
+/* Two containers share an emptydir on disk and a Memory one (a tmpfs of
+ * its size); a volume is bound read-write, another and an object source
+ * read-only; the emptydirs are gone after the end. */
+static void test_storage(void **state)
+{
+	struct fix *f = *state;
+	if (!have_containers())
+		skip();
+	char dir[PATH_MAX], vol[PATH_MAX], ro[PATH_MAX], obj[PATH_MAX];
+	host_dir(f, "vol", vol, sizeof(vol));
+	host_dir(f, "ro", ro, sizeof(ro));
+	host_dir(f, "obj", obj, sizeof(obj));
+	char seen[PATH_MAX + 16];
+	snprintf(seen, sizeof(seen), "%s/seen", ro);
+	jft_write_file(seen, "from the host\n");
+	const struct jf_mount mounts[] = {
+		{ .type = JF_MOUNT_EMPTYDIR, .name = "scratch", .path = "/scratch" },
+		{ .type = JF_MOUNT_EMPTYDIR,
+		  .name = "mem",
+		  .path = "/mem",
+		  .memory = true,
+		  .size_bytes = 16 << 20 },
+		{ .type = JF_MOUNT_VOLUME, .name = "vol", .source = vol, .path = "/vol" },
+		{ .type = JF_MOUNT_VOLUME,
+		  .name = "ro",
+		  .source = ro,
+		  .path = "/vol/ro",
+		  .read_only = true },
+		{ .type = JF_MOUNT_OBJECT, .name = "obj", .source = obj, .path = "/obj" },
+	};
+	static char *const writer[] = {
+		"sh", "-c",
+		"echo shared > /scratch/f.tmp && mv /scratch/f.tmp /scratch/f; "
+		"echo mem > /mem/m; "
+		"id -u > /vol/by-writer; stat -c '%a %u' /scratch > /vol/scratch-mode; "
+		"grep ' /mem ' /proc/mounts > /vol/mem-mount; "
+		"cat /vol/ro/seen > /vol/ro-read; "
+		"touch /vol/ro/x 2> /vol/ro-err; echo \"exit $?\" >> /vol/ro-err; "
+		"touch /obj/x 2> /vol/obj-err; echo \"exit $?\" >> /vol/obj-err; "
+		"echo writer-done",
+		NULL
+	};
+	static char *const reader[] = { "sh", "-c",
+					"i=0; while [ ! -s /scratch/f ] && [ $i -lt 200 ]; do "
+					"sleep 0.1; i=$((i+1)); done; "
+					"echo \"read $(cat /scratch/f)\"; "
+					"while [ ! -s /mem/m ]; do sleep 0.1; done; "
+					"echo \"mem $(cat /mem/m)\"",
+					NULL };
+	const struct ctr_spec cs[] = { { "writer", writer, 0 }, { "reader", reader, 0 } };
+	run_dir(f, dir, sizeof(dir));
+	launch_storage(f, dir, cs, 2, mounts, 5, 0, 300);
+	struct jf_run_result end = storage_end(f, 300);
+	char *out = jft_read_in(dir, "stdout"), *err = jft_read_in(dir, "stderr");
+	if (end.exit_code != 0 || end.start_failed)
+		fail_msg("exit %d: %s; stderr: %s", end.exit_code, end.message, err ? err : "");
+	assert_false(end.evicted);
+	assert_non_null(strstr(out, "writer-done\n"));
+	assert_non_null(strstr(out, "read shared\n")); /* one container wrote, the other read */
+	assert_non_null(strstr(out, "mem mem\n"));
+	free(out);
+	free(err);
+	/* read-write: what the container wrote is on the host, the writer's */
+	char *t = jft_read_in(vol, "by-writer");
+	assert_non_null(t);
+	assert_string_equal(t, "1000\n");
+	free(t);
+	struct stat st;
+	snprintf(seen, sizeof(seen), "%s/by-writer", vol);
+	assert_int_equal(stat(seen, &st), 0);
+	assert_int_equal(st.st_uid, 1000);
+	/* the emptydir: the writer's, Kubernetes' mode */
+	t = jft_read_in(vol, "scratch-mode");
+	assert_non_null(t);
+	assert_string_equal(t, "777 1000\n");
+	free(t);
+	/* Memory: a tmpfs of its size */
+	t = jft_read_in(vol, "mem-mount");
+	assert_non_null(t);
+	if (strncmp(t, "tmpfs /mem tmpfs ", 17) != 0 || !strstr(t, "size=16384k"))
+		fail_msg("/mem in /proc/mounts: %s", t);
+	free(t);
+	/* read-only: read, never written */
+	t = jft_read_in(vol, "ro-read");
+	assert_non_null(t);
+	assert_string_equal(t, "from the host\n");
+	free(t);
+	static const char *const ro_errs[] = { "ro-err", "obj-err" };
+	for (int k = 0; k < 2; k++) {
+		t = jft_read_in(vol, ro_errs[k]);
+		assert_non_null(t);
+		if (!strstr(t, "Read-only file system") || !strstr(t, "exit 1"))
+			fail_msg("%s: %s", ro_errs[k], t);
+		free(t);
+	}
+	snprintf(seen, sizeof(seen), "%s/x", ro);
+	assert_false(jft_exists(seen));
+	snprintf(seen, sizeof(seen), "%s/x", obj);
+	assert_false(jft_exists(seen));
+	/* the node's scratch went with it; the host's directories stay */
+	snprintf(seen, sizeof(seen), "%s/emptydir", dir);
+	assert_false(jft_exists(seen));
+	assert_true(jft_exists(vol));
+}
+
+/* An emptydir on disk written past its size: evicted as the kubelet does,
+ * its words in the result and the node's stderr, the container SIGTERMed
+ * then SIGKILLed (sh, its init, ignores the SIGTERM); the emptydir goes. */
+static void test_storage_evicted(void **state)
+{
+	struct fix *f = *state;
+	if (!have_containers())
+		skip();
+	char dir[PATH_MAX], p[PATH_MAX + 16];
+	const struct jf_mount mounts[] = {
+		{ .type = JF_MOUNT_EMPTYDIR,
+		  .name = "scratch",
+		  .path = "/scratch",
+		  .size_bytes = 1 << 20 },
+	};
+	static char *const fill[] = { "sh", "-c",
+				      "dd if=/dev/zero of=/scratch/big bs=4096 count=1024 && "
+				      "echo filled && sleep 60",
+				      NULL };
+	const struct ctr_spec cs[] = { { "main", fill, 0 } };
+	run_dir(f, dir, sizeof(dir));
+	int64_t t0 = jft_mono_ms();
+	launch_storage(f, dir, cs, 1, mounts, 1, 200, 310);
+	struct jf_run_result end = storage_end(f, 310);
+	int64_t took = jft_mono_ms() - t0;
+	char *out = jft_read_in(dir, "stdout"), *err = jft_read_in(dir, "stderr");
+	if (!end.evicted)
+		fail_msg("not evicted: exit %d, %s; stderr: %s", end.exit_code, end.message,
+			 err ? err : "");
+	assert_string_equal(end.message,
+			    "Usage of EmptyDir volume \"scratch\" exceeds the limit \"1Mi\".");
+	assert_false(end.start_failed);
+	assert_int_equal(end.exit_code, 137);
+	assert_int_equal(end.procs[0].term_signal, SIGKILL);
+	assert_non_null(strstr(out, "filled\n"));
+	assert_non_null(strstr(err, "jobfs: evicted: Usage of EmptyDir volume \"scratch\" exceeds "
+				    "the limit \"1Mi\".\n"));
+	/* not the 60 s of its sleep: a check or two, the 2 s grace */
+	if (took > 20000)
+		fail_msg("evicted after %lld ms", (long long)took);
+	free(out);
+	free(err);
+	snprintf(p, sizeof(p), "%s/emptydir", dir);
+	assert_false(jft_exists(p));
+	/* under its size: never evicted, at the default period or ours */
+	static char *const small[] = {
+		"sh", "-c",
+		"dd if=/dev/zero of=/scratch/s bs=4096 count=16 2>/dev/null; "
+		"sleep 1; echo kept",
+		NULL
+	};
+	const struct ctr_spec cs2[] = { { "main", small, 0 } };
+	run_dir(f, dir, sizeof(dir));
+	launch_storage(f, dir, cs2, 1, mounts, 1, 100, 311);
+	end = storage_end(f, 311);
+	assert_false(end.evicted);
+	assert_int_equal(end.exit_code, 0);
+	out = jft_read_in(dir, "stdout");
+	assert_non_null(strstr(out, "kept\n"));
+	free(out);
+}
+
+/* A Memory emptydir's pages are charged to the container that writes
+ * them: past the container's memory limit (32 MiB, the tmpfs 256 MiB),
+ * its OOM kill. */
+static void test_storage_memory_charged(void **state)
+{
+	struct fix *f = *state;
+	if (!have_containers())
+		skip();
+	char dir[PATH_MAX];
+	const struct jf_mount mounts[] = {
+		{ .type = JF_MOUNT_EMPTYDIR,
+		  .name = "mem",
+		  .path = "/mem",
+		  .memory = true,
+		  .size_bytes = 256 << 20 },
+	};
+	static char *const fill[] = { "sh", "-c",
+				      "exec dd if=/dev/zero of=/mem/fill bs=1048576 count=128",
+				      NULL };
+	const struct ctr_spec cs[] = { { "main", fill, 32 << 20 } };
+	run_dir(f, dir, sizeof(dir));
+	launch_storage(f, dir, cs, 1, mounts, 1, 0, 320);
+	struct jf_run_result end = storage_end(f, 320);
+	char *err = jft_read_in(dir, "stderr"), *out = jft_read_in(dir, "stdout");
+	if (err && strstr(err, "limits not enforced")) {
+		const char *req = getenv("JOBFS_CGROUP_REQUIRED");
+		if (req && !strcmp(req, "1"))
+			fail_msg("JOBFS_CGROUP_REQUIRED=1: %s", err);
+		free(err);
+		free(out);
+		skip();
+	}
+	if (!end.procs[0].oom_killed)
+		fail_msg("not OOM-killed: exit %d, %s; stdout: %s; stderr: %s", end.exit_code,
+			 end.message, out ? out : "", err ? err : "");
+	assert_int_equal(end.exit_code, 137);
+	assert_false(end.evicted);
+	free(err);
+	free(out);
+}
+
+/* Storage on the host: refused, a start failure that says why. */
+static void test_storage_host_refused(void **state)
+{
+	struct fix *f = *state;
+	char dir[PATH_MAX];
+	char *const argv[] = { "/bin/true", NULL };
+	char *const envp[] = { PATH, NULL };
+	const struct jf_mount mounts[] = {
+		{ .type = JF_MOUNT_EMPTYDIR, .name = "scratch", .path = "/scratch" },
+	};
+	struct jf_proc p = { .name = "main", .argv = argv, .envp = envp };
+	struct jf_launch l = { .run_dir = run_dir(f, dir, sizeof(dir)),
+			       .cwd = dir,
+			       .procs = &p,
+			       .nprocs = 1,
+			       .mounts = mounts,
+			       .nmounts = 1 };
+	struct jf_run_started st = { 0 };
+	struct jf_error err = { 0 };
+	if (jf_runner_start(f->be, &l, 330, &st, &err) != JF_OK)
+		fail_msg("start: %s", err.msg);
+	struct jf_run_result v[8];
+	size_t n = results_until_end(f->be, 330, v, 8);
+	struct jf_run_result *end = &v[n - 1];
+	assert_true(end->start_failed);
+	if (!strstr(end->message, "storage mounts need containers: main has no image"))
+		fail_msg("message: %s", end->message);
+	char p2[PATH_MAX + 16];
+	snprintf(p2, sizeof(p2), "%s/emptydir", dir);
+	assert_false(jft_exists(p2));
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1691,6 +2003,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_container, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_pull_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_shim_killed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_storage_evicted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_storage_memory_charged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_storage_host_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interleave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_procs, setup, teardown),

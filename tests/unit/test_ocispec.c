@@ -111,7 +111,13 @@ static void test_keys(void **state)
 	assert_true(has_opt(shm, "size=1073741824"));
 	json_t *ro = find_mount(c, "/data");
 	assert_true(has_opt(ro, "ro"));
-	assert_true(has_opt(find_mount(c, "/ckpt"), "rw"));
+	assert_false(has_opt(ro, "rw"));
+	assert_string_equal(json_string_value(json_object_get(ro, "source")), "/srv/data");
+	assert_string_equal(json_string_value(json_object_get(ro, "type")), "bind");
+	json_t *rw = find_mount(c, "/ckpt");
+	assert_true(has_opt(rw, "rw"));
+	assert_false(has_opt(rw, "ro"));
+	assert_true(has_opt(rw, "rbind"));
 	json_decref(c);
 
 	/* a new network namespace, no capabilities, the node's shm bound */
@@ -138,6 +144,8 @@ static void test_refused(void **state)
 	static const char *const blank[] = { "", NULL };
 	struct jf_oci_bind root_bind[] = { { "/srv", "/", false } };
 	struct jf_oci_bind rel_bind[] = { { "srv", "/x", false } };
+	struct jf_oci_bind up_bind[] = { { "/srv", "/data/../../etc", false } };
+	struct jf_oci_bind dots_bind[] = { { "/srv", "/data/..x/a..", false } };
 	(void)state;
 	struct jf_oci o = { .argv = empty, .rootfs = "rootfs" };
 	assert_null(jf_oci_config(&o, err, sizeof(err)));
@@ -159,6 +167,14 @@ static void test_refused(void **state)
 	assert_non_null(strstr(err, "not the container's root"));
 	o.binds = rel_bind;
 	assert_null(jf_oci_config(&o, err, sizeof(err)));
+	o.binds = up_bind; /* a ".." component: outside the root */
+	assert_null(jf_oci_config(&o, err, sizeof(err)));
+	assert_non_null(strstr(err, "outside it"));
+	o.binds = dots_bind; /* dots in names are names */
+	json_t *c = jf_oci_config(&o, err, sizeof(err));
+	assert_non_null(c);
+	json_decref(c);
+	o.binds = rel_bind;
 	o.nbinds = JF_OCI_MAX_BINDS + 1;
 	assert_null(jf_oci_config(&o, err, sizeof(err)));
 	assert_non_null(strstr(err, "more than"));

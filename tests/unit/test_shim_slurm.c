@@ -916,6 +916,63 @@ static void test_image_pull_failure(void **state)
 	assert_int_equal(stat(pathf(p, "%s/0/0/0/work/ran", f->dir), &st), -1);
 }
 
+/* An emptydir over its size under Slurm too (the same node_start and
+ * loop as locally): the result says evicted, with the kubelet's words;
+ * a container that exits 0 on its SIGTERM still failed on its own, and
+ * the element's verdict is 1, not a requeue.  Root, crun and the test
+ * registry (scripts/registry.sh), else skipped or, where
+ * JOBFS_OCI_REQUIRED says they must run, failed. */
+static void test_storage_evicted(void **state)
+{
+	struct fix *f = *state;
+	char p[PATH_MAX], cache[PATH_MAX], ref[PATH_MAX];
+	const char *reg = getenv("JOBFS_REGISTRY");
+	if (geteuid() != 0 || access("/usr/bin/crun", X_OK) != 0 || !reg) {
+		if (getenv("JOBFS_OCI_REQUIRED"))
+			fail_msg("JOBFS_OCI_REQUIRED: root, crun and JOBFS_REGISTRY are needed");
+		skip();
+	}
+	launch_default(f, "unused");
+	json_t *proc = json_array_get(json_object_get(f->launch, "procs"), 0);
+	json_object_set_new(
+		proc, "image",
+		json_pack("{s:s,s:s,s:[s,s,s],s:[s]}", "reference",
+			  pathf(ref, "%s/jobfs/busybox:latest", reg), "pull_policy", "IfNotPresent",
+			  "args", "sh", "-c",
+			  "trap 'echo got-term; exit 0' TERM; "
+			  "dd if=/dev/zero of=/scratch/big bs=4096 count=1024 2>/dev/null; "
+			  "echo filled; while :; do sleep 0.1; done",
+			  "env", PATH_VAR));
+	mkdir(pathf(cache, "%s/cache", f->dir), 0755);
+	json_object_set_new(f->launch, "runtime",
+			    json_pack("{s:s,s:s,s:s,s:[s]}", "oci", "/usr/bin/crun", "image_tool",
+				      JF_BUILD_DIR "/tools/jobfs-image", "cache", cache, "insecure",
+				      reg));
+	json_object_set_new(f->launch, "mounts",
+			    json_pack("[{s:s,s:s,s:s,s:i}]", "type", "emptydir", "name", "scratch",
+				      "path", "/scratch", "size", 1 << 20));
+	json_object_set_new(f->launch, "evict_check_ms", json_integer(200));
+	assert_int_equal(run_node(f), 1);
+	json_t *r = result_at(f, "0/0/0");
+	assert_true(jbool(r, "evicted"));
+	assert_true(jbool(r, "own_failure"));
+	assert_false(jbool(r, "timed_out"));
+	assert_string_equal(jstr(r, "message"),
+			    "Usage of EmptyDir volume \"scratch\" exceeds the limit \"1Mi\".");
+	assert_int_equal(jint(r, "exit_code"), 0); /* its trap's exit */
+	json_decref(r);
+	char *logs = jft_read_file(pathf(p, "%s/0/0/0/logs", f->dir));
+	assert_non_null(logs);
+	assert_non_null(strstr(logs, "filled\n"));
+	assert_non_null(strstr(logs, "jobfs: evicted: Usage of EmptyDir volume"));
+	assert_non_null(strstr(logs, "got-term\n"));
+	free(logs);
+	/* the node's emptydir is gone */
+	struct stat st;
+	assert_int_equal(stat(pathf(p, "%s/0/0/0/emptydir", f->dir), &st), -1);
+	assert_int_equal(run_verdict(f), 1);
+}
+
 /* ---- timeout and signals ---- */
 
 static void test_timeout(void **state)
@@ -1579,6 +1636,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_image_pull_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_storage_evicted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outside_term, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_143, setup, teardown),
