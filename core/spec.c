@@ -53,7 +53,6 @@ void jf_spec_free(struct jf_spec *s)
 	free(s->containers);
 	for (size_t i = 0; i < s->nstorage; i++) {
 		free(s->storage[i].name);
-		free(s->storage[i].source);
 		free(s->storage[i].path);
 	}
 	free(s->storage);
@@ -564,12 +563,6 @@ static enum jf_err finish_gpus(struct jf_spec *s, const struct jf_spec_src *src,
 	return JF_OK;
 }
 
-static enum jf_err refuse_local(const struct jf_src_key *k, const char *what, struct jf_error *err)
-{
-	return jf_yerror(err, JF_ENOTSUP, k->node, k->path,
-			 "'%s' is not supported yet by the local backend", what);
-}
-
 enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 			   const struct jf_spec_src *src, struct jf_error *err)
 {
@@ -598,9 +591,8 @@ enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 						 s->containers[i].name);
 			}
 
-	/* valid, but not for this backend */
-	if (src->storage.node)
-		return refuse_local(&src->storage, "storage", err);
+	/* storage needs containers: the submission checks the runtime */
+	s->storage_line = src->storage.node ? src->storage.node->line : 0;
 	/* whether a command must be given depends on the runtime: the
 	 * submission checks it (jf_spec_check_runtime) */
 	s->no_command = true;
@@ -614,6 +606,16 @@ enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 
 enum jf_err jf_spec_check_runtime(const struct jf_spec *s, bool containers, struct jf_error *err)
 {
+	if (s->nstorage && !containers)
+		return jf_error_set(err, JF_ENOTSUP, s->storage_line,
+				    "key 'storage': mounts need a container (an image), and this "
+				    "jobfs runs a node's commands on this host (runtime host)");
+	for (size_t i = 0; s->nstorage && i < s->ncontainers; i++)
+		if (!s->containers[i].image)
+			return jf_error_set(err, JF_ENOTSUP, s->storage_line,
+					    "key 'storage': mounts need a container (an image), "
+					    "and container '%s' has none: it would run on the host",
+					    s->containers[i].name);
 	if (!containers) {
 		if (!s->no_command)
 			return JF_OK;

@@ -81,7 +81,8 @@ struct jf_container {
 
 enum jf_storage_type { JF_STORE_EMPTYDIR, JF_STORE_VOLUME, JF_STORE_OBJECT };
 
-#define JF_SPEC_MAX_PORTS 32
+#define JF_SPEC_MAX_PORTS   32
+#define JF_SPEC_MAX_STORAGE 16
 
 /* ports: (reference 8.2): a container port forwarded from a host port */
 struct jf_port {
@@ -89,12 +90,14 @@ struct jf_port {
 	char *name; /* NULL = none */
 };
 
+/* storage: (reference 8.3): one mount of every container of a node */
 struct jf_storage {
 	enum jf_storage_type type;
-	char *name;   /* volume */
-	char *source; /* object */
-	char *path;   /* mount path, absolute */
-	int64_t size; /* emptydir, bytes; 0 = not given */
+	char *name;     /* volume, object: a directory of /volumes, /objects; emptydir: optional */
+	char *path;     /* mount path, absolute */
+	int64_t size;   /* emptydir, bytes; 0 = not given */
+	bool memory;    /* emptydir: medium Memory (a tmpfs) */
+	bool read_only; /* volume: read_only; object: always */
 };
 
 /* Kubernetes podFailurePolicy */
@@ -143,6 +146,7 @@ struct jf_spec {
 	char *registry_auth;        /* auth.json path (read as the writer), NULL = none */
 	bool no_command;            /* no container gives command or args */
 	int no_command_line;        /* where the first container is written */
+	int storage_line;           /* where storage: is written, 0 = none */
 	const char *command_hint;   /* where a command goes, in the spec's form */
 	bool cpu_exclusive;
 	struct jf_container *containers;

@@ -198,8 +198,9 @@ static enum jf_err env_list(struct k8s *k, const struct jf_ynode *list, const ch
 static enum jf_err container(struct k8s *k, const struct jf_ynode *m, const char *path, size_t idx,
 			     struct jf_container *c)
 {
-	static const char *const known[] = { "name", "image", "imagePullPolicy", "command",
-					     "args", "env",   "resources",       NULL };
+	static const char *const known[] = { "name",      "image",        "imagePullPolicy",
+					     "command",   "args",         "env",
+					     "resources", "volumeMounts", NULL };
 	char kp[JF_YPATH_MAX];
 	const struct jf_ynode *n;
 	enum jf_err rc;
@@ -235,9 +236,184 @@ static enum jf_err container(struct k8s *k, const struct jf_ynode *m, const char
 	return JF_OK;
 }
 
+/* ---- volumes: emptyDir (reference 8.3), the rest ignored ---- */
+
+/* The pod's emptyDir volumes that a container mounts become the node's
+ * emptydirs, at the path they are mounted at (jobfs mounts a node's
+ * storage in every container of it, so a volume mounted at two paths, or
+ * with a subPath, is refused: it would not mean the same).  Other kinds of
+ * volume, and their mounts, go to ignored. */
+static enum jf_err pod_volumes(struct k8s *k, const struct jf_ynode *ps, const char *path)
+{
+	char vp[JF_YPATH_MAX], kp[JF_YPATH_MAX];
+	const struct jf_ynode *vols = get(ps, path, "volumes", vp);
+	enum jf_err rc;
+	if (vols && (rc = jf_ynode_expect(vols, JF_Y_SEQ, vp, k->err)))
+		return rc;
+	size_t nv = vols ? vols->n : 0;
+	if (nv > JF_SPEC_MAX_STORAGE)
+		return jf_yerror(k->err, JF_EINVAL, vols, vp, "more than %d volumes",
+				 JF_SPEC_MAX_STORAGE);
+	const char *names[JF_SPEC_MAX_STORAGE];
+	const struct jf_ynode *empty[JF_SPEC_MAX_STORAGE]; /* its emptyDir, or NULL */
+	int used[JF_SPEC_MAX_STORAGE];                     /* its storage entry + 1, or 0 */
+	for (size_t i = 0; i < nv; i++) {
+		char ip[JF_YPATH_MAX];
+		const struct jf_ynode *v = vols->items[i], *n;
+		jf_ypath_index(ip, sizeof(ip), vp, i);
+		if ((rc = jf_ynode_expect(v, JF_Y_MAP, ip, k->err)))
+			return rc;
+		if (!(n = get(v, ip, "name", kp)))
+			return jf_yerror(k->err, JF_EINVAL, v, kp, "a volume needs a name");
+		if ((rc = jf_ynode_text(n, kp, JF_YSTR_STRICT, &names[i], k->err)))
+			return rc;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(names[j], names[i]))
+				return jf_yerror(k->err, JF_EINVAL, n, kp,
+						 "volume name '%.64s' is used twice", names[i]);
+		empty[i] = jf_ymap_get(v, "emptyDir");
+		used[i] = 0;
+		for (size_t f = 0; f < v->n; f++) {
+			const struct jf_ynode *key = jf_ymap_key(v, f);
+			if (!strcmp(key->str, "name") ||
+			    (empty[i] && !strcmp(key->str, "emptyDir")))
+				continue;
+			char fp[JF_YPATH_MAX];
+			jf_ypath_key(fp, sizeof(fp), ip, key->str);
+			if ((rc = jf_spec_ignore(k->s, key, fp, k->err)))
+				return rc;
+		}
+		if (empty[i] && !jf_ynode_is_null(empty[i])) {
+			static const char *const ek[] = { "medium", "sizeLimit", NULL };
+			jf_ypath_key(kp, sizeof(kp), ip, "emptyDir");
+			if ((rc = walk(k, empty[i], kp, ek)))
+				return rc;
+		}
+	}
+	struct jf_spec *s = k->s;
+	for (size_t c = 0; c < s->ncontainers; c++) {
+		const struct jf_ynode *cm = k->src->cont[c];
+		char cp[JF_YPATH_MAX], mp[JF_YPATH_MAX];
+		jf_ypath_key(cp, sizeof(cp), path, "containers");
+		jf_ypath_index(cp, sizeof(cp), cp, c);
+		const struct jf_ynode *mounts = get(cm, cp, "volumeMounts", mp);
+		if (!mounts)
+			continue;
+		if ((rc = jf_ynode_expect(mounts, JF_Y_SEQ, mp, k->err)))
+			return rc;
+		for (size_t m = 0; m < mounts->n; m++) {
+			static const char *const mk[] = { "name", "mountPath", "readOnly", NULL };
+			char ip[JF_YPATH_MAX];
+			const struct jf_ynode *vm = mounts->items[m], *n;
+			const char *name, *at;
+			jf_ypath_index(ip, sizeof(ip), mp, m);
+			if ((rc = jf_ynode_expect(vm, JF_Y_MAP, ip, k->err)))
+				return rc;
+			if (!(n = get(vm, ip, "name", kp)))
+				return jf_yerror(k->err, JF_EINVAL, vm, kp,
+						 "a volumeMount needs a name");
+			if ((rc = jf_ynode_text(n, kp, JF_YSTR_STRICT, &name, k->err)))
+				return rc;
+			size_t v = 0;
+			while (v < nv && strcmp(names[v], name))
+				v++;
+			if (v == nv)
+				return jf_yerror(
+					k->err, JF_EINVAL, n, kp,
+					"no volume named '%.64s' in spec.template.spec.volumes",
+					name);
+			if (!empty[v]) {
+				/* not an emptyDir: ignored with its volume */
+				if ((rc = jf_spec_ignore(k->s, jf_ymap_find_key(cm, "volumeMounts"),
+							 ip, k->err)))
+					return rc;
+				continue;
+			}
+			if (jf_ymap_get(vm, "subPath") || jf_ymap_get(vm, "subPathExpr")) {
+				jf_ypath_key(kp, sizeof(kp), ip, "subPath");
+				return jf_yerror(
+					k->err, JF_ENOTSUP, vm, kp,
+					"subPath is not supported: jobfs mounts an emptyDir "
+					"whole, in every container of the node");
+			}
+			if ((rc = walk(k, vm, ip, mk)))
+				return rc;
+			if (!(n = get(vm, ip, "mountPath", kp)))
+				return jf_yerror(k->err, JF_EINVAL, vm, kp,
+						 "a volumeMount needs a mountPath");
+			if ((rc = jf_ynode_text(n, kp, JF_YSTR_STRICT, &at, k->err)))
+				return rc;
+			if (used[v]) {
+				if (strcmp(s->storage[used[v] - 1].path, at) != 0)
+					return jf_yerror(k->err, JF_ENOTSUP, n, kp,
+							 "emptyDir '%.64s' is mounted at %.200s "
+							 "and at %.200s: "
+							 "jobfs mounts a node's storage at one "
+							 "path in every "
+							 "container",
+							 name, s->storage[used[v] - 1].path, at);
+				continue;
+			}
+			/* a new emptydir: the entry a native spec would have */
+			struct jf_storage *grown =
+				realloc(s->storage, (s->nstorage + 1) * sizeof(*s->storage));
+			if (!grown)
+				return oom(k->err);
+			s->storage = grown;
+			struct jf_storage *st = &s->storage[s->nstorage];
+			memset(st, 0, sizeof(*st));
+			s->nstorage++;
+			used[v] = (int)s->nstorage;
+			if (at[0] != '/' || strstr(at, "/../") || !strcmp(at, "/") ||
+			    strpbrk(at, ":,") ||
+			    (strlen(at) >= 3 && !strcmp(at + strlen(at) - 3, "/..")))
+				return jf_yerror(k->err, JF_EINVAL, n, kp,
+						 "\"%.64s\" must be an absolute path without '..'",
+						 at);
+			if (!(st->path = strdup(at)) || !(st->name = strdup(name)))
+				return oom(k->err);
+			st->type = JF_STORE_EMPTYDIR;
+			if (!k->src->storage.node)
+				jf_spec_src_set(&k->src->storage, n, kp);
+			const struct jf_ynode *e = empty[v], *x;
+			char ep[JF_YPATH_MAX];
+			jf_ypath_index(ep, sizeof(ep), vp, v);
+			jf_ypath_key(ep, sizeof(ep), ep, "emptyDir");
+			if (e && (x = jf_ymap_get(e, "sizeLimit"))) {
+				jf_ypath_key(kp, sizeof(kp), ep, "sizeLimit");
+				if ((rc = jf_spec_mem(x, kp, &st->size, k->err)))
+					return rc;
+			}
+			if (e && (x = jf_ymap_get(e, "medium"))) {
+				const char *med;
+				jf_ypath_key(kp, sizeof(kp), ep, "medium");
+				if ((rc = jf_ynode_text(x, kp, 0, &med, k->err)))
+					return rc;
+				if (!strcmp(med, "Memory"))
+					st->memory = true;
+				else if (med[0])
+					return jf_yerror(k->err, JF_ENOTSUP, x, kp,
+							 "medium %.32s is not supported: Memory or "
+							 "\"\" (the node's disk)",
+							 med);
+			}
+		}
+	}
+	/* an emptyDir no container mounts does nothing: say so */
+	for (size_t i = 0; i < nv; i++)
+		if (empty[i] && !used[i]) {
+			char ip[JF_YPATH_MAX];
+			jf_ypath_index(ip, sizeof(ip), vp, i);
+			if ((rc = jf_spec_ignore(k->s, jf_ymap_find_key(vols->items[i], "emptyDir"),
+						 ip, k->err)))
+				return rc;
+		}
+	return JF_OK;
+}
+
 static enum jf_err pod_spec(struct k8s *k, const struct jf_ynode *ps, const char *path)
 {
-	static const char *const known[] = { "restartPolicy", "containers", NULL };
+	static const char *const known[] = { "restartPolicy", "containers", "volumes", NULL };
 	char kp[JF_YPATH_MAX];
 	const struct jf_ynode *n;
 	enum jf_err rc = walk(k, ps, path, known);
@@ -264,7 +440,7 @@ static enum jf_err pod_spec(struct k8s *k, const struct jf_ynode *ps, const char
 		if ((rc = container(k, list->items[i], ip, i, &k->s->containers[i])))
 			return rc;
 	}
-	return JF_OK;
+	return pod_volumes(k, ps, path);
 }
 
 /* ---- podFailurePolicy ---- */

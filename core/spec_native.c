@@ -19,7 +19,7 @@
 
 #include "core/spec_priv.h"
 
-#define NATIVE_MAX_STORAGE 16
+#define NATIVE_MAX_STORAGE JF_SPEC_MAX_STORAGE
 #define NATIVE_MAX_PATH    4095
 
 static enum jf_err oom(struct jf_error *err)
@@ -302,29 +302,27 @@ static bool volume_name_ok(const char *s)
 	return true;
 }
 
-static bool url_ok(const char *s)
+/* Mount points that the runtime owns: a storage entry may not cover them. */
+static bool path_reserved(const char *p)
 {
-	const char *p = s;
-	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
-		return false;
-	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-	       *p == '+' || *p == '.' || *p == '-')
-		p++;
-	if (strncmp(p, "://", 3) != 0 || !p[3])
-		return false;
-	for (; *p; p++)
-		if ((unsigned char)*p <= ' ')
-			return false;
-	return true;
+	static const char *const own[] = { "/",        "/proc",    "/dev",        "/sys",
+					   "/dev/shm", "/dev/pts", "/dev/mqueue", NULL };
+	size_t n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		n--;
+	for (size_t i = 0; own[i]; i++)
+		if (strlen(own[i]) == n && strncmp(own[i], p, n) == 0)
+			return true;
+	return strncmp(p, "/proc/", 6) == 0 || strncmp(p, "/sys/", 5) == 0;
 }
 
 static enum jf_err storage_entry(const struct jf_ynode *m, const char *path, struct jf_storage *st,
 				 struct jf_error *err)
 {
-	static const char *const keys[3][4] = {
-		[JF_STORE_EMPTYDIR] = { "type", "path", "size", NULL },
-		[JF_STORE_VOLUME] = { "type", "name", "path", NULL },
-		[JF_STORE_OBJECT] = { "type", "source", "path", NULL },
+	static const char *const keys[3][6] = {
+		[JF_STORE_EMPTYDIR] = { "type", "path", "size", "medium", "name", NULL },
+		[JF_STORE_VOLUME] = { "type", "name", "path", "read_only", NULL },
+		[JF_STORE_OBJECT] = { "type", "name", "path", "source", NULL },
 	};
 	char kp[JF_YPATH_MAX];
 	const struct jf_ynode *n;
@@ -339,7 +337,7 @@ static enum jf_err storage_entry(const struct jf_ynode *m, const char *path, str
 				 "a storage entry needs a type: emptydir, volume or object");
 	if ((rc = jf_ynode_text(n, kp, 0, &t, err)))
 		return rc;
-	if (strcmp(t, "emptydir") == 0)
+	if (strcmp(t, "emptydir") == 0 || strcmp(t, "emptyDir") == 0)
 		st->type = JF_STORE_EMPTYDIR;
 	else if (strcmp(t, "volume") == 0)
 		st->type = JF_STORE_VOLUME;
@@ -359,31 +357,75 @@ static enum jf_err storage_entry(const struct jf_ynode *m, const char *path, str
 	if (!path_ok(t))
 		return jf_yerror(err, JF_EINVAL, n, kp,
 				 "\"%.64s\" must be an absolute path without '..'", t);
+	if (strpbrk(t, ":,") || strcmp(t, "/") == 0)
+		return jf_yerror(err, JF_EINVAL, n, kp,
+				 "\"%.64s\": a mount path may not be / or hold ':' or ','", t);
+	if (path_reserved(t))
+		return jf_yerror(err, JF_EINVAL, n, kp,
+				 "\"%.64s\" is the runtime's own mount: choose another path", t);
 	if (!(st->path = strdup(t)))
 		return oom(err);
 
-	if (st->type == JF_STORE_EMPTYDIR && (n = jf_ymap_get(m, "size"))) {
-		jf_ypath_key(kp, sizeof(kp), path, "size");
-		return jf_spec_mem(n, kp, &st->size, err);
-	}
-	const char *key = st->type == JF_STORE_VOLUME ? "name" : "source";
-	if (st->type == JF_STORE_EMPTYDIR)
+	if (st->type == JF_STORE_EMPTYDIR) {
+		if ((n = jf_ymap_get(m, "size"))) {
+			jf_ypath_key(kp, sizeof(kp), path, "size");
+			if ((rc = jf_spec_mem(n, kp, &st->size, err)))
+				return rc;
+		}
+		if ((n = jf_ymap_get(m, "medium"))) {
+			jf_ypath_key(kp, sizeof(kp), path, "medium");
+			if ((rc = jf_ynode_text(n, kp, 0, &t, err)))
+				return rc;
+			if (strcmp(t, "Memory") == 0)
+				st->memory = true;
+			else if (t[0] != '\0')
+				return jf_yerror(err, JF_EINVAL, n, kp,
+						 "must be Memory or \"\" (the node's disk), got "
+						 "\"%.64s\"",
+						 t);
+		}
+		if ((n = jf_ymap_get(m, "name"))) {
+			jf_ypath_key(kp, sizeof(kp), path, "name");
+			if ((rc = jf_ynode_text(n, kp, 0, &t, err)))
+				return rc;
+			if (!volume_name_ok(t))
+				return jf_yerror(err, JF_EINVAL, n, kp,
+						 "bad name \"%.64s\": use "
+						 "[A-Za-z0-9][A-Za-z0-9._-]{0,62}",
+						 t);
+			if (!(st->name = strdup(t)))
+				return oom(err);
+		}
 		return JF_OK;
-	jf_ypath_key(kp, sizeof(kp), path, key);
-	if (!(n = jf_ymap_get(m, key)))
-		return jf_yerror(err, JF_EINVAL, m, kp, "a %s entry needs a %s",
-				 st->type == JF_STORE_VOLUME ? "volume" : "object", key);
+	}
+	if (st->type == JF_STORE_VOLUME && (n = jf_ymap_get(m, "read_only"))) {
+		jf_ypath_key(kp, sizeof(kp), path, "read_only");
+		if ((rc = jf_ynode_bool(n, kp, &st->read_only, err)))
+			return rc;
+	}
+	if (st->type == JF_STORE_OBJECT) {
+		st->read_only = true;
+		if ((n = jf_ymap_get(m, "source"))) {
+			jf_ypath_key(kp, sizeof(kp), path, "source");
+			return jf_yerror(err, JF_ENOTSUP, n, kp,
+					 "an object source is not named by URL: make "
+					 "/objects/NAME with a spec.yaml (endpoint, bucket, "
+					 "prefix) and write name: NAME here");
+		}
+	}
+	jf_ypath_key(kp, sizeof(kp), path, "name");
+	if (!(n = jf_ymap_get(m, "name")))
+		return jf_yerror(err, JF_EINVAL, m, kp, "a %s entry needs a name (%s)",
+				 st->type == JF_STORE_VOLUME ? "volume" : "object",
+				 st->type == JF_STORE_VOLUME ? "a directory of /volumes"
+							     : "a directory of /objects");
 	if ((rc = jf_ynode_text(n, kp, 0, &t, err)))
 		return rc;
-	if (st->type == JF_STORE_VOLUME && !volume_name_ok(t))
+	if (!volume_name_ok(t))
 		return jf_yerror(err, JF_EINVAL, n, kp,
-				 "bad volume name \"%.64s\": use [A-Za-z0-9][A-Za-z0-9._-]{0,62}",
-				 t);
-	if (st->type == JF_STORE_OBJECT && !url_ok(t))
-		return jf_yerror(err, JF_EINVAL, n, kp,
-				 "\"%.64s\" is not a URL (e.g. https://host/bucket/prefix)", t);
-	char **dst = st->type == JF_STORE_VOLUME ? &st->name : &st->source;
-	if (!(*dst = strdup(t)))
+				 "bad %s name \"%.64s\": use [A-Za-z0-9][A-Za-z0-9._-]{0,62}",
+				 st->type == JF_STORE_VOLUME ? "volume" : "object source", t);
+	if (!(st->name = strdup(t)))
 		return oom(err);
 	return JF_OK;
 }

@@ -430,6 +430,15 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 	size_t nports = 0;
 	for (size_t i = 0; i < s->nports && i < JF_SPEC_MAX_PORTS; i++)
 		ports[nports++] = s->ports[i].port;
+	/* storage (reference 8.3): the volumes live under --volumes, which
+	 * the nodes share, and the object caches in the shared state dir */
+	struct jf_mount mounts[JF_SPEC_MAX_STORAGE];
+	static char mbufs[JF_SPEC_MAX_STORAGE][4096]; /* the loop's thread only */
+	char mwhy[256] = "";
+	ssize_t nmounts =
+		jf_eng_stor_mounts(e, s, mounts, mbufs, JF_SPEC_MAX_STORAGE, mwhy, sizeof(mwhy));
+	if (nmounts < 0)
+		ok = false;
 	struct jf_batch b = {
 		.key = (uint64_t)sr->id,
 		.dir = dir,
@@ -463,11 +472,15 @@ static void send_sub(struct jf_engine *e, struct grt *g, const struct jf_sub_rec
 		.shm_bytes = s->shm_size,
 		.ports = nports ? ports : NULL,
 		.nports = nports,
+		.mounts = nmounts > 0 ? mounts : NULL,
+		.nmounts = nmounts > 0 ? (size_t)nmounts : 0,
+		.evict_check_ms = e->evict_check_ms,
 	};
 	struct jf_error err;
 	jf_error_clear(&err);
-	enum jf_err rc = ok ? jf_scheduler_submit(e->sch, &b, &err)
-			    : jf_error_set(&err, JF_ENOMEM, 0, "out of memory");
+	enum jf_err rc = ok            ? jf_scheduler_submit(e->sch, &b, &err)
+			 : nmounts < 0 ? jf_error_set(&err, JF_ENOENT, 0, "storage: %s", mwhy)
+				       : jf_error_set(&err, JF_ENOMEM, 0, "out of memory");
 	for (size_t i = 0; i < np; i++) {
 		jf_env_free(envs[i]);
 		jf_env_free(ienvs[i]);
@@ -703,6 +716,9 @@ static void pass_group(struct pass *p, int64_t gid)
 	/* a pull that failed: no new batch until the back-off is over (the
 	 * engine's tick schedules again then) */
 	if (jf_eng_pull_waits(e, g, jf_eng_now(e)))
+		room = 0;
+	/* its object sources sync first (storage.c) */
+	if (room > 0 && jf_eng_stor_waits(e, g))
 		room = 0;
 	/* new batches for the waiting tasks that have none */
 	while (room > 0) {

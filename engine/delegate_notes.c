@@ -276,6 +276,8 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 		jf_eng_move(e, JF_OBJ_NODE(g, task_id, node_id), JF_EV_START, "");
 		jf_node_set_run(e->st, node_id, host, gpus, n->job_id, -1, t->attempt, attempt_id);
 		jf_eng_node_images(e, g, node_id);
+		if (g->spec->nstorage)
+			jf_eng_stor_mounted(e, g, n->idx, i, node_id);
 		jf_eng_bill_start(e, g, task_id, n->idx, node_id, i, attempt_id, t->attempt,
 				  n->start_ms);
 		if (g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)

@@ -30,6 +30,8 @@ static void describe_exit(const struct jf_run_result *r, char *buf, size_t n)
 		snprintf(buf, n, "%s", r->message[0] ? r->message : "supervisor lost");
 	else if (r->start_failed)
 		snprintf(buf, n, "%s", r->message[0] ? r->message : "could not start");
+	else if (r->evicted) /* the kubelet's words: what the containers did follows from it */
+		snprintf(buf, n, "%s", r->message[0] ? r->message : "evicted");
 	else if (r->term_signal)
 		snprintf(buf, n, "killed by signal %d (%s), exit code %d", r->term_signal,
 			 strsignal(r->term_signal), r->exit_code);
@@ -528,7 +530,9 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	struct grt *g = jf_eng_group(e, r->group_id);
 	int64_t now = jf_eng_now(e);
 	int64_t end_ms = res->end_ms > 0 ? res->end_ms : now;
-	bool ok = res->exit_code == 0 && !res->lost && !res->start_failed;
+	/* an evicted node failed, whatever its containers exited with: the
+	 * pod's phase is Failed (reference 8.3) */
+	bool ok = res->exit_code == 0 && !res->lost && !res->start_failed && !res->evicted;
 	char how[JF_RUN_MSG_MAX + 64];
 	describe_exit(res, how, sizeof(how));
 
@@ -554,6 +558,7 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	enum jf_why why = t ? t->why : JF_WHY_NONE;
 	int nstate;
 	const char *reason, *type = "Normal";
+	bool evicted = false; /* its end is the eviction's, not a stop's */
 	switch (why) {
 	case JF_WHY_STOP:
 		nstate = JF_ST_STOPPED;
@@ -583,6 +588,10 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		type = ok ? "Normal" : "Warning";
 		if (!ok && t && t->fail_timeout)
 			reason = "DeadlineExceeded";
+		/* as the kubelet evicts: a failed attempt (retries apply) */
+		evicted = res->evicted;
+		if (evicted)
+			reason = "Evicted";
 		break;
 	}
 
@@ -595,11 +604,17 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	if (g && r->started && g->spec->billing == JF_BILL_ONDEMAND && g->req.gpus > 0)
 		jf_eng_demand(e, g->req.model, -g->req.gpus);
 	jf_attempt_ended(e->st, attempt_id, end_ms, res->exit_code, how);
+	if (g && g->spec->nstorage)
+		jf_eng_stor_unmounted(e, g, t ? t->idx : 0, r->node_idx, r->node_id);
 	jf_ledger_close(e->st, attempt_id, end_ms);
 	if (!r->no_dirs) {
 		/* its records are the store's now: they go, its logs stay */
-		char dir[4096];
+		char dir[4096], scratch[4200];
 		jf_eng_run_dir(e, r->node_id, r->attempt, dir, sizeof(dir));
+		/* a node's emptydirs go with it, also when its shim was killed
+		 * before it could remove them (its processes are gone by now) */
+		snprintf(scratch, sizeof(scratch), "%s/emptydir", dir);
+		jf_eng_trash(e, JF_TRASH_TREE, scratch);
 		jf_eng_trash(e, JF_TRASH_TIDY, dir);
 	}
 	struct jf_obj node = { g ? g->queue_id : 0, r->group_id, r->task_id, r->node_id };
@@ -613,11 +628,13 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		    why == JF_WHY_PREEMPT     ? JF_PREEMPTED_MSG
 		    : why == JF_WHY_IMAGEPULL ? "ImagePullBackOff: back-off pulling the image"
 		    : ok                      ? ""
+		    : evicted                 ? how
 		    : oom ? "OOMKilled: the container used more memory than its limit"
 			  : how);
 	jf_node_set_reason(e->st, r->node_id,
 			   why == JF_WHY_IMAGEPULL  ? "ImagePullBackOff"
 			   : why == JF_WHY_PREEMPT  ? "Preempted"
+			   : evicted                ? "Evicted"
 			   : oom                    ? "OOMKilled"
 			   : t && t->fail_timeout   ? "DeadlineExceeded"
 			   : why == JF_WHY_DEADLINE ? "DeadlineExceeded"
@@ -666,6 +683,9 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		else if (reason[0] == 'K')
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
 				     type, "Stopped", "%s ended: %s", cname, how);
+		else if (evicted) /* the kubelet's event: Warning Evicted, its words */
+			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
+				     "Warning", "Evicted", "%s", how);
 		else
 			jf_eng_event(e, g, r->task_id, t ? t->idx : 0, r->node_id, r->node_idx,
 				     type, reason, "%s %s", cname, how);

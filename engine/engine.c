@@ -76,6 +76,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		jf_eng_delegate_machines(e);
 	e->keep_logs_ms = cfg->keep_logs_ms > 0 ? cfg->keep_logs_ms : 0;
 	e->rt = cfg->runtime;
+	e->evict_check_ms = cfg->evict_check_ms;
 	e->trash_pending = true; /* the last daemon may have left rows */
 	e->log_cap = cfg->log_cap_bytes > 0    ? cfg->log_cap_bytes
 		     : cfg->log_cap_bytes == 0 ? JF_LOG_CAP_DEFAULT
@@ -94,7 +95,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
 	jf_sched_machines_init(e->cluster, e->machines);
-	if (forecasts_load(e) != JF_OK) {
+	if (jf_eng_stor_init(e, cfg) != JF_OK || forecasts_load(e) != JF_OK) {
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
@@ -225,6 +226,7 @@ void jf_engine_free(struct jf_engine *e)
 {
 	if (!e)
 		return;
+	jf_eng_stor_free(e);
 	tables_free(e);
 	jf_eng_step_release(e);
 	jf_eng_view_free(e);
@@ -345,6 +347,7 @@ static struct grt *group_make(struct jf_engine *e, const struct jf_group_rec *re
 	 * first start (image.c: jf_eng_pull_ok) */
 	if (rec->flags & JF_GF_IMAGEPULL)
 		g->pull_until_ms = 1;
+	g->sync_after_ms = jf_eng_now(e);
 	if (g->ended)
 		e->trim = true;
 	int64_t counts[JF_ST__COUNT];
@@ -905,6 +908,9 @@ int64_t jf_engine_tick(struct jf_engine *e)
 		;
 	more = more || e->trash_pending;
 	int64_t now = jf_eng_now(e);
+	int64_t stor_next = jf_eng_stor_tick(e);
+	if (stor_next >= 0 && (next < 0 || stor_next < next))
+		next = stor_next;
 	if (e->window_check_ms && now >= e->window_check_ms) {
 		/* spot groups waiting for a low-risk window: has one come? */
 		e->window_check_ms = 0;

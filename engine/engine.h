@@ -33,7 +33,14 @@ struct jf_clock {
 };
 
 /* Which object changed, for the tree. */
-enum jf_change_kind { JF_CH_QUEUE, JF_CH_GROUP, JF_CH_TASK, JF_CH_NODE, JF_CH_BILLING };
+enum jf_change_kind {
+	JF_CH_QUEUE,
+	JF_CH_GROUP,
+	JF_CH_TASK,
+	JF_CH_NODE,
+	JF_CH_BILLING,
+	JF_CH_STORE, /* a volume or object source: its id in queue_id */
+};
 
 struct jf_change {
 	enum jf_change_kind kind;
@@ -63,6 +70,14 @@ struct jf_engine_config {
 	const struct jf_runtime_conf *runtime; /* run containers with it (reference
 						* 8.1; kept, not copied); NULL: every
 						* node on the host */
+	const char *sync_tool;                 /* tools/jobfs-sync (object sources); NULL:
+						* an object source cannot sync (its status
+						* says why) */
+	int64_t evict_check_ms;                /* how often a node's on-disk emptydirs are
+						* measured against their size; 0 = the
+						* supervisor's default (10 s) */
+	const char *volumes_dir;               /* where volumes live; NULL = STATE/volumes
+						* (Slurm: --volumes, shared by the nodes) */
 	int64_t keep_logs_ms;                  /* a finished group's run directories (logs,
 						* work files) go this long after its end,
 						* unless its queue's keep_logs says; 0 =
@@ -133,6 +148,20 @@ enum jf_err jf_engine_mkqueue(struct jf_engine *e, const char *name, uid_t uid, 
 enum jf_err jf_engine_rmqueue(struct jf_engine *e, int64_t id, struct jf_error *err);
 enum jf_err jf_engine_queue_spec(struct jf_engine *e, int64_t id, const char *text, size_t len,
 				 struct jf_error *err);
+/* Storage (reference 8.3): /volumes/<v> and /objects/<o> (store.h's
+ * JF_SK_*).  mkdir, spec.yaml, rmdir (EBUSY while a live group names it,
+ * the message says which), ctl (objects: resync). */
+enum jf_err jf_engine_mkstore(struct jf_engine *e, int kind, const char *name, uid_t uid, gid_t gid,
+			      int64_t *id, struct jf_error *err);
+enum jf_err jf_engine_store_spec(struct jf_engine *e, int64_t id, const char *text, size_t len,
+				 struct jf_error *err);
+enum jf_err jf_engine_rmstore(struct jf_engine *e, int64_t id, struct jf_error *err);
+enum jf_err jf_engine_store_ctl(struct jf_engine *e, int64_t id, const char *verb,
+				struct jf_error *err);
+/* The host directory of a volume (its data) or of an object source's cache
+ * (DIR/data is the mirror, DIR/progress the running sync's figures). */
+void jf_engine_store_dir(struct jf_engine *e, int kind, const char *name, char *buf, size_t n);
+
 enum jf_err jf_engine_mkgroup(struct jf_engine *e, int64_t queue_id, enum jf_group_kind kind,
 			      const char *dirname, uid_t uid, gid_t gid, int64_t *id,
 			      struct jf_error *err);

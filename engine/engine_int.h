@@ -78,6 +78,10 @@ struct grt { /* an accepted group's runtime */
 	int64_t pull_until_ms;
 	char pull_image[128]; /* the image that failed last */
 	char pull_msg[320];   /* the group's message while it backs off */
+	/* storage.c: its object sources must have synced since this (the
+	 * acceptance, or the load after a restart) before a node starts */
+	int64_t sync_after_ms;
+	bool syncing_said; /* its message says it waits for a sync */
 };
 
 #define JF_PULL_BACKOFF_FIRST_MS 10000
@@ -193,6 +197,8 @@ struct jf_engine {
 	int64_t rotation_check_ms; /* next look at running nodes' log rotations */
 	int64_t window_check_ms;   /* spot tasks wait for a low-risk window: look again then */
 	int64_t pull_check_ms;     /* a group's pull back-off ends: schedule then */
+	struct jf_stor *stor;      /* storage.c: volumes and object sources */
+	int64_t evict_check_ms;    /* how often a node's emptydirs are measured, 0 = default */
 	const struct jf_runtime_conf *rt; /* containers (reference 8.1), NULL: on the host */
 	bool scheduling;                  /* guards re-entry */
 	bool again;                       /* schedule once more after this pass */
@@ -316,6 +322,33 @@ void jf_eng_group_event(struct jf_engine *e, int64_t queue_id, int64_t group_id,
 			const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 void jf_eng_task_object(const struct grt *g, int64_t task_idx, int64_t node_idx, char *buf,
 			size_t n);
+
+/* storage.c (reference 8.3): volumes and object sources */
+enum jf_err jf_eng_stor_init(struct jf_engine *e, const struct jf_engine_config *cfg);
+void jf_eng_stor_free(struct jf_engine *e);
+/* A tick: syncs that ended, retries due; the ms until it wants to look
+ * again (-1: nothing to look at). */
+int64_t jf_eng_stor_tick(struct jf_engine *e);
+/* Is the group's storage not ready for a start (an object source not
+ * synced since g->sync_after_ms)?  Starts the syncs it needs and says so
+ * in the group's message. */
+bool jf_eng_stor_waits(struct jf_engine *e, struct grt *g);
+/* At submission: every volume and object source the spec names exists
+ * and uid may use it; else an error naming the entry. */
+enum jf_err jf_eng_stor_check(struct jf_engine *e, const struct jf_spec *s, uid_t uid,
+			      struct jf_error *err);
+/* The node's mounts (backend.h) for spec s, into out (at most n): paths
+ * borrowed from s and from bufs, which holds n PATH_MAX entries; the
+ * count, or -1 with why when a volume or source has gone. */
+struct jf_mount;
+ssize_t jf_eng_stor_mounts(struct jf_engine *e, const struct jf_spec *s, struct jf_mount *out,
+			   char (*bufs)[4096], size_t n, char *why, size_t whylen);
+/* Within the step that starts (ends) node_id: its mounts recorded (let
+ * go), with the events of the volumes and sources. */
+void jf_eng_stor_mounted(struct jf_engine *e, const struct grt *g, int64_t task_idx,
+			 int64_t node_idx, int64_t node_id);
+void jf_eng_stor_unmounted(struct jf_engine *e, const struct grt *g, int64_t task_idx,
+			   int64_t node_idx, int64_t node_id);
 
 /* requests.c: make a chunk (store.h) more task rows of the first group (in
  * submission order) that has rows not made yet, in one step, and tell the

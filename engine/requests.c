@@ -401,6 +401,9 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 	/* what this jobfs's runtime can run: on the host a command is needed */
 	if (rc == JF_OK)
 		rc = jf_spec_check_runtime(spec, e->rt != NULL, err);
+	/* the volumes and object sources it names exist, and it may use them */
+	if (rc == JF_OK)
+		rc = jf_eng_stor_check(e, spec, g.uid, err);
 	/* Slurm runs the jobs as their owner, and containers run as root */
 	for (size_t i = 0;
 	     rc == JF_OK && e->rt && e->delegated && g.uid != 0 && i < spec->ncontainers; i++)

@@ -352,6 +352,17 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 	size_t nports = 0;
 	for (size_t i = 0; i < s->nports && i < JF_SPEC_MAX_PORTS; i++)
 		ports[nports++] = s->ports[i].port;
+	/* storage (reference 8.3): the node's emptydirs and the host
+	 * directories of its volumes and object sources */
+	struct jf_mount mounts[JF_SPEC_MAX_STORAGE];
+	static char mbufs[JF_SPEC_MAX_STORAGE][4096]; /* the loop's thread only */
+	char mwhy[256] = "";
+	ssize_t nmounts =
+		jf_eng_stor_mounts(e, s, mounts, mbufs, JF_SPEC_MAX_STORAGE, mwhy, sizeof(mwhy));
+	if (ok && nmounts < 0) {
+		ok = false;
+		rc = jf_error_set(&err, JF_ENOENT, 0, "storage: %s", mwhy);
+	}
 	fault("prestart");
 	if (ok) {
 		struct jf_launch l = {
@@ -369,6 +380,9 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 			.shm_bytes = s->shm_size,
 			.ports = nports ? ports : NULL,
 			.nports = nports,
+			.mounts = nmounts > 0 ? mounts : NULL,
+			.nmounts = nmounts > 0 ? (size_t)nmounts : 0,
+			.evict_check_ms = e->evict_check_ms,
 		};
 		rc = jf_runner_start(e->run, &l, (uint64_t)attempt_id, &started, &err);
 	}
@@ -454,6 +468,8 @@ static void record_start(struct jf_engine *e, struct grt *g, struct trun *t, str
 		jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_START, "");
 	if (oci)
 		jf_eng_pull_ok(e, g);
+	if (s->nstorage)
+		jf_eng_stor_mounted(e, g, t->idx, ni, node_id);
 	jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_NODE, g->queue_id, g->id, t->task_id, node_id, false);
 }

@@ -150,6 +150,9 @@ static int add_group(void *ctx, int64_t gid)
 	/* backing off after a failed pull (image.c): nothing starts yet */
 	if (tasks > 0 && jf_eng_pull_waits(e, g, jf_eng_now(e)))
 		return 0;
+	/* its object sources sync first (storage.c) */
+	if (tasks > 0 && jf_eng_stor_waits(e, g))
+		return 0;
 	/* what it may take in this pass is not free for the spot groups after it */
 	int model = g->req.model;
 	if (model >= 0 && (size_t)model < e->cluster->nmodels) {

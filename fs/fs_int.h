@@ -232,6 +232,12 @@ void jf_warn_spec_locked(struct jf_fs *fs, const struct jf_ino *i, const char *h
  * (a longer size is EINVAL: NUL bytes are no spec).  0 or an errno. */
 int jf_spec_truncate(struct jf_fs *fs, const struct jf_ino *i, off_t size,
 		     const struct fuse_ctx *ctx);
+/* stores.c: a volume's `data` link: the host path of its directory. */
+void jf_link_target(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n);
+/* stores.c: the status object of a volume or object source, NULL once
+ * gone; the caller's (json_decref). */
+struct json_t *jf_stores_status(struct jf_fs *fs, const struct jf_ino *ino);
+
 /* The object's path below the mount, "" for root; false if gone. */
 bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n);
 struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid, const char *name);

@@ -50,6 +50,7 @@ static const char *const file_names[JF_F__COUNT] = {
 	[JF_F_LEDGER] = "ledger.csv",
 	[JF_F_SUMMARY] = "summary",
 	[JF_F_DATA] = "",
+	[JF_F_LINK] = "data",
 };
 
 const char *jf_file_name(enum jf_file f)
@@ -75,6 +76,12 @@ static const enum jf_file node_files[] = {
 	JF_F_STDOUT, JF_F_STDERR,      JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
 };
 static const enum jf_file image_files[] = { JF_F_STATUS, JF_F_STATUS_JSON, JF_F_DIR };
+static const enum jf_file volume_files[] = {
+	JF_F_SPEC, JF_F_STATUS, JF_F_STATUS_JSON, JF_F_EVENTS, JF_F_LINK, JF_F_DIR,
+};
+static const enum jf_file objsrc_files[] = {
+	JF_F_SPEC, JF_F_STATUS, JF_F_STATUS_JSON, JF_F_EVENTS, JF_F_CTL, JF_F_DIR,
+};
 static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_COST, JF_F_DIR };
 static const enum jf_file no_files[] = { JF_F_DIR };
 
@@ -99,6 +106,10 @@ const enum jf_file *jf_obj_files(enum jf_obj obj)
 		return billing_files;
 	case JF_O_IMAGE:
 		return image_files;
+	case JF_O_VOLUME:
+		return volume_files;
+	case JF_O_OBJSRC:
+		return objsrc_files;
 	default:
 		return no_files;
 	}

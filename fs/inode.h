@@ -37,6 +37,10 @@ enum jf_obj {
 	JF_O_SCRATCH,  /* an editor's temporary file: id = scratch slot id */
 	JF_O_IMAGES,   /* /images */
 	JF_O_IMAGE,    /* /images/<i>: id = the name's number in this daemon (images.c) */
+	JF_O_VOLUMES,  /* /volumes */
+	JF_O_VOLUME,   /* /volumes/<v>: id = its stores row (store.h) */
+	JF_O_OBJECTS,  /* /objects */
+	JF_O_OBJSRC,   /* /objects/<o>: id = its stores row */
 	JF_O__COUNT
 };
 
@@ -61,6 +65,7 @@ enum jf_file {
 	JF_F_LEDGER,
 	JF_F_SUMMARY,
 	JF_F_DATA, /* a scratch file's content */
+	JF_F_LINK, /* a volume's `data`: a symlink to its directory */
 	JF_F__COUNT
 };
 

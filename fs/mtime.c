@@ -58,7 +58,8 @@ static uint64_t hash(const char *p, size_t n)
 
 static bool listing_varies(enum jf_obj obj)
 {
-	return obj == JF_O_QUEUES || obj == JF_O_GROUPS || obj == JF_O_TASKS || obj == JF_O_BATCHES;
+	return obj == JF_O_QUEUES || obj == JF_O_GROUPS || obj == JF_O_TASKS ||
+	       obj == JF_O_BATCHES || obj == JF_O_VOLUMES || obj == JF_O_OBJECTS;
 }
 
 void jf_mtime_listing_changed(struct jf_fs *fs, enum jf_obj obj, int64_t id)

@@ -305,6 +305,19 @@ void jf_fs_on_change(void *ctx, const struct jf_change *ch)
 static void on_change(struct jf_fs *fs, const struct jf_change *ch)
 {
 	char path[1024];
+	if (ch->kind == JF_CH_STORE) {
+		/* a volume or object source (its id in queue_id): what is
+		 * rendered of it lives in the general cache */
+		jf_fs_maps_lock(fs);
+		cache_clear_map(fs, &fs->gcache);
+		jf_fs_maps_unlock(fs);
+		if (ch->structure) {
+			jf_mtime_listing_changed(fs, JF_O_VOLUMES, 0);
+			jf_mtime_listing_changed(fs, JF_O_OBJECTS, 0);
+		}
+		jf_watch_wake(fs);
+		return;
+	}
 	if (ch->kind != JF_CH_NODE || !ch->node_id)
 		cache_forget(fs, ch, 0);
 	if (ch->kind == JF_CH_BILLING) {

@@ -377,8 +377,8 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		return;
 	}
 	/* fixed entries: ".", "..", files, fixed subdirectories, scratch files */
-	const char *subdirs[5] = { 0 };
-	enum jf_obj subobj[5] = { 0 };
+	const char *subdirs[7] = { 0 };
+	enum jf_obj subobj[7] = { 0 };
 	int nsub = 0;
 	struct jf_group_rec g;
 	bool have_g = false;
@@ -394,7 +394,11 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		subobj[3] = JF_O_BILLING;
 		subdirs[4] = "images";
 		subobj[4] = JF_O_IMAGES;
-		nsub = 5;
+		subdirs[5] = "volumes";
+		subobj[5] = JF_O_VOLUMES;
+		subdirs[6] = "objects";
+		subobj[6] = JF_O_OBJECTS;
+		nsub = 7;
 		break;
 	case JF_O_CLUSTER:
 		subdirs[0] = "machines";
@@ -432,7 +436,8 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 	/* an unlisted file keeps its offset, so offsets mean the same either way */
 	for (const enum jf_file *f = jf_obj_files(i.obj); *f != JF_F_DIR; f++, k++)
 		if (off <= k && jf_file_listed(*f) &&
-		    !add(&d, jf_file_name(*f), jf_ino_make(i.obj, i.id, *f), S_IFREG, k + 1))
+		    !add(&d, jf_file_name(*f), jf_ino_make(i.obj, i.id, *f),
+			 *f == JF_F_LINK ? S_IFLNK : S_IFREG, k + 1))
 			goto done;
 	for (int s = 0; s < nsub; s++, k++)
 		if (off <= k &&
@@ -467,6 +472,17 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 		/* read from the cache on disk, which other processes change */
 		l.obj = JF_O_IMAGE;
 		jf_images_list(fs, after, list_named, &l);
+		break;
+	case JF_O_VOLUMES:
+	case JF_O_OBJECTS:
+		l.obj = i.obj == JF_O_VOLUMES ? JF_O_VOLUME : JF_O_OBJSRC;
+		while (!d.full) {
+			int64_t before = l.last;
+			jf_stor_list(ST(fs), i.obj == JF_O_VOLUMES ? JF_SK_VOLUME : JF_SK_OBJECT,
+				     l.last, 256, list_named, &l);
+			if (l.last == before)
+				break;
+		}
 		break;
 	case JF_O_QUEUES:
 		l.obj = JF_O_QUEUE;
@@ -621,11 +637,34 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 }
 
+/* A volume's data: the path of its directory on this host. */
+static void jf_op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct jf_fs *fs = FS(req);
+	struct jf_ino i;
+	if (!split(ino, &i) || i.file != JF_F_LINK) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	int rc = jf_perm_req(fs, req, &i, JF_PERM_LOOKUP);
+	struct jf_obj_info in;
+	if (!rc)
+		rc = jf_obj_info(fs, &i, &in);
+	if (rc) {
+		fuse_reply_err(req, rc);
+		return;
+	}
+	char target[4096];
+	jf_link_target(fs, &i, target, sizeof(target));
+	fuse_reply_readlink(req, target);
+}
+
 const struct fuse_lowlevel_ops jf_fs_ops = {
 	.init = op_init,
 	.lookup = jf_op_lookup,
 	.forget = jf_op_forget,
 	.getattr = jf_op_getattr,
+	.readlink = jf_op_readlink,
 	.setattr = jf_fwd_setattr,
 	.mkdir = jf_fwd_mkdir,
 	.rmdir = jf_fwd_rmdir,

@@ -133,6 +133,9 @@ static enum jf_scope events_scope(struct jf_fs *fs, const struct jf_ino *i, int6
 		return JF_SCOPE_GROUP;
 	case JF_O_TASK:
 		return JF_SCOPE_TASK;
+	case JF_O_VOLUME:
+	case JF_O_OBJSRC:
+		return JF_SCOPE_STORE;
 	case JF_O_NODE: {
 		struct jf_node_rec n;
 		if (jf_node_find(ST(fs), i->id >> JF_NODE_BITS, i->id & JF_NODE_MASK, &n) !=
@@ -152,7 +155,7 @@ static enum jf_scope events_scope(struct jf_fs *fs, const struct jf_ino *i, int6
 
 int jf_spec_writable(struct jf_fs *fs, const struct jf_ino *i)
 {
-	if (i->obj == JF_O_QUEUE)
+	if (i->obj == JF_O_QUEUE || i->obj == JF_O_VOLUME || i->obj == JF_O_OBJSRC)
 		return 0;
 	struct jf_group_rec g;
 	if (jf_group_get(ST(fs), i->id, &g) != JF_OK)
@@ -633,6 +636,16 @@ static int act(struct jf_fs *fs, struct fh *h)
 	if (h->kind == FH_SPEC)
 		return jf_errno(
 			jf_submit_text(fs, &h->ino, h->buf ? h->buf : "", h->len, h->uid, h->gid));
+	if (h->kind == FH_CTL && h->ino.obj == JF_O_OBJSRC) {
+		/* an object source's one verb: resync */
+		char verb[48];
+		size_t n = h->len;
+		while (n && (h->buf[n - 1] == '\n' || h->buf[n - 1] == ' '))
+			n--;
+		snprintf(verb, sizeof(verb), "%.*s", (int)(n < 40 ? n : 40), h->buf ? h->buf : "");
+		h->len = 0;
+		return jf_errno(jf_engine_store_ctl(fs->e, h->ino.id, verb, &err));
+	}
 	if (h->kind == FH_CTL) {
 		/* one verb (core/ctl.h); the engine gets its canonical name, or,
 		 * refused, the written text escaped so that it records why in

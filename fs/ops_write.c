@@ -64,6 +64,13 @@ void jf_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 		rc = jf_engine_mkqueue(fs->e, name, ctx->uid, ctx->gid, &id, &err);
 		c = (struct jf_ino){ JF_O_QUEUE, id, JF_F_DIR };
 		break;
+	case JF_O_VOLUMES:
+	case JF_O_OBJECTS:
+		rc = jf_engine_mkstore(fs->e, p.obj == JF_O_VOLUMES ? JF_SK_VOLUME : JF_SK_OBJECT,
+				       name, ctx->uid, ctx->gid, &id, &err);
+		c = (struct jf_ino){ p.obj == JF_O_VOLUMES ? JF_O_VOLUME : JF_O_OBJSRC, id,
+				     JF_F_DIR };
+		break;
 	case JF_O_GROUPS:
 	case JF_O_BATCHES:
 		rc = jf_engine_mkgroup(fs->e, p.obj == JF_O_GROUPS ? p.id : 0,
@@ -176,6 +183,8 @@ void jf_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		rc = jf_engine_rmqueue(fs->e, c.id, &err);
 	else if (c.obj == JF_O_GROUP && c.file == JF_F_DIR)
 		rc = jf_engine_rmgroup(fs->e, c.id, &err);
+	else if ((c.obj == JF_O_VOLUME || c.obj == JF_O_OBJSRC) && c.file == JF_F_DIR)
+		rc = jf_engine_rmstore(fs->e, c.id, &err);
 	else if (c.obj == JF_O_IMAGE && c.file == JF_F_DIR) {
 		fuse_reply_err(req, jf_images_remove(fs, c.id));
 		return;
@@ -199,6 +208,8 @@ enum jf_err jf_submit_text(struct jf_fs *fs, const struct jf_ino *spec_ino, cons
 		      spec_ino->id, uid, -1);
 	if (spec_ino->obj == JF_O_QUEUE)
 		return jf_engine_queue_spec(fs->e, spec_ino->id, text, len, &err);
+	if (spec_ino->obj == JF_O_VOLUME || spec_ino->obj == JF_O_OBJSRC)
+		return jf_engine_store_spec(fs->e, spec_ino->id, text, len, &err);
 	return jf_engine_submit(fs->e, spec_ino->id, text, len, uid, gid, &err);
 }
 

@@ -78,7 +78,12 @@ static int rule(const struct jf_perm_daemon *d, const struct jf_perm_obj *o, str
 		case JF_O_QUEUES:
 		case JF_O_BATCHES:
 		case JF_O_GROUPS:
+		case JF_O_VOLUMES: /* mkdir of a volume or an object source */
+		case JF_O_OBJECTS:
 			return may_make(d, w) ? 0 : EACCES;
+		case JF_O_VOLUME:
+		case JF_O_OBJSRC:
+			return mine ? 0 : EACCES;
 		case JF_O_QUEUE: /* editors' temp files beside the queue spec */
 		case JF_O_GROUP: /* ... beside a group spec; a batch's task renames */
 		case JF_O_TASKS: /* task renames */
@@ -144,7 +149,8 @@ mode_t jf_perm_mode(const struct jf_perm_daemon *d, const struct jf_perm_obj *o)
 	mode_t others = class_bits(d, o, other);
 	mode_t m = class_bits(d, o, owner) << 6 | others << 3 | others;
 	if (o->file == JF_F_DIR && (others & 2) &&
-	    (o->obj == JF_O_QUEUES || o->obj == JF_O_BATCHES || o->obj == JF_O_GROUPS))
+	    (o->obj == JF_O_QUEUES || o->obj == JF_O_BATCHES || o->obj == JF_O_GROUPS ||
+	     o->obj == JF_O_VOLUMES || o->obj == JF_O_OBJECTS))
 		m |= S_ISVTX;
 	return m;
 }

@@ -62,6 +62,9 @@ static const char readme_text[] =
 	"  cat billing/ledger.csv          one row per billed segment; billing/summary\n"
 	"  cat cluster/gpus                GPU models, stock and prices\n"
 	"  ls images/                      the image cache; rmdir images/I drops an unused one\n"
+	"  mkdir volumes/V                 a shared volume; cp -r code volumes/V/data/\n"
+	"  mkdir objects/O                 an S3 prefix cached read-only: O/spec.yaml says\n"
+	"                                  endpoint, bucket, prefix; echo resync > O/ctl\n"
 	"\n"
 	"Layout:\n"
 	"  queues/<q>/groups/<g>/tasks/<t>/nodes/<n>/{status,events,logs,stdout,stderr,logs.prev}\n"
@@ -248,6 +251,14 @@ static int render_cost(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader,
 
 static int render_spec(struct jf_fs *fs, const struct jf_ino *ino, char **out, size_t *len)
 {
+	if (ino->obj == JF_O_VOLUME || ino->obj == JF_O_OBJSRC) {
+		struct jf_store_rec r;
+		if (jf_stor_get(ST(fs), ino->id, &r) != JF_OK)
+			return ENOENT;
+		int rc = dup_out(r.spec, strlen(r.spec), out, len);
+		jf_stor_release(&r);
+		return rc;
+	}
 	if (ino->obj == JF_O_QUEUE) {
 		struct jf_queue_rec q;
 		if (jf_queue_get(ST(fs), ino->id, &q) != JF_OK)

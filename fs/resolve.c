@@ -98,6 +98,10 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 			set(c, JF_O_BILLING, 0, JF_F_DIR);
 		else if (!strcmp(name, "images"))
 			set(c, JF_O_IMAGES, 0, JF_F_DIR);
+		else if (!strcmp(name, "volumes"))
+			set(c, JF_O_VOLUMES, 0, JF_F_DIR);
+		else if (!strcmp(name, "objects"))
+			set(c, JF_O_OBJECTS, 0, JF_F_DIR);
 		else
 			return ENOENT;
 		return 0;
@@ -195,6 +199,24 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 			return ENOENT;
 		set(c, JF_O_NODES, p->id, JF_F_DIR);
 		return 0;
+	case JF_O_VOLUMES:
+	case JF_O_OBJECTS: {
+		struct jf_store_rec r;
+		if (jf_stor_find(ST(fs), p->obj == JF_O_VOLUMES ? JF_SK_VOLUME : JF_SK_OBJECT, name,
+				 &r) != JF_OK)
+			return ENOENT;
+		set(c, p->obj == JF_O_VOLUMES ? JF_O_VOLUME : JF_O_OBJSRC, r.id, JF_F_DIR);
+		jf_stor_release(&r);
+		return 0;
+	}
+	case JF_O_VOLUME:
+	case JF_O_OBJSRC: {
+		struct scratch *s = jf_scratch_find(fs, p->obj, p->id, name);
+		if (!s)
+			return ENOENT;
+		set(c, JF_O_SCRATCH, s->id, JF_F_DATA);
+		return 0;
+	}
 	case JF_O_IMAGES: {
 		int64_t id;
 		int rc = jf_images_find(fs, name, &id);
@@ -318,6 +340,22 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 	case JF_O_IMAGES:
 	case JF_O_IMAGE:
 		return jf_images_info(fs, ino, in);
+	case JF_O_VOLUME:
+	case JF_O_OBJSRC: {
+		struct jf_store_rec r;
+		if (jf_stor_get(ST(fs), ino->id, &r) != JF_OK ||
+		    r.kind != (ino->obj == JF_O_VOLUME ? JF_SK_VOLUME : JF_SK_OBJECT)) {
+			jf_stor_release(&r);
+			return ENOENT;
+		}
+		in->uid = r.uid;
+		in->gid = r.gid;
+		in->perm.owner = r.uid;
+		in->born_ms = r.created_ms;
+		in->changed_ms = r.changed_ms;
+		jf_stor_release(&r);
+		return 0;
+	}
 	case JF_O_SCRATCH: {
 		/* an editor's temp file is its directory's owner's */
 		struct scratch *s = jf_scratch_get(fs, ino->id);
@@ -356,10 +394,9 @@ static int64_t file_size(struct jf_fs *fs, const struct jf_ino *ino, uid_t reade
 	switch (ino->file) {
 	case JF_F_EVENTS: {
 		static const enum jf_scope scopes[JF_O__COUNT] = {
-			[JF_O_QUEUE] = JF_SCOPE_QUEUE,
-			[JF_O_GROUP] = JF_SCOPE_GROUP,
-			[JF_O_TASK] = JF_SCOPE_TASK,
-			[JF_O_NODE] = JF_SCOPE_NODE,
+			[JF_O_QUEUE] = JF_SCOPE_QUEUE,  [JF_O_GROUP] = JF_SCOPE_GROUP,
+			[JF_O_TASK] = JF_SCOPE_TASK,    [JF_O_NODE] = JF_SCOPE_NODE,
+			[JF_O_VOLUME] = JF_SCOPE_STORE, [JF_O_OBJSRC] = JF_SCOPE_STORE,
 		};
 		int64_t bytes = 0;
 		int64_t id = ino->id;
@@ -471,6 +508,14 @@ int jf_stat_info(struct jf_fs *fs, const struct jf_ino *ino, const struct jf_obj
 		sb->st_mode = S_IFDIR | mode;
 		sb->st_nlink = 2;
 		ms = jf_mtime(fs, ino, in, reader, NULL, 0, 0);
+	} else if (ino->file == JF_F_LINK) {
+		/* a volume's data: a symlink to its directory (readlink) */
+		char target[4096];
+		jf_link_target(fs, ino, target, sizeof(target));
+		sb->st_mode = S_IFLNK | 0777;
+		sb->st_nlink = 1;
+		sb->st_size = (off_t)strlen(target);
+		ms = in->born_ms;
 	} else {
 		sb->st_nlink = 1;
 		sb->st_mode = S_IFREG | mode;

@@ -395,19 +395,25 @@ static void yaml_scalar(FILE *f, const char *s)
 	json_decref(j);
 }
 
-static char *to_yaml(json_t *o, size_t *len)
+/* An object's members at indent (status files nest one level: a
+ * source's last_sync, a sync's progress). */
+static void yaml_members(FILE *f, json_t *o, int indent)
 {
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (!f)
-		return NULL;
 	const char *k;
 	json_t *v;
 	json_object_foreach(o, k, v)
 	{
-		fprintf(f, "%s:", k);
+		fprintf(f, "%*s%s:", indent, "", k);
 		if (json_is_integer(v)) {
 			fprintf(f, " %lld\n", (long long)json_integer_value(v));
+		} else if (json_is_real(v)) {
+			fprintf(f, " %.3f\n", json_real_value(v));
+		} else if (json_is_boolean(v)) {
+			fputs(json_is_true(v) ? " true\n" : " false\n", f);
+		} else if (json_is_object(v)) {
+			fputs(json_object_size(v) ? "\n" : " {}\n", f);
+			if (indent < 8)
+				yaml_members(f, v, indent + 2);
 		} else if (json_is_array(v)) {
 			if (json_array_size(v) == 0)
 				fputs(" []\n", f);
@@ -417,7 +423,7 @@ static char *to_yaml(json_t *o, size_t *len)
 			json_t *it;
 			json_array_foreach(v, i, it)
 			{
-				fputs("- ", f);
+				fprintf(f, "%*s- ", indent, "");
 				yaml_scalar(f, json_string_value(it) ? json_string_value(it) : "");
 				fputc('\n', f);
 			}
@@ -427,6 +433,15 @@ static char *to_yaml(json_t *o, size_t *len)
 			fputc('\n', f);
 		}
 	}
+}
+
+static char *to_yaml(json_t *o, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	yaml_members(f, o, 0);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -455,6 +470,10 @@ int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char
 		break;
 	case JF_O_IMAGE:
 		o = jf_images_status(fs, ino->id);
+		break;
+	case JF_O_VOLUME:
+	case JF_O_OBJSRC:
+		o = jf_stores_status(fs, ino);
 		break;
 	default:
 		return ENOENT;

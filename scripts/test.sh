@@ -13,6 +13,9 @@
 # again on a cluster with untyped GPUs and on one of CPU-only nodes.
 #   JOBFS_REGISTRY_PORT=N scripts/test.sh     the test registries' first port
 #                                             (default 15000)
+# A real S3 endpoint (Ceph's radosgw, scripts/s3.sh) runs while the suites
+# do, for the object sources' tests; stopped by PID at the end.
+#   JOBFS_S3_PORT=N scripts/test.sh           its port (default 17480)
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -34,9 +37,11 @@ run() {
 slurm_dir=$(mktemp -d /tmp/jobfs-slurm.XXXXXX)
 slurm_dirs=$slurm_dir
 reg_dir=$(mktemp -d /tmp/jobfs-registry.XXXXXX)
+s3_dir=$(mktemp -d /tmp/jobfs-s3.XXXXXX)
 stop_clusters() {
 	for d in $slurm_dirs; do scripts/slurm-cluster.sh stop "$d" >/dev/null 2>&1 || true; done
 	scripts/registry.sh stop "$reg_dir" >/dev/null 2>&1 || true
+	scripts/s3.sh stop "$s3_dir" >/dev/null 2>&1 || true
 }
 trap stop_clusters EXIT
 # the image tests' registries (open, Basic, Bearer) with the test image
@@ -52,6 +57,17 @@ else
 	status=1
 fi
 export JOBFS_REGISTRY_REQUIRED=1 JOBFS_OCI_REQUIRED=1 JOBFS_CGROUP_REQUIRED=1 JOBFS_NETNS_REQUIRED=1
+# the object sources' S3 (radosgw on loopback): its tests must run, not skip
+if JOBFS_S3_STORE_MB=${JOBFS_S3_STORE_MB:-4096} scripts/s3.sh start "$s3_dir" > "$s3_dir/env.out"; then
+	set -a
+	. "$s3_dir/env.out"
+	set +a
+	echo "== s3: radosgw up at $JOBFS_S3_ENDPOINT"
+else
+	echo "== s3: radosgw did not start; the object sources' tests will fail" >&2
+	status=1
+fi
+export JOBFS_S3_REQUIRED=1
 if JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$slurm_dir" > "$slurm_dir/env"; then
 	SLURM_CONF=$(sed -n 's/^SLURM_CONF=//p' "$slurm_dir/env")
 	JOBFS_SLURM_URL=$(sed -n 's/^JOBFS_SLURM_URL=//p' "$slurm_dir/env")

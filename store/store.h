@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 12
+#define JF_STORE_SCHEMA 13
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -146,7 +146,14 @@ struct jf_ledger_rec {
 };
 
 /* Scope of a cost or events query. */
-enum jf_scope { JF_SCOPE_ALL, JF_SCOPE_QUEUE, JF_SCOPE_GROUP, JF_SCOPE_TASK, JF_SCOPE_NODE };
+enum jf_scope {
+	JF_SCOPE_ALL,
+	JF_SCOPE_QUEUE,
+	JF_SCOPE_GROUP,
+	JF_SCOPE_TASK,
+	JF_SCOPE_NODE,
+	JF_SCOPE_STORE, /* a volume or object source (events only) */
+};
 
 /* open / close / transactions */
 enum jf_err jf_store_open(const char *path, struct jf_store **out, struct jf_error *err);
@@ -386,9 +393,48 @@ enum jf_err jf_attempt_list_open(struct jf_store *st,
 				 int (*fn)(void *ctx, const struct jf_attempt_rec *a), void *ctx);
 void jf_attempt_release(struct jf_attempt_rec *a);
 
+/* storage (reference 8.3): volumes and object sources */
+enum jf_store_kind { JF_SK_VOLUME = 1, JF_SK_OBJECT = 2 };
+struct jf_store_rec {
+	int64_t id;
+	int kind; /* enum jf_store_kind */
+	char name[JF_NAME_MAX];
+	char *spec; /* as written, "" if none yet */
+	uint32_t uid, gid;
+	int64_t created_ms, changed_ms;
+	int state;     /* the kind's own (engine/storage.c) */
+	char *message; /* "" when there is nothing to say */
+	char *info;    /* a JSON object of the kind's figures, "" if none */
+	int64_t events_bytes;
+};
+enum jf_err jf_stor_create(struct jf_store *st, int kind, const char *name, uint32_t uid,
+			   uint32_t gid, int64_t now_ms, int64_t *id);
+enum jf_err jf_stor_get(struct jf_store *st, int64_t id, struct jf_store_rec *r);
+enum jf_err jf_stor_find(struct jf_store *st, int kind, const char *name, struct jf_store_rec *r);
+void jf_stor_release(struct jf_store_rec *r);
+enum jf_err jf_stor_set_spec(struct jf_store *st, int64_t id, const char *spec, int64_t now_ms);
+/* state, message and info (NULL: each kept) */
+enum jf_err jf_stor_set_state(struct jf_store *st, int64_t id, int state, const char *message,
+			      const char *info, int64_t now_ms);
+enum jf_err jf_stor_delete(struct jf_store *st, int64_t id);
+/* Rows of kind with id > after, in id order, until fn returns nonzero. */
+enum jf_err jf_stor_list(struct jf_store *st, int kind, int64_t after, int limit,
+			 int (*fn)(void *ctx, int64_t id, const char *name), void *ctx);
+/* A running node mounts store id (path: the node's path in the tree). */
+enum jf_err jf_stor_use(struct jf_store *st, int64_t id, int64_t node_id, const char *path,
+			int64_t now_ms);
+/* Node node_id ended: the stores it mounted (their ids into ids, at most
+ * n; *got how many), and the rows gone. */
+enum jf_err jf_stor_unuse(struct jf_store *st, int64_t node_id, int64_t *ids, size_t n,
+			  size_t *got);
+/* The paths of the nodes mounting store id, fn once each, in node order. */
+enum jf_err jf_stor_users(struct jf_store *st, int64_t id, int (*fn)(void *ctx, const char *path),
+			  void *ctx);
+
 /* events */
 struct jf_event_scope {
 	int64_t queue_id, group_id, task_id, node_id; /* 0 = not in that scope */
+	int64_t store_id; /* a volume's or object source's event: in no other scope */
 };
 enum jf_err jf_event_add(struct jf_store *st, const struct jf_event_scope *sc, int64_t time_ms,
 			 const char *type, const char *reason, const char *object,

@@ -62,6 +62,25 @@ enum jf_err jf_event_add(struct jf_store *st, const struct jf_event_scope *sc, i
 	enum jf_err rc = jf_store_begin(st);
 	if (rc)
 		return rc;
+	if (sc->store_id) {
+		/* a volume's or object source's: in its own scope only */
+		sqlite3_stmt *q = jf_q(st, Q_EVENT_SIZE_STORE);
+		if (!q)
+			goto fail;
+		sqlite3_bind_int64(q, 1, sc->store_id);
+		int64_t soff = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+		sqlite3_reset(q);
+		if (!(q = jf_q(st, Q_EVENT_INSERT_STORE)))
+			goto fail;
+		sqlite3_bind_int64(q, 1, sc->store_id);
+		sqlite3_bind_int64(q, 2, soff);
+		sqlite3_bind_int64(q, 3, (int64_t)off);
+		sqlite3_bind_text(q, 4, line, (int)off, SQLITE_TRANSIENT);
+		if ((rc = jf_q_exec(st, q)))
+			goto fail;
+		bump(st, Q_EVENT_BUMP_STORE, sc->store_id, (int64_t)off);
+		return jf_store_commit(st);
+	}
 	sqlite3_stmt *s = jf_q(st, Q_EVENT_SIZES);
 	if (!s)
 		goto fail;
@@ -104,10 +123,9 @@ enum jf_err jf_event_read(struct jf_store *st, enum jf_scope scope, int64_t id, 
 			  char *buf, size_t size, size_t *got)
 {
 	static const enum jf_q qs[] = {
-		[JF_SCOPE_QUEUE] = Q_EVENT_READ_QUEUE,
-		[JF_SCOPE_GROUP] = Q_EVENT_READ_GROUP,
-		[JF_SCOPE_TASK] = Q_EVENT_READ_TASK,
-		[JF_SCOPE_NODE] = Q_EVENT_READ_NODE,
+		[JF_SCOPE_QUEUE] = Q_EVENT_READ_QUEUE, [JF_SCOPE_GROUP] = Q_EVENT_READ_GROUP,
+		[JF_SCOPE_TASK] = Q_EVENT_READ_TASK,   [JF_SCOPE_NODE] = Q_EVENT_READ_NODE,
+		[JF_SCOPE_STORE] = Q_EVENT_READ_STORE,
 	};
 	*got = 0;
 	if (scope == JF_SCOPE_ALL || (size_t)scope >= sizeof(qs) / sizeof(qs[0]))
@@ -143,7 +161,7 @@ enum jf_err jf_event_read(struct jf_store *st, enum jf_scope scope, int64_t id, 
 
 enum jf_err jf_event_size(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t *bytes)
 {
-	struct jf_event_scope sc = { 0, 0, 0, 0 };
+	struct jf_event_scope sc = { 0 };
 	switch (scope) {
 	case JF_SCOPE_QUEUE:
 		sc.queue_id = id;
@@ -157,6 +175,15 @@ enum jf_err jf_event_size(struct jf_store *st, enum jf_scope scope, int64_t id, 
 	case JF_SCOPE_NODE:
 		sc.node_id = id;
 		break;
+	case JF_SCOPE_STORE: {
+		sqlite3_stmt *q = jf_q(st, Q_EVENT_SIZE_STORE);
+		if (!q)
+			return JF_EIO;
+		sqlite3_bind_int64(q, 1, id);
+		*bytes = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+		sqlite3_reset(q);
+		return JF_OK;
+	}
 	default:
 		return JF_EINVAL;
 	}

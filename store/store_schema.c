@@ -202,6 +202,28 @@ static const char *const migrations[] = {
 	"ALTER TABLE nodes ADD COLUMN image_digest TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE nodes ADD COLUMN reason TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE nodes ADD COLUMN endpoints TEXT NOT NULL DEFAULT '';",
+	/* 12 -> 13: storage (reference 8.3): shared volumes and object-store
+	 * sources, one row each (kind 1, 2), their spec as written, their
+	 * state and figures (info: a JSON object of the kind's own), their
+	 * events; and which running node mounts which (store_use), so that
+	 * `used_by` and rmdir's EBUSY are one query */
+	"CREATE TABLE stores ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  kind INTEGER NOT NULL, name TEXT NOT NULL,"
+	"  spec TEXT NOT NULL DEFAULT '',"
+	"  uid INTEGER NOT NULL, gid INTEGER NOT NULL,"
+	"  created_ms INTEGER NOT NULL, changed_ms INTEGER NOT NULL,"
+	"  state INTEGER NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '',"
+	"  info TEXT NOT NULL DEFAULT '',"
+	"  events_bytes INTEGER NOT NULL DEFAULT 0,"
+	"  UNIQUE(kind, name));"
+	"CREATE TABLE store_use (store_id INTEGER NOT NULL REFERENCES stores(id) ON DELETE CASCADE,"
+	"  node_id INTEGER NOT NULL, path TEXT NOT NULL, since_ms INTEGER NOT NULL,"
+	"  PRIMARY KEY(store_id, node_id));"
+	"CREATE INDEX store_use_node ON store_use(node_id);"
+	"ALTER TABLE events ADD COLUMN store_id INTEGER;"
+	"ALTER TABLE events ADD COLUMN store_off INTEGER;"
+	"CREATE INDEX events_store ON events(store_id, store_off) WHERE store_off IS NOT NULL;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

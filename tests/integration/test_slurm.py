@@ -413,6 +413,58 @@ def test_slurm_container_limits(env):
     check(fields[1] == "49152", "/dev/shm is %s KiB, want 49152" % fields[1])
 
 
+@case(timeout=240)
+def test_slurm_storage(env):
+    """Reference 8.3 on the Slurm nodes: a 4-node gang shares a volume that
+    lives under --volumes, each node has its own emptydir, and an object
+    source synced by the daemon into the shared state directory is mounted
+    read-only on every node; the volume's events name every node."""
+    vols = os.path.join(env.tmp, "shared-volumes")
+    os.makedirs(vols)
+    reg = slurm_containers(env, "--volumes", vols)
+    image = "%s/jobfs/busybox:latest" % reg
+    env.mkdir("volumes/ckpt")
+    target = os.readlink(env.p("volumes/ckpt/data"))
+    check(target == os.path.join(vols, "ckpt"), "data -> %s" % target)
+    have_s3 = bool(os.environ.get("JOBFS_S3_ENDPOINT"))
+    if not have_s3 and os.environ.get("JOBFS_S3_REQUIRED"):
+        raise TestFailure("s3: JOBFS_S3_ENDPOINT unset")
+    storage = "- {type: volume, name: ckpt, path: /ckpt}\n- {type: emptydir, path: /scratch}\n"
+    script = ("echo $JOB_NODE_INDEX > /scratch/mine; echo $JOB_NODE_INDEX > /ckpt/rank-$JOB_NODE_INDEX; "
+              "ls /scratch | wc -l")
+    if have_s3:
+        util = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                            "s3util.py")
+        bucket = "jobfs-slurm-%d" % (os.getpid() % 100000)
+        subprocess.run(["python3", util, "rb", bucket], capture_output=True)
+        subprocess.run(["python3", util, "mb", bucket], check=True, capture_output=True)
+        env.at_end(lambda: subprocess.run(["python3", util, "rb", bucket], capture_output=True))
+        src = os.path.join(env.tmp, "w.txt")
+        with open(src, "w") as f:
+            f.write("weights\n")
+        subprocess.run(["python3", util, "put", bucket, "m/w.txt", src], check=True, capture_output=True)
+        env.mkdir("objects/m")
+        env.write("objects/m/spec.yaml",
+                  "endpoint: %s\nbucket: %s\nprefix: m\ncredentials: %s\n"
+                  % (os.environ["JOBFS_S3_ENDPOINT"], bucket, os.environ["JOBFS_S3_CREDENTIALS"]))
+        storage += "- {type: object, name: m, path: /models}\n"
+        script += "; cat /models/w.txt"
+    g = env.group("nodes: 4\nimage: %s\nargs: [\"sh\", \"-c\", \"%s\"]\nstorage:\n%s"
+                  % (image, script, storage))
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=180)
+    check(st["state"] == "Succeeded", "ended %s: %s" % (st["state"], st["message"]))
+    check(sorted(os.listdir(target)) == ["rank-%d" % i for i in range(4)], os.listdir(target))
+    for i in range(4):
+        logs = env.read("%s/tasks/0/nodes/%d/logs" % (g, i))
+        want = "1\n" + ("weights\n" if have_s3 else "")
+        check(logs == want, "node %d logs %r" % (i, logs))
+    text = env.read("volumes/ckpt/events")
+    for i in range(4):
+        check("by %s/tasks/0/nodes/%d" % (g, i) in text, "volume events:\n%s" % text)
+    check(text.count(" Unmounted ") == 4, "volume events:\n%s" % text)
+    check(env.status("volumes/ckpt")["used_by"] == [], "used_by after the end")
+
+
 @case(timeout=90)
 def test_slurm_containers_root_only(env):
     """On Slurm a job runs as its writer, and containers run as root only:

@@ -603,14 +603,45 @@ static void resources_errors(void **state)
 static void not_supported(void **state)
 {
 	(void)state;
-	const char *storage =
-		"command: [x]\n"
-		"storage:\n"
-		"  - {type: emptydir, path: /scratch, size: 10Gi}\n"
-		"  - {type: volume, name: shared-ckpt, path: /ckpt}\n"
-		"  - {type: object, source: https://host/bucket/models, path: /models}\n";
-	expect_err_at(storage, JF_PLACE_GROUP, JF_ENOTSUP, 2, "key 'storage'",
-		      "'storage' is not supported yet by the local backend");
+	/* storage is parsed; it needs containers, which the submission checks */
+	{
+		struct jf_error e4;
+		struct jf_spec *st =
+			parse_ok("image: busybox\n"
+				 "storage:\n"
+				 "  - {type: emptydir, path: /scratch, size: 10Gi}\n"
+				 "  - {type: emptydir, path: /fast, medium: Memory, name: f}\n"
+				 "  - {type: volume, name: shared-ckpt, path: /ckpt}\n"
+				 "  - {type: volume, name: code, path: /code, read_only: true}\n"
+				 "  - {type: object, name: models, path: /models}\n");
+		assert_int_equal(st->nstorage, 5);
+		assert_int_equal(st->storage[0].type, JF_STORE_EMPTYDIR);
+		assert_int_equal(st->storage[0].size, 10LL << 30);
+		assert_false(st->storage[0].memory);
+		assert_null(st->storage[0].name);
+		assert_true(st->storage[1].memory);
+		assert_string_equal(st->storage[1].name, "f");
+		assert_int_equal(st->storage[2].type, JF_STORE_VOLUME);
+		assert_string_equal(st->storage[2].name, "shared-ckpt");
+		assert_false(st->storage[2].read_only);
+		assert_true(st->storage[3].read_only);
+		assert_int_equal(st->storage[4].type, JF_STORE_OBJECT);
+		assert_string_equal(st->storage[4].name, "models");
+		assert_true(st->storage[4].read_only);
+		assert_string_equal(st->storage[4].path, "/models");
+		assert_int_equal(jf_spec_check_runtime(st, true, &e4), JF_OK);
+		assert_int_equal(jf_spec_check_runtime(st, false, &e4), JF_ENOTSUP);
+		assert_int_equal(e4.line, 2);
+		assert_non_null(strstr(e4.msg, "runtime host"));
+		jf_spec_free(st);
+		/* a container without an image would run on the host: no mounts */
+		st = parse_ok("containers:\n- {name: a, image: x}\n- {name: b, command: [y]}\n"
+			      "storage:\n- {type: emptydir, path: /s}\n");
+		assert_int_equal(jf_spec_check_runtime(st, true, &e4), JF_ENOTSUP);
+		assert_int_equal(e4.line, 4);
+		assert_non_null(strstr(e4.msg, "container 'b' has none"));
+		jf_spec_free(st);
+	}
 	/* shm_size is honoured (reference 8.2) */
 	{
 		struct jf_spec *ok = parse_ok("command: [x]\nshm_size: 8Gi\n");
@@ -674,10 +705,21 @@ static void storage_errors(void **state)
 	    "needs a name");
 	ERR("command: [x]\nstorage:\n- {type: volume, path: /a, name: \"a b\"}\n", 3,
 	    "key 'storage[0].name'", "bad volume name");
-	ERR("command: [x]\nstorage:\n- {type: object, path: /a, source: bucket}\n", 3,
-	    "key 'storage[0].source'", "not a URL");
-	ERR("command: [x]\nstorage:\n- {type: object, path: /a}\n", 3, "key 'storage[0].source'",
-	    "needs a source");
+	expect_err_at("command: [x]\nstorage:\n- {type: object, path: /a, name: m, source: "
+		      "https://h/b}\n",
+		      JF_PLACE_GROUP, JF_ENOTSUP, 3, "key 'storage[0].source'", "not named by URL");
+	ERR("command: [x]\nstorage:\n- {type: object, path: /a}\n", 3, "key 'storage[0].name'",
+	    "a directory of /objects");
+	ERR("command: [x]\nstorage:\n- {type: emptydir, path: /a, medium: Disk}\n", 3,
+	    "key 'storage[0].medium'", "must be Memory");
+	ERR("command: [x]\nstorage:\n- {type: emptydir, path: /dev/shm}\n", 3,
+	    "key 'storage[0].path'", "runtime's own mount");
+	ERR("command: [x]\nstorage:\n- {type: volume, path: /proc/x, name: v}\n", 3,
+	    "key 'storage[0].path'", "runtime's own mount");
+	ERR("command: [x]\nstorage:\n- {type: volume, path: /a, name: v, read_only: maybe}\n", 3,
+	    "key 'storage[0].read_only'", NULL);
+	ERR("command: [x]\nstorage:\n- {type: object, path: /a, name: ../x}\n", 3,
+	    "key 'storage[0].name'", "bad object source name");
 	ERR("command: [x]\nstorage:\n- {type: emptydir, path: /a}\n- {type: emptydir, path: /a}\n",
 	    4, "key 'storage[1].path'", "twice");
 	ERR("command: [x]\nstorage:\n- x\n", 3, "key 'storage[0]'", "expected a mapping");

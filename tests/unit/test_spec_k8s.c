@@ -474,6 +474,80 @@ static void ignored_paths(void **state)
 	jf_spec_free(s);
 }
 
+/* emptyDir volumes and their mounts become the node's emptydirs
+ * (reference 8.3); other volumes and their mounts are ignored */
+static void volumes(void **state)
+{
+	(void)state;
+	const char *pod = HEAD "metadata: {name: v}\n"
+			       "spec:\n"
+			       "  template:\n"
+			       "    spec:\n"
+			       "      restartPolicy: Never\n"
+			       "      volumes:\n"
+			       "      - name: scratch\n"
+			       "        emptyDir: {}\n"
+			       "      - name: fast\n"
+			       "        emptyDir: {medium: Memory, sizeLimit: 1Gi}\n"
+			       "      - name: data\n"
+			       "        persistentVolumeClaim: {claimName: d}\n"
+			       "      - name: unused\n"
+			       "        emptyDir: {}\n"
+			       "      containers:\n"
+			       "      - name: a\n"
+			       "        image: busybox\n"
+			       "        volumeMounts:\n"
+			       "        - {name: scratch, mountPath: /scratch}\n"
+			       "        - {name: data, mountPath: /data}\n"
+			       "      - name: b\n"
+			       "        image: busybox\n"
+			       "        volumeMounts:\n"
+			       "        - {name: scratch, mountPath: /scratch, readOnly: false}\n"
+			       "        - {name: fast, mountPath: /dev/fast}\n";
+	struct jf_spec *s = parse_ok(pod);
+	assert_int_equal(s->nstorage, 2);
+	assert_int_equal(s->storage[0].type, JF_STORE_EMPTYDIR);
+	assert_string_equal(s->storage[0].name, "scratch");
+	assert_string_equal(s->storage[0].path, "/scratch");
+	assert_int_equal(s->storage[0].size, 0);
+	assert_false(s->storage[0].memory);
+	assert_string_equal(s->storage[1].name, "fast");
+	assert_string_equal(s->storage[1].path, "/dev/fast");
+	assert_int_equal(s->storage[1].size, 1LL << 30);
+	assert_true(s->storage[1].memory);
+	assert_true(has_ignored(s, "spec.template.spec.volumes[2].persistentVolumeClaim"));
+	assert_true(has_ignored(s, "spec.template.spec.containers[0].volumeMounts[1]"));
+	assert_true(has_ignored(s, "spec.template.spec.volumes[3]"));
+	assert_int_equal(s->nignored, 3);
+	struct jf_error e;
+	assert_int_equal(jf_spec_check_runtime(s, true, &e), JF_OK);
+	jf_spec_free(s);
+	/* what would not mean the same is refused */
+	const char *head = HEAD "metadata: {name: v}\n"
+				"spec:\n"
+				"  template:\n"
+				"    spec:\n"
+				"      restartPolicy: Never\n"
+				"      volumes:\n"
+				"      - {name: s, emptyDir: {}}\n"
+				"      containers:\n"
+				"      - name: a\n"
+				"        image: busybox\n"
+				"        volumeMounts:\n";
+	char t[2048];
+	snprintf(t, sizeof(t), "%s        - {name: s, mountPath: /s, subPath: x}\n", head);
+	NOTSUP(t, 14, "volumeMounts[0].subPath", "subPath is not supported");
+	snprintf(t, sizeof(t),
+		 "%s        - {name: s, mountPath: /s}\n      - name: b\n        image: x\n"
+		 "        volumeMounts: [{name: s, mountPath: /t}]\n",
+		 head);
+	NOTSUP(t, 17, "volumeMounts[0].mountPath", "mounted at /s and at /t");
+	snprintf(t, sizeof(t), "%s        - {name: nope, mountPath: /s}\n", head);
+	ERR(t, 14, "volumeMounts[0].name", "no volume named 'nope'");
+	snprintf(t, sizeof(t), "%s        - {name: s, mountPath: rel}\n", head);
+	ERR(t, 14, "volumeMounts[0].mountPath", "absolute path");
+}
+
 static void annotations(void **state)
 {
 	(void)state;
@@ -937,6 +1011,7 @@ int main(void)
 		cmocka_unit_test(product_single),
 		cmocka_unit_test(product_multi),
 		cmocka_unit_test(ignored_paths),
+		cmocka_unit_test(volumes),
 		cmocka_unit_test(annotations),
 		cmocka_unit_test(counts_and_defaults),
 		cmocka_unit_test(substitution),

@@ -145,11 +145,17 @@ static int task_state(struct jf_store *st, int64_t id)
 /* ---- schema ---- */
 
 /* What migration 10 -> 11 added, taken away again: a version-10 database. */
+/* What migration 12 -> 13 added, taken away again: a version-12 database. */
+#define UNDO_13                                                                                    \
+	"DROP INDEX events_store; ALTER TABLE events DROP COLUMN store_off; "                      \
+	"ALTER TABLE events DROP COLUMN store_id; DROP TABLE store_use; DROP TABLE stores; "
+
 /* What migration 11 -> 12 added, taken away again: a version-11 database. */
 #define UNDO_12                                                                                    \
-	"ALTER TABLE nodes DROP COLUMN runtime; ALTER TABLE nodes DROP COLUMN images; "            \
-	"ALTER TABLE nodes DROP COLUMN image_digest; ALTER TABLE nodes DROP COLUMN reason; "       \
-	"ALTER TABLE nodes DROP COLUMN endpoints; "
+	UNDO_13 "ALTER TABLE nodes DROP COLUMN runtime; ALTER TABLE nodes DROP COLUMN images; "    \
+		"ALTER TABLE nodes DROP COLUMN image_digest; ALTER TABLE nodes DROP COLUMN "       \
+		"reason; "                                                                         \
+		"ALTER TABLE nodes DROP COLUMN endpoints; "
 
 #define UNDO_11 UNDO_12 "DROP TABLE trash; ALTER TABLE groups DROP COLUMN logs_freed_ms; "
 
@@ -2816,6 +2822,108 @@ static int count_kept(void *ctx, int64_t id, int64_t queue_id)
 	return 0;
 }
 
+static int name_seen(void *ctx, int64_t id, const char *name)
+{
+	(void)id;
+	char *buf = ctx;
+	strcat(buf, name);
+	strcat(buf, ",");
+	return 0;
+}
+
+static int path_seen(void *ctx, const char *path)
+{
+	strcat(ctx, path);
+	strcat(ctx, ",");
+	return 0;
+}
+
+/* 12 -> 13: volumes and object sources, who mounts them, their events */
+static void test_stores(void **state)
+{
+	struct fix *f = *state;
+	/* an old database: the tables come with the migration */
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_13 "PRAGMA user_version = 12");
+	f->st = open_store(f->db);
+	int64_t v = 0, o = 0, v2 = 0;
+	assert_int_equal(jf_stor_create(f->st, JF_SK_VOLUME, "ckpt", 1000, 100, T0, &v), JF_OK);
+	assert_int_equal(jf_stor_create(f->st, JF_SK_OBJECT, "ckpt", 1000, 100, T0, &o), JF_OK);
+	assert_int_equal(jf_stor_create(f->st, JF_SK_VOLUME, "ckpt", 1, 1, T0, &v2), JF_EEXIST);
+	assert_int_equal(jf_stor_create(f->st, JF_SK_VOLUME, "code", 1, 1, T0, &v2), JF_OK);
+	struct jf_store_rec r;
+	assert_int_equal(jf_stor_find(f->st, JF_SK_OBJECT, "ckpt", &r), JF_OK);
+	assert_int_equal(r.id, o);
+	assert_int_equal(r.kind, JF_SK_OBJECT);
+	assert_int_equal(r.uid, 1000);
+	assert_string_equal(r.spec, "");
+	assert_string_equal(r.info, "");
+	jf_stor_release(&r);
+	assert_int_equal(jf_stor_find(f->st, JF_SK_OBJECT, "code", &r), JF_ENOENT);
+	assert_int_equal(jf_stor_set_spec(f->st, o, "bucket: b\n", T0 + 5), JF_OK);
+	assert_int_equal(jf_stor_set_state(f->st, o, 2, "synced", "{\"objects\":3}", T0 + 9),
+			 JF_OK);
+	/* NULL keeps the message and the figures */
+	assert_int_equal(jf_stor_set_state(f->st, o, 1, NULL, NULL, T0 + 10), JF_OK);
+	assert_int_equal(jf_stor_get(f->st, o, &r), JF_OK);
+	assert_string_equal(r.spec, "bucket: b\n");
+	assert_int_equal(r.state, 1);
+	assert_string_equal(r.message, "synced");
+	assert_string_equal(r.info, "{\"objects\":3}");
+	assert_int_equal(r.changed_ms, T0 + 10);
+	jf_stor_release(&r);
+	char names[256] = "";
+	assert_int_equal(jf_stor_list(f->st, JF_SK_VOLUME, 0, 10, name_seen, names), JF_OK);
+	assert_string_equal(names, "ckpt,code,");
+	names[0] = '\0';
+	assert_int_equal(jf_stor_list(f->st, JF_SK_VOLUME, v, 10, name_seen, names), JF_OK);
+	assert_string_equal(names, "code,");
+	/* mounts: used_by in node order; a node's end lets all of its go */
+	assert_int_equal(jf_stor_use(f->st, v, 7, "queues/q/groups/g/tasks/1/nodes/0", T0), JF_OK);
+	assert_int_equal(jf_stor_use(f->st, v, 3, "queues/q/groups/g/tasks/0/nodes/0", T0), JF_OK);
+	assert_int_equal(jf_stor_use(f->st, o, 3, "queues/q/groups/g/tasks/0/nodes/0", T0), JF_OK);
+	char paths[512] = "";
+	assert_int_equal(jf_stor_users(f->st, v, path_seen, paths), JF_OK);
+	assert_string_equal(paths,
+			    "queues/q/groups/g/tasks/0/nodes/0,queues/q/groups/g/tasks/1/nodes/0,");
+	int64_t ids[4];
+	size_t n = 0;
+	assert_int_equal(jf_stor_unuse(f->st, 3, ids, 4, &n), JF_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(ids[0], v);
+	assert_int_equal(ids[1], o);
+	paths[0] = '\0';
+	jf_stor_users(f->st, o, path_seen, paths);
+	assert_string_equal(paths, "");
+	assert_int_equal(jf_stor_unuse(f->st, 3, ids, 4, &n), JF_OK);
+	assert_int_equal(n, 0);
+	/* events of their own, in no other scope */
+	struct jf_event_scope sc = { .store_id = v };
+	assert_int_equal(jf_event_add(f->st, &sc, T0, "Normal", "Created", "volume", "made"),
+			 JF_OK);
+	assert_int_equal(jf_event_add(f->st, &sc, T0, "Normal", "Mounted", "volume", "by x"),
+			 JF_OK);
+	int64_t bytes = 0;
+	assert_int_equal(jf_event_size(f->st, JF_SCOPE_STORE, v, &bytes), JF_OK);
+	char buf[512];
+	size_t got = 0;
+	assert_int_equal(jf_event_read(f->st, JF_SCOPE_STORE, v, 0, buf, sizeof(buf), &got), JF_OK);
+	assert_int_equal((int64_t)got, bytes);
+	buf[got] = '\0';
+	assert_string_equal(buf, "2026-11-29T18:00:03Z Normal Created volume made\n"
+				 "2026-11-29T18:00:03Z Normal Mounted volume by x\n");
+	assert_int_equal(jf_event_size(f->st, JF_SCOPE_STORE, o, &bytes), JF_OK);
+	assert_int_equal(bytes, 0);
+	assert_int_equal(jf_event_size(f->st, JF_SCOPE_QUEUE, v, &bytes), JF_OK);
+	assert_int_equal(bytes, 0);
+	/* removed: its row and its events */
+	assert_int_equal(jf_stor_delete(f->st, v), JF_OK);
+	assert_int_equal(jf_stor_get(f->st, v, &r), JF_ENOENT);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM events WHERE store_id IS NOT NULL"),
+			 0);
+}
+
 /* 11 -> 12: what a node ran, and who uses an image */
 static void test_node_images(void **state)
 {
@@ -3017,6 +3125,7 @@ int main(void)
 		T(test_clear_draft_counts),
 		T(test_trash),
 		T(test_node_images),
+		T(test_stores),
 		T(test_group_states),
 		T(test_tasks),
 		T(test_nodes_attempts),

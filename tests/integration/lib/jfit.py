@@ -18,6 +18,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "runtime error:")
@@ -228,6 +229,7 @@ class Env:
         self.bg = []                              # background processes to reap
         self.daemon_args = []                     # passed to every daemon start()
         self.slurm = False                        # use_slurm() was called
+        self.cleanups = []                        # at_end(): run by finish()
 
     # -- daemon lifecycle
     def all_stacks(self):
@@ -386,6 +388,10 @@ class Env:
         self.stop()
         return self.start()
 
+    def at_end(self, fn):
+        """fn() when the test ends, passed or not (after the unmount)."""
+        self.cleanups.append(fn)
+
     def finish(self):
         """End of test: kill background helpers, unmount, check daemons."""
         if self.slurm:
@@ -401,6 +407,11 @@ class Env:
             except subprocess.TimeoutExpired:
                 pass
         self.stop()
+        for fn in self.cleanups:
+            try:
+                fn()
+            except Exception as e:  # a cleanup's failure is not the test's
+                print("cleanup: %s" % e, file=sys.stderr)
         for d in self.daemons:
             if d.proc.poll() is None:
                 d.unmount()
