@@ -27,8 +27,9 @@ static enum jf_err doc_root(const char *text, size_t len, const char *what, stru
 		return JF_OK;
 	}
 	if ((*root)->type != JF_Y_MAP)
-		return jf_yerror(err, JF_EINVAL, *root, "", "the %s spec must be a mapping of keys, not %s",
-				 what, jf_ynode_kind(*root));
+		return jf_yerror(err, JF_EINVAL, *root, "",
+				 "the %s spec must be a mapping of keys, not %s", what,
+				 jf_ynode_kind(*root));
 	return JF_OK;
 }
 
@@ -50,7 +51,8 @@ enum jf_err jf_volume_spec_parse(const char *text, size_t len, struct jf_volume_
 			goto out;
 		if (!jf_mem_parse(t, &v.size) || v.size <= 0) {
 			rc = jf_yerror(err, JF_EINVAL, n, "size",
-				       "bad size \"%.64s\": use a quantity such as 100Gi or 500M", t);
+				       "bad size \"%.64s\": use a quantity such as 100Gi or 500M",
+				       t);
 			goto out;
 		}
 	}
@@ -99,8 +101,8 @@ static bool endpoint_ok(const char *s, char **norm)
 		char c = h[i];
 		if (c == ':')
 			colons++;
-		else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			   c == '.' || c == '-' || c == '[' || c == ']'))
+		else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			   (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '[' || c == ']'))
 			return false;
 	}
 	if (h[0] == ':' || h[n - 1] == ':' || (colons > 1 && h[0] != '['))

@@ -348,6 +348,8 @@ static struct grt *group_make(struct jf_engine *e, const struct jf_group_rec *re
 	if (rec->flags & JF_GF_IMAGEPULL)
 		g->pull_until_ms = 1;
 	g->sync_after_ms = jf_eng_now(e);
+	/* flagged by the last daemon: cleared once its sources are ready */
+	g->syncing_said = (rec->flags & JF_GF_SYNCING) != 0;
 	if (g->ended)
 		e->trim = true;
 	int64_t counts[JF_ST__COUNT];
@@ -785,6 +787,17 @@ static void on_backend_fd(struct jf_loop *l, void *ctx)
 	jf_engine_on_backend(ctx);
 }
 
+/* A sync of an object source ended (storage.c): its end now, not at the
+ * next tick, so a group waiting for it starts at once. */
+static void on_stor_fd(struct jf_loop *l, void *ctx)
+{
+	(void)l;
+	struct jf_engine *e = ctx;
+	jf_eng_enter(e);
+	jf_eng_stor_reap(e);
+	jf_eng_leave(e);
+}
+
 static bool pass_pending(void *ctx)
 {
 	struct jf_engine *e = ctx;
@@ -850,6 +863,8 @@ enum jf_err jf_engine_attach(struct jf_engine *e, struct jf_loop *l, bool yieldi
 	int fd = jf_engine_backend_fd(e);
 	if (e->tick_timer < 0 ||
 	    (fd >= 0 && jf_loop_add_fd(l, fd, JF_LOOP_NEXT, on_backend_fd, e) < 0) ||
+	    (jf_eng_stor_fd(e) >= 0 &&
+	     jf_loop_add_fd(l, jf_eng_stor_fd(e), JF_LOOP_NEXT, on_stor_fd, e) < 0) ||
 	    (jf_loop_virtual(l) && jf_loop_add_before_sleep(l, tick_quiet, e) < 0))
 		return jf_error_set(err, JF_EIO, errno, "event loop: %s", strerror(errno));
 	arm_tick(e, 0);

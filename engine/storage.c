@@ -39,7 +39,9 @@
 #include <jansson.h>
 #include <signal.h>
 #include <pthread.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,16 +62,17 @@ extern char **environ;
 #define STOR_MAX_SYNCS     64
 #define SYNC_BACKOFF_FIRST 10000
 #define SYNC_BACKOFF_MAX   300000
-#define SYNC_EXIT_LOCKED   3    /* jobfs-sync: another sync holds DIR/lock */
-#define STOR_MAX_FOUND     256  /* volumes with a size measured per round */
+#define SYNC_EXIT_LOCKED   3   /* jobfs-sync: another sync holds DIR/lock */
+#define STOR_MAX_FOUND     256 /* volumes with a size measured per round */
 #define VOLUME_CHECK_MS    30000
-#define SYNC_LOCKED_RETRY  500  /* ms */
+#define SYNC_LOCKED_RETRY  500 /* ms */
 
 enum { OBJ_PENDING = 0, OBJ_SYNCING = 1, OBJ_READY = 2, OBJ_FAILED = 3 };
 
 struct sync {
 	int64_t id;
 	pid_t pid;
+	int pidfd;          /* in the stor's epoll, -1 if none */
 	int64_t started_ms; /* engine clock */
 	char name[JF_NAME_MAX];
 };
@@ -89,6 +92,7 @@ struct over {
 };
 
 struct jf_stor {
+	int epfd; /* the syncs' pidfds: readable when one has ended */
 	char *sync_tool;
 	char *volumes_dir;
 	/* the volumes' measuring thread (volumes_measure): it walks each
@@ -112,7 +116,8 @@ struct jf_stor {
 };
 
 static void stor_event(struct jf_engine *e, int64_t id, const char *kind, const char *type,
-		       const char *reason, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+		       const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
 enum jf_err jf_eng_stor_init(struct jf_engine *e, const struct jf_engine_config *cfg)
 {
@@ -130,6 +135,7 @@ enum jf_err jf_eng_stor_init(struct jf_engine *e, const struct jf_engine_config 
 		return JF_ENOMEM;
 	}
 	e->stor = s;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->period_ms = cfg->evict_check_ms > 0 ? cfg->evict_check_ms : VOLUME_CHECK_MS;
@@ -271,6 +277,11 @@ void jf_eng_stor_free(struct jf_engine *e)
 		kill(s->syncs[i].pid, SIGTERM);
 		waitpid(s->syncs[i].pid, NULL, 0);
 	}
+	for (size_t i = 0; i < s->nsyncs; i++)
+		if (s->syncs[i].pidfd >= 0)
+			close(s->syncs[i].pidfd);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	free(s->sync_tool);
 	free(s->volumes_dir);
 	free(s->memo);
@@ -393,7 +404,8 @@ static enum jf_err req_mkstore(struct jf_engine *e, int kind, const char *name, 
 	if (rc == JF_OK)
 		stor_event(e, *id, kind == JF_SK_VOLUME ? "volume" : "source", "Normal", "Created",
 			   "%s %s made%s%s", kind_word(kind), name,
-			   kind == JF_SK_VOLUME ? (had ? ", with the files already in " : " in ") : "",
+			   kind == JF_SK_VOLUME ? (had ? ", with the files already in " : " in ")
+						: "",
 			   kind == JF_SK_VOLUME ? dir : "");
 	if (!jf_eng_step_end(e) || rc) {
 		if (rc == JF_EEXIST)
@@ -460,8 +472,9 @@ static enum jf_err req_store_spec(struct jf_engine *e, int64_t id, const char *t
 	const char *ev = r.kind == JF_SK_VOLUME ? "volume" : "source";
 	if (rc) {
 		char msg[JF_ERRMSG_MAX + 96];
-		snprintf(msg, sizeof(msg), "spec.yaml refused: %s; the %s keeps its last accepted spec",
-			 err->msg, kind_word(r.kind));
+		snprintf(msg, sizeof(msg),
+			 "spec.yaml refused: %s; the %s keeps its last accepted spec", err->msg,
+			 kind_word(r.kind));
 		jf_eng_step_begin(e);
 		jf_stor_set_state(e->st, id, r.state, msg, NULL, jf_eng_now(e));
 		stor_event(e, id, ev, "Warning", "Invalid", "%s", err->msg);
@@ -571,7 +584,8 @@ static bool named_by_live(struct jf_engine *e, const struct jf_store_rec *r, cha
 								 : 0;
 			if (kind == r->kind && st->name && !strcmp(st->name, r->name)) {
 				if (g->queue[0])
-					snprintf(who, n, "queues/%s/groups/%s", g->queue, g->dirname);
+					snprintf(who, n, "queues/%s/groups/%s", g->queue,
+						 g->dirname);
 				else
 					snprintf(who, n, "tasks/%s", g->dirname);
 				found = true;
@@ -609,8 +623,13 @@ static enum jf_err req_rmstore(struct jf_engine *e, int64_t id, struct jf_error 
 	}
 	struct sync *sy = sync_of(e, id);
 	if (sy) {
+		/* jobfs-sync ends at once on SIGTERM, keeping nothing in data/ */
 		kill(sy->pid, SIGTERM);
 		waitpid(sy->pid, NULL, 0);
+		if (sy->pidfd >= 0) {
+			epoll_ctl(e->stor->epfd, EPOLL_CTL_DEL, sy->pidfd, NULL);
+			close(sy->pidfd);
+		}
 		*sy = e->stor->syncs[--e->stor->nsyncs];
 	}
 	char dir[4096];
@@ -652,8 +671,8 @@ static enum jf_err req_store_ctl(struct jf_engine *e, int64_t id, const char *ve
 		return jf_error_set(err, JF_ENOENT, 0, "no such object source");
 	enum jf_err rc = JF_OK;
 	if (r.kind != JF_SK_OBJECT || strcmp(verb, "resync") != 0)
-		rc = jf_error_set(err, JF_EINVAL, 0, "unknown verb \"%.32s\": an object source knows resync",
-				  verb);
+		rc = jf_error_set(err, JF_EINVAL, 0,
+				  "unknown verb \"%.32s\": an object source knows resync", verb);
 	else if (!r.spec[0])
 		rc = jf_error_set(err, JF_EBUSY, 0,
 				  "resync: no spec.yaml yet (endpoint, bucket, prefix)");
@@ -780,16 +799,22 @@ static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const 
 		return;
 	}
 	struct sync *sy = &s->syncs[s->nsyncs++];
-	*sy = (struct sync){ .id = r->id, .pid = pid, .started_ms = jf_eng_now(e) };
+	*sy = (struct sync){ .id = r->id, .pid = pid, .pidfd = -1, .started_ms = jf_eng_now(e) };
+	/* its end wakes the loop (jf_eng_stor_fd); without a pidfd, the tick */
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = pfd };
+	if (pfd >= 0 && s->epfd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, pfd, &ev) == 0)
+		sy->pidfd = pfd;
+	else if (pfd >= 0)
+		close(pfd);
 	snprintf(sy->name, sizeof(sy->name), "%s", r->name);
 	struct src_memo *m = memo(e, r->id);
 	if (m)
 		m->begun_ms = sy->started_ms;
 	jf_eng_step_begin(e);
 	jf_stor_set_state(e->st, r->id, OBJ_SYNCING, "", NULL, jf_eng_now(e));
-	stor_event(e, r->id, "source", "Normal", "Syncing",
-		   "syncing s3 %s/%s/%s (%s): %s", o.endpoint, o.bucket, o.prefix,
-		   o.credentials ? "signed" : "anonymous", why);
+	stor_event(e, r->id, "source", "Normal", "Syncing", "syncing s3 %s/%s/%s (%s): %s",
+		   o.endpoint, o.bucket, o.prefix, o.credentials ? "signed" : "anonymous", why);
 	jf_eng_step_end(e);
 	jf_eng_changed(e, JF_CH_STORE, r->id, 0, 0, 0, false);
 	jf_objsrc_spec_release(&o);
@@ -898,6 +923,31 @@ static int resume_one(void *ctx, int64_t id, const char *name)
 	return 0;
 }
 
+int jf_eng_stor_fd(struct jf_engine *e)
+{
+	return e->stor ? e->stor->epfd : -1;
+}
+
+void jf_eng_stor_reap(struct jf_engine *e)
+{
+	struct jf_stor *s = e->stor;
+	for (size_t i = 0; s && i < s->nsyncs;) {
+		int ws;
+		pid_t w = waitpid(s->syncs[i].pid, &ws, WNOHANG);
+		if (w == s->syncs[i].pid || (w < 0 && errno == ECHILD)) {
+			struct sync done = s->syncs[i];
+			s->syncs[i] = s->syncs[--s->nsyncs];
+			if (done.pidfd >= 0) {
+				epoll_ctl(s->epfd, EPOLL_CTL_DEL, done.pidfd, NULL);
+				close(done.pidfd);
+			}
+			sync_ended(e, &done, w < 0 ? (1 << 8) : ws);
+			continue;
+		}
+		i++;
+	}
+}
+
 int64_t jf_eng_stor_tick(struct jf_engine *e)
 {
 	struct jf_stor *s = e->stor;
@@ -913,17 +963,7 @@ int64_t jf_eng_stor_tick(struct jf_engine *e)
 			s->measuring = true;
 	}
 	volumes_said(e);
-	for (size_t i = 0; i < s->nsyncs;) {
-		int ws;
-		pid_t w = waitpid(s->syncs[i].pid, &ws, WNOHANG);
-		if (w == s->syncs[i].pid || (w < 0 && errno == ECHILD)) {
-			struct sync done = s->syncs[i];
-			s->syncs[i] = s->syncs[--s->nsyncs];
-			sync_ended(e, &done, w < 0 ? (1 << 8) : ws);
-			continue;
-		}
-		i++;
-	}
+	jf_eng_stor_reap(e);
 	int64_t next = -1;
 	int64_t now = jf_eng_now(e);
 	for (size_t i = 0; i < s->nmemo; i++) {
@@ -948,13 +988,14 @@ int64_t jf_eng_stor_tick(struct jf_engine *e)
 
 /* ---- groups ---- */
 
+/* The group waits for a sync: flagged (reason: Syncing) with msg. */
 static void waits_said(struct jf_engine *e, struct grt *g, const char *msg)
 {
 	struct jf_group_rec rec;
 	if (jf_group_get(e->st, g->id, &rec) != JF_OK)
 		return;
-	if (strcmp(rec.message, msg) != 0) {
-		jf_group_set_message(e->st, g->id, msg);
+	if (strcmp(rec.message, msg) != 0 || !(rec.flags & JF_GF_SYNCING)) {
+		jf_group_set_flags(e->st, g->id, rec.flags | JF_GF_SYNCING, msg);
 		jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 	}
 	jf_group_release(&rec);
@@ -1004,11 +1045,12 @@ bool jf_eng_stor_waits(struct jf_engine *e, struct grt *g)
 			char wait[32];
 			jf_duration_format((m->retry_ms - now + 999) / 1000, wait, sizeof(wait));
 			snprintf(msg, sizeof(msg),
-				 "Syncing: object source %s %s (%.600s); trying again in %s", r.name,
-				 state, why, wait);
+				 "Syncing: object source %s %s (%.600s); trying again in %s",
+				 r.name, state, why, wait);
 		} else {
-			snprintf(msg, sizeof(msg), "Syncing: waiting for object source %s (%s%s%.600s)",
-				 r.name, state, why[0] ? ": " : "", why);
+			snprintf(msg, sizeof(msg),
+				 "Syncing: waiting for object source %s (%s%s%.600s)", r.name,
+				 state, why[0] ? ": " : "", why);
 		}
 		jf_stor_release(&cur);
 		jf_stor_release(&r);
@@ -1019,8 +1061,8 @@ bool jf_eng_stor_waits(struct jf_engine *e, struct grt *g)
 		g->syncing_said = false;
 		struct jf_group_rec rec;
 		if (jf_group_get(e->st, g->id, &rec) == JF_OK) {
-			if (!strncmp(rec.message, "Syncing: ", 9)) {
-				jf_group_set_message(e->st, g->id, "");
+			if (rec.flags & JF_GF_SYNCING) {
+				jf_group_set_flags(e->st, g->id, rec.flags & ~JF_GF_SYNCING, "");
 				jf_eng_changed(e, JF_CH_GROUP, g->queue_id, g->id, 0, 0, false);
 			}
 			jf_group_release(&rec);
@@ -1054,9 +1096,10 @@ enum jf_err jf_eng_stor_check(struct jf_engine *e, const struct jf_spec *s, uid_
 		uid_t owner = r.uid;
 		jf_stor_release(&r);
 		if (priv && uid != owner && !admin(uid))
-			return jf_error_set(err, JF_EACCES, s->storage_line,
-					    "key 'storage[%zu].name': volume %s is private to uid %u",
-					    i, st->name, (unsigned)owner);
+			return jf_error_set(
+				err, JF_EACCES, s->storage_line,
+				"key 'storage[%zu].name': volume %s is private to uid %u", i,
+				st->name, (unsigned)owner);
 	}
 	return JF_OK;
 }
@@ -1080,8 +1123,8 @@ ssize_t jf_eng_stor_mounts(struct jf_engine *e, const struct jf_spec *s, struct 
 			} else {
 				/* the path's last component, as a name */
 				const char *b = strrchr(st->path, '/');
-				snprintf(bufs[k], sizeof(bufs[k]), "%.200s-%zu", b && b[1] ? b + 1 : "scratch",
-					 i);
+				snprintf(bufs[k], sizeof(bufs[k]), "%.200s-%zu",
+					 b && b[1] ? b + 1 : "scratch", i);
 				m->name = bufs[k];
 			}
 			k++;

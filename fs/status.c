@@ -152,6 +152,8 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 		put_str(o, "reason", "ImagePull");
 	else if (g.state == JF_ST_WAITING && (g.flags & JF_GF_WINDOW))
 		put_str(o, "reason", "Window");
+	else if (g.state == JF_ST_WAITING && (g.flags & JF_GF_SYNCING))
+		put_str(o, "reason", "Syncing");
 	put_str(o, "kind", g.kind == JF_KIND_BATCH ? "batch" : "group");
 	put_common(fs, o, JF_SCOPE_GROUP, id, g.created_ms, g.started_ms, g.finished_ms,
 		   g.submitted_ms);

@@ -135,11 +135,11 @@ static json_t *objsrc_status(struct jf_fs *fs, const struct jf_store_rec *r)
 	if (info) {
 		json_t *last = json_object();
 		static const char *const keys[] = { "fetched", "fetched_bytes", "removed",
-						    "skipped", "listing_pages",  NULL };
+						    "skipped", "listing_pages", NULL };
 		for (size_t i = 0; keys[i]; i++)
-			json_object_set_new(last, keys[i],
-					    json_integer(json_integer_value(
-						    json_object_get(info, keys[i]))));
+			json_object_set_new(
+				last, keys[i],
+				json_integer(json_integer_value(json_object_get(info, keys[i]))));
 		json_object_set_new(last, "seconds",
 				    json_real(json_number_value(json_object_get(info, "seconds"))));
 		json_t *sk = json_object_get(info, "skipped_keys");

@@ -76,6 +76,7 @@ struct jf_group_rec {
 /* groups.flags */
 #define JF_GF_WINDOW    1u /* spot: waiting for a low-risk window */
 #define JF_GF_IMAGEPULL 2u /* backing off after an image pull failed (engine/image.c) */
+#define JF_GF_SYNCING   4u /* waiting for its object sources to sync (engine/storage.c) */
 
 struct jf_task_rec {
 	int64_t id;

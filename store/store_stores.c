@@ -158,8 +158,7 @@ enum jf_err jf_stor_use(struct jf_store *st, int64_t id, int64_t node_id, const 
 	return jf_q_exec(st, s);
 }
 
-enum jf_err jf_stor_unuse(struct jf_store *st, int64_t node_id, int64_t *ids, size_t n,
-			  size_t *got)
+enum jf_err jf_stor_unuse(struct jf_store *st, int64_t node_id, int64_t *ids, size_t n, size_t *got)
 {
 	*got = 0;
 	sqlite3_stmt *s = jf_q(st, Q_STOR_USED_BY_NODE);
@@ -175,8 +174,8 @@ enum jf_err jf_stor_unuse(struct jf_store *st, int64_t node_id, int64_t *ids, si
 	return jf_q_exec_id(st, Q_STOR_UNUSE, node_id);
 }
 
-enum jf_err jf_stor_users(struct jf_store *st, int64_t id,
-			  int (*fn)(void *ctx, const char *path), void *ctx)
+enum jf_err jf_stor_users(struct jf_store *st, int64_t id, int (*fn)(void *ctx, const char *path),
+			  void *ctx)
 {
 	sqlite3_stmt *s = jf_q(st, Q_STOR_USERS);
 	if (!s)

@@ -438,7 +438,8 @@ def test_object_source_failures(env):
     gs = env.wait(g, pred=lambda s: s["message"].startswith("Syncing:") and
                   "SignatureDoesNotMatch" in s["message"], timeout=30,
                   what="a Syncing message with the reason")
-    check(gs["state"] == "Waiting" and "trying again in" in gs["message"], "group %s" % gs)
+    check(gs["state"] == "Waiting" and "trying again in" in gs["message"] and
+          gs.get("reason") == "Syncing", "group %s" % gs)
     try:
         os.rmdir(env.p("objects/wrong"))
         raise TestFailure("rmdir of a source a waiting group names")
