@@ -5,7 +5,10 @@
 # then a preemption decision and a forecast query (tests/bench/bench_spot.c),
 # then, as root, the containers' starts and pulls beside crun, podman and
 # skopeo + umoci (tests/bench/bench_images.py; its own registries on
-# 15300-15320).
+# 15300-15320), and storage: object syncs beside rclone
+# (tests/bench/bench_objsync.py; its own radosgw on 17680) and the start of
+# a node with a warm object source beside the listing alone
+# (tests/bench/bench_storage.py; a registry on 15400, radosgw on 17880).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh bench
@@ -18,4 +21,8 @@ build/tests/bench/bench_spot
 if [ "$(id -u)" = 0 ]; then
 	echo
 	python3 tests/bench/bench_images.py build
+	echo
+	python3 tests/bench/bench_objsync.py build
+	echo
+	python3 tests/bench/bench_storage.py build
 fi
