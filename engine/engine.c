@@ -794,7 +794,16 @@ static void on_stor_fd(struct jf_loop *l, void *ctx)
 	(void)l;
 	struct jf_engine *e = ctx;
 	jf_eng_enter(e);
-	jf_eng_stor_reap(e);
+	if (jf_eng_stor_reap(e) && e->yielding) {
+		/* what waited for it starts in this step, not in a deferred
+		 * pass of its own: the sync's end and those starts are one
+		 * commit */
+		e->yielding = false;
+		e->in_run = true;
+		jf_eng_schedule(e);
+		e->in_run = false;
+		e->yielding = true;
+	}
 	jf_eng_leave(e);
 }
 

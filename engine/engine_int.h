@@ -332,7 +332,7 @@ int64_t jf_eng_stor_tick(struct jf_engine *e);
 /* An fd readable when a sync has ended (an epoll of their pidfds), -1 if
  * none could be made (then the tick finds the ends); and what to do then. */
 int jf_eng_stor_fd(struct jf_engine *e);
-void jf_eng_stor_reap(struct jf_engine *e);
+bool jf_eng_stor_reap(struct jf_engine *e); /* true when a sync ended */
 /* Is the group's storage not ready for a start (an object source not
  * synced since g->sync_after_ms)?  Starts the syncs it needs and says so
  * in the group's message. */

@@ -928,9 +928,10 @@ int jf_eng_stor_fd(struct jf_engine *e)
 	return e->stor ? e->stor->epfd : -1;
 }
 
-void jf_eng_stor_reap(struct jf_engine *e)
+bool jf_eng_stor_reap(struct jf_engine *e)
 {
 	struct jf_stor *s = e->stor;
+	bool ended = false;
 	for (size_t i = 0; s && i < s->nsyncs;) {
 		int ws;
 		pid_t w = waitpid(s->syncs[i].pid, &ws, WNOHANG);
@@ -942,10 +943,12 @@ void jf_eng_stor_reap(struct jf_engine *e)
 				close(done.pidfd);
 			}
 			sync_ended(e, &done, w < 0 ? (1 << 8) : ws);
+			ended = true;
 			continue;
 		}
 		i++;
 	}
+	return ended;
 }
 
 int64_t jf_eng_stor_tick(struct jf_engine *e)
