@@ -74,13 +74,12 @@ struct sync {
 	pid_t pid;
 	int pidfd;          /* in the stor's epoll, -1 if none */
 	int64_t started_ms; /* engine clock */
-	char name[JF_NAME_MAX];
 };
 
 struct src_memo { /* per source, in memory: when its last sync began and ended */
 	int64_t id;
-	int64_t begun_ms, ok_begun_ms; /* the last sync's start; the last good one's */
-	int64_t backoff_ms, retry_ms;  /* after a failure */
+	int64_t ok_begun_ms;          /* when the last good sync began */
+	int64_t backoff_ms, retry_ms; /* after a failure */
 	bool locked; /* the last try found another sync running: try again at retry_ms */
 };
 
@@ -345,6 +344,18 @@ static void stor_event(struct jf_engine *e, int64_t id, const char *kind, const 
 	jf_event_add(e->st, &sc, jf_eng_now(e), type, reason, kind, msg);
 }
 
+/* The store kind a volume or object entry of a spec names. */
+static int entry_kind(const struct jf_storage *st)
+{
+	return st->type == JF_STORE_VOLUME ? JF_SK_VOLUME : JF_SK_OBJECT;
+}
+
+/* The OBJECT word of a kind's events. */
+static const char *event_object(int kind)
+{
+	return kind == JF_SK_VOLUME ? "volume" : "source";
+}
+
 static const char *kind_word(int kind)
 {
 	return kind == JF_SK_VOLUME ? "volume" : "object source";
@@ -402,8 +413,8 @@ static enum jf_err req_mkstore(struct jf_engine *e, int kind, const char *name, 
 						 "prefix",
 				       NULL, jf_eng_now(e));
 	if (rc == JF_OK)
-		stor_event(e, *id, kind == JF_SK_VOLUME ? "volume" : "source", "Normal", "Created",
-			   "%s %s made%s%s", kind_word(kind), name,
+		stor_event(e, *id, event_object(kind), "Normal", "Created", "%s %s made%s%s",
+			   kind_word(kind), name,
 			   kind == JF_SK_VOLUME ? (had ? ", with the files already in " : " in ")
 						: "",
 			   kind == JF_SK_VOLUME ? dir : "");
@@ -469,7 +480,7 @@ static enum jf_err req_store_spec(struct jf_engine *e, int64_t id, const char *t
 		rc = jf_volume_spec_parse(text, len, &v, err);
 	else
 		rc = jf_objsrc_spec_parse(text, len, &o, err);
-	const char *ev = r.kind == JF_SK_VOLUME ? "volume" : "source";
+	const char *ev = event_object(r.kind);
 	if (rc) {
 		char msg[JF_ERRMSG_MAX + 96];
 		snprintf(msg, sizeof(msg),
@@ -614,8 +625,8 @@ static enum jf_err req_rmstore(struct jf_engine *e, int64_t id, struct jf_error 
 		enum jf_err rc = jf_error_set(err, JF_EBUSY, 0, "%s %s is in use by %s",
 					      kind_word(r.kind), r.name, who);
 		jf_eng_step_begin(e);
-		stor_event(e, id, r.kind == JF_SK_VOLUME ? "volume" : "source", "Warning",
-			   "Refused", "rmdir refused (EBUSY): in use by %s", who);
+		stor_event(e, id, event_object(r.kind), "Warning", "Refused",
+			   "rmdir refused (EBUSY): in use by %s", who);
 		jf_eng_step_end(e);
 		jf_eng_changed(e, JF_CH_STORE, id, 0, 0, 0, false);
 		jf_stor_release(&r);
@@ -807,11 +818,9 @@ static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const 
 		sy->pidfd = pfd;
 	else if (pfd >= 0)
 		close(pfd);
-	snprintf(sy->name, sizeof(sy->name), "%s", r->name);
 	struct src_memo *m = memo(e, r->id);
 	if (m)
-		m->begun_ms = sy->started_ms;
-	jf_eng_step_begin(e);
+		jf_eng_step_begin(e);
 	jf_stor_set_state(e->st, r->id, OBJ_SYNCING, "", NULL, jf_eng_now(e));
 	stor_event(e, r->id, "source", "Normal", "Syncing", "syncing s3 %s/%s/%s (%s): %s",
 		   o.endpoint, o.bucket, o.prefix, o.credentials ? "signed" : "anonymous", why);
@@ -1081,7 +1090,7 @@ enum jf_err jf_eng_stor_check(struct jf_engine *e, const struct jf_spec *s, uid_
 		const struct jf_storage *st = &s->storage[i];
 		if (st->type == JF_STORE_EMPTYDIR)
 			continue;
-		int kind = st->type == JF_STORE_VOLUME ? JF_SK_VOLUME : JF_SK_OBJECT;
+		int kind = entry_kind(st);
 		struct jf_store_rec r;
 		if (jf_stor_find(e->st, kind, st->name, &r) != JF_OK)
 			return jf_error_set(err, JF_EINVAL, s->storage_line,
@@ -1133,7 +1142,7 @@ ssize_t jf_eng_stor_mounts(struct jf_engine *e, const struct jf_spec *s, struct 
 			k++;
 			continue;
 		}
-		int kind = st->type == JF_STORE_VOLUME ? JF_SK_VOLUME : JF_SK_OBJECT;
+		int kind = entry_kind(st);
 		struct jf_store_rec r;
 		if (jf_stor_find(e->st, kind, st->name, &r) != JF_OK) {
 			snprintf(why, whylen, "%s %s does not exist any more", kind_word(kind),
@@ -1178,12 +1187,12 @@ void jf_eng_stor_mounted(struct jf_engine *e, const struct grt *g, int64_t task_
 		const struct jf_storage *st = &s->storage[i];
 		if (st->type == JF_STORE_EMPTYDIR)
 			continue;
-		int kind = st->type == JF_STORE_VOLUME ? JF_SK_VOLUME : JF_SK_OBJECT;
+		int kind = entry_kind(st);
 		struct jf_store_rec r;
 		if (jf_stor_find(e->st, kind, st->name, &r) != JF_OK)
 			continue;
 		jf_stor_use(e->st, r.id, node_id, node_path, jf_eng_now(e));
-		stor_event(e, r.id, kind == JF_SK_VOLUME ? "volume" : "source", "Normal", "Mounted",
+		stor_event(e, r.id, event_object(kind), "Normal", "Mounted",
 			   "mounted %s at %s by %s", st->read_only ? "read-only" : "read-write",
 			   st->path, node_path);
 		jf_eng_changed(e, JF_CH_STORE, r.id, 0, 0, 0, false);
@@ -1204,8 +1213,8 @@ void jf_eng_stor_unmounted(struct jf_engine *e, const struct grt *g, int64_t tas
 		struct jf_store_rec r;
 		if (jf_stor_get(e->st, ids[i], &r) != JF_OK)
 			continue;
-		stor_event(e, r.id, r.kind == JF_SK_VOLUME ? "volume" : "source", "Normal",
-			   "Unmounted", "unmounted by %s", node_path);
+		stor_event(e, r.id, event_object(r.kind), "Normal", "Unmounted", "unmounted by %s",
+			   node_path);
 		jf_eng_changed(e, JF_CH_STORE, r.id, 0, 0, 0, false);
 		jf_stor_release(&r);
 	}
