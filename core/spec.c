@@ -606,6 +606,16 @@ enum jf_err jf_spec_finish(struct jf_spec *s, enum jf_spec_place place,
 
 enum jf_err jf_spec_check_runtime(const struct jf_spec *s, bool containers, struct jf_error *err)
 {
+	/* the plainest problem first: a container with nothing to run */
+	for (size_t i = 0; containers && i < s->ncontainers; i++) {
+		const struct jf_container *c = &s->containers[i];
+		if (!c->image && !c->ncommand && !c->nargs)
+			return jf_error_set(
+				err, JF_EINVAL, s->no_command_line,
+				"container '%s' has neither an image nor a command: give "
+				"image or %s",
+				c->name, s->command_hint ? s->command_hint : "a command");
+	}
 	if (s->nstorage && !containers)
 		return jf_error_set(err, JF_ENOTSUP, s->storage_line,
 				    "key 'storage': mounts need a container (an image), and this "
@@ -624,15 +634,6 @@ enum jf_err jf_spec_check_runtime(const struct jf_spec *s, bool containers, stru
 				    "(runtime host); it does not pull images and has no image "
 				    "entrypoint, so give %s",
 				    s->command_hint ? s->command_hint : "a command");
-	}
-	for (size_t i = 0; i < s->ncontainers; i++) {
-		const struct jf_container *c = &s->containers[i];
-		if (!c->image && !c->ncommand && !c->nargs)
-			return jf_error_set(
-				err, JF_EINVAL, s->no_command_line,
-				"container '%s' has neither an image nor a command: give "
-				"image or %s",
-				c->name, s->command_hint ? s->command_hint : "a command");
 	}
 	return JF_OK;
 }

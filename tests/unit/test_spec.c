@@ -676,6 +676,14 @@ static void not_supported(void **state)
 	assert_int_equal(jf_spec_check_runtime(s, true, &e3), JF_EINVAL);
 	assert_non_null(strstr(e3.msg, "container 'b' has neither an image nor a command"));
 	jf_spec_free(s);
+	/* with storage too, nothing to run is the problem named (found by fuzz_spec) */
+	s = parse_ok("containers:\n- name: a\n  image: x\n- name: b\n"
+		     "storage:\n- {type: emptydir, path: /s}\n");
+	assert_int_equal(jf_spec_check_runtime(s, true, &e3), JF_EINVAL);
+	assert_non_null(strstr(e3.msg, "container 'b' has neither an image nor a command"));
+	assert_int_equal(jf_spec_check_runtime(s, false, &e3), JF_ENOTSUP);
+	assert_true(e3.line > 0);
+	jf_spec_free(s);
 	/* one container with a command is enough on the host */
 	s = parse_ok("containers:\n- name: a\n- name: b\n  args: [x]\n");
 	assert_int_equal(s->ncontainers, 2);
