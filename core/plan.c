@@ -163,9 +163,11 @@ struct pass {
 		int64_t cpu, mem;
 		int64_t eff_nodes;            /* this many nodes did not fit on eff */
 		int64_t work_nodes, work_end; /* nor on work for an end this late */
+		int64_t real_nodes;           /* nor on real, reservations or not */
 	} shapes[64];
 	size_t nshapes;
 	bool fit_by_last[NMODELS + 1]; /* the last head of this model fit once all work ended */
+	enum jf_plan_block block;      /* why the last try_start started nothing */
 };
 
 static int64_t add_sat(int64_t a, int64_t b)
@@ -398,7 +400,7 @@ static struct shape *shape_of(struct pass *p, const struct jf_sched_req *r)
 		return NULL;
 	struct shape *x = &p->shapes[p->nshapes++];
 	*x = (struct shape){ model,     r->gpus,   r->cpu_milli, r->mem_bytes,
-			     INT64_MAX, INT64_MAX, INT64_MAX };
+			     INT64_MAX, INT64_MAX, INT64_MAX,    INT64_MAX };
 	return x;
 }
 
@@ -408,14 +410,27 @@ static int try_start(struct pass *p, size_t gi)
 	const struct jf_plan_group *g = &in->groups[gi];
 	struct jf_plan *o = p->out;
 	int64_t k = g->req.nodes, end = add_sat(in->now_ms, bound(g));
-	if (!room(p, g->queue, k, end))
+	if (!room(p, g->queue, k, end)) {
+		p->block = p->used[g->queue] + k > capacity(p, g->queue)
+				   ? JF_PLAN_BLOCK_CAPACITY
+				   : JF_PLAN_BLOCK_RESERVATION;
 		return 0;
+	}
+	p->block = JF_PLAN_BLOCK_RESOURCES;
 	struct jf_sched_machine *on = p->eff;
 	struct shape *sh = shape_of(p, &g->req);
 	bool eff_no = sh && k >= sh->eff_nodes;
 	if (eff_no || !fits(p, p->eff, &g->req)) {
 		if (sh && k < sh->eff_nodes)
 			sh->eff_nodes = k;
+		/* it is held back by reservations when what is free, all of
+		 * it, could take it (real only shrinks within a pass) */
+		if (o->nresv > 0 && !(sh && k >= sh->real_nodes)) {
+			if (fits(p, p->real, &g->req))
+				p->block = JF_PLAN_BLOCK_RESERVATION;
+			else if (sh)
+				sh->real_nodes = k;
+		}
 		/* may it use the reservations it ends before? */
 		if (o->nresv == 0 || p->max_at < end)
 			return 0;
@@ -657,7 +672,8 @@ static int reserve(struct pass *p, size_t gi)
 	struct jf_sched_slot *s = o->slots + o->nslots;
 	place_listed(p, n, r, s); /* the copies add up to k */
 	size_t ri = o->nresv++;
-	o->resv[ri] = (struct jf_plan_resv){ g->id, gi, at, add_sat(at, bound(g)), o->nslots };
+	o->resv[ri] =
+		(struct jf_plan_resv){ g->id, gi, at, add_sat(at, bound(g)), o->nslots, p->block };
 	for (int64_t i = 0; i < k; i++) {
 		size_t m = s[i].machine;
 		take_slot(p->eff, &s[i]);

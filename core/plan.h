@@ -64,6 +64,14 @@ enum jf_plan_why {
 	JF_PLAN_BAD_REQUEST,       /* nodes, gpus or an amount out of range */
 };
 
+/* What kept a reserving head from starting now (reference 9.1). */
+enum jf_plan_block {
+	JF_PLAN_BLOCK_RESOURCES = 1, /* the free machines cannot take it */
+	JF_PLAN_BLOCK_CAPACITY,      /* its queue holds its capacity */
+	JF_PLAN_BLOCK_RESERVATION,   /* it would fit, but on what an earlier head
+					(or the queue's room for it) is reserved for */
+};
+
 struct jf_plan {
 	struct jf_plan_start {
 		int64_t group_id;
@@ -77,6 +85,7 @@ struct jf_plan {
 		int64_t at_ms;    /* shadow time: it fits then at the latest */
 		int64_t until_ms; /* at_ms + its timeout (INT64_MAX: none) */
 		size_t slot;      /* reserved resources, as for starts */
+		enum jf_plan_block block;
 	} * resv;
 	size_t nresv;
 	struct jf_plan_skip {
