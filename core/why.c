@@ -58,7 +58,7 @@ static int64_t min_bound(int64_t a, int64_t b)
 }
 
 void jf_why_compute(const struct jf_plan_in *in, const struct jf_plan *plan,
-		    const struct jf_why_group *groups, size_t n, struct jf_why *out)
+		    const struct jf_why_group *groups, size_t n, struct jf_wait *out)
 {
 	size_t ng = in->ngroups;
 	int64_t *started = calloc(ng ? ng : 1, sizeof(*started));
@@ -81,8 +81,8 @@ void jf_why_compute(const struct jf_plan_in *in, const struct jf_plan *plan,
 
 	for (size_t i = 0; i < n; i++) {
 		const struct jf_why_group *w = &groups[i];
-		struct jf_why *o = &out[i];
-		*o = (struct jf_why){ .reason = w->gate };
+		struct jf_wait *o = &out[i];
+		*o = (struct jf_wait){ .reason = w->gate };
 		if (w->gate != JF_REASON_NONE || w->plan >= ng)
 			continue;
 		const struct jf_plan_group *pg = &in->groups[w->plan];
@@ -216,7 +216,7 @@ static void queue_use(const struct jf_plan_in *in, const struct jf_plan_group *g
 	       (long long)q->capacity, q->capacity == 1 ? "" : "s");
 }
 
-void jf_why_message(const struct jf_why *w, const struct jf_plan_in *in,
+void jf_why_message(const struct jf_wait *w, const struct jf_plan_in *in,
 		    const struct jf_plan_group *g, const struct jf_plan *plan,
 		    const struct jf_why_cluster *c, char *buf, size_t n)
 {

@@ -53,7 +53,7 @@ struct jf_why_group {
 	int64_t next_end_ms; /* the earliest end bound of its running tasks (0: none) */
 };
 
-struct jf_why {
+struct jf_wait {
 	enum jf_reason reason; /* NONE: nothing of it waits after the pass */
 	int64_t position;      /* 1 = next; 0 when nothing waits */
 	int64_t eta_ms;        /* the planner's bound of its next start; 0 = none */
@@ -68,7 +68,7 @@ struct jf_why {
  * after a pass waits of a planned group whose waiting tasks all started.
  */
 void jf_why_compute(const struct jf_plan_in *in, const struct jf_plan *plan,
-		    const struct jf_why_group *groups, size_t n, struct jf_why *out);
+		    const struct jf_why_group *groups, size_t n, struct jf_wait *out);
 
 /* What the message needs to know of the cluster after the pass. */
 struct jf_why_cluster {
@@ -85,7 +85,7 @@ struct jf_why_cluster {
  * terminated): what it needs, what is free, who holds it.  Gated reasons
  * and Paused get "" (their own message says it).
  */
-void jf_why_message(const struct jf_why *w, const struct jf_plan_in *in,
+void jf_why_message(const struct jf_wait *w, const struct jf_plan_in *in,
 		    const struct jf_plan_group *g, const struct jf_plan *plan,
 		    const struct jf_why_cluster *c, char *buf, size_t n);
 

@@ -356,6 +356,9 @@ static void resolve_task(struct jf_engine *e, struct grt *g, struct trun *t, boo
 	case JF_WHY_NONE:
 	case JF_WHY_GANG:
 	case JF_WHY_TIMEOUT:
+		/* what the ETAs of its other tasks are predicted from (why.c) */
+		if (t->start_ms > 0)
+			jf_eng_why_task_ran(e, g, jf_eng_now(e) - t->start_ms);
 		if (!t->failed) {
 			jf_eng_move(e, JF_OBJ_TASK(g, t->task_id), JF_EV_SUCCEED, "");
 			jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Normal", "Completed",

@@ -95,7 +95,8 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
 	jf_sched_machines_init(e->cluster, e->machines);
-	if (jf_eng_stor_init(e, cfg) != JF_OK || forecasts_load(e) != JF_OK) {
+	if (jf_eng_stor_init(e, cfg) != JF_OK || forecasts_load(e) != JF_OK ||
+	    jf_eng_why_init(e, cfg->eta) != JF_OK) {
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
@@ -226,6 +227,7 @@ void jf_engine_free(struct jf_engine *e)
 {
 	if (!e)
 		return;
+	jf_eng_why_free(e); /* its thread first: it reads nothing of the tables */
 	jf_eng_stor_free(e);
 	tables_free(e);
 	jf_eng_step_release(e);
@@ -949,6 +951,10 @@ int64_t jf_engine_tick(struct jf_engine *e)
 	}
 	if (e->pull_check_ms && (next < 0 || e->pull_check_ms - now < next))
 		next = e->pull_check_ms - now;
+	/* the ETAs of waiting work are simulated again now and then: a task
+	 * that overran its predicted end moves what waits behind it */
+	if (jf_eng_why_stale(e))
+		jf_eng_schedule(e);
 	size_t i = 0;
 	int64_t k;
 	void *v;

@@ -51,6 +51,14 @@ struct jf_change {
 
 typedef void (*jf_change_fn)(void *ctx, const struct jf_change *ch);
 
+/* Where the ETA simulation runs (reference 9.1, engine/why.c). */
+enum jf_eta_mode {
+	JF_ETA_AUTO = 0, /* on a thread of its own once the view is shared (the
+			  * daemon); not at all otherwise */
+	JF_ETA_INLINE,   /* in the engine's pass (jobfs-sim, tests: deterministic) */
+	JF_ETA_OFF,      /* reservation-based ETAs only */
+};
+
 struct jf_engine_config {
 	const char *state_dir;                 /* runs/ and ckpt/ live here */
 	struct jf_store *store;                /* taken over */
@@ -78,6 +86,7 @@ struct jf_engine_config {
 						* supervisor's default (10 s) */
 	const char *volumes_dir;               /* where volumes live; NULL = STATE/volumes
 						* (Slurm: --volumes, shared by the nodes) */
+	enum jf_eta_mode eta;                  /* where the ETA simulation runs */
 	int64_t keep_logs_ms;                  /* a finished group's run directories (logs,
 						* work files) go this long after its end,
 						* unless its queue's keep_logs says; 0 =
@@ -241,6 +250,35 @@ void jf_engine_view_use(struct jf_engine *e, size_t m, struct jf_view_machine *o
 /* The backend's trouble as last published (jf_engine_backend_trouble)
  * into buf; false (buf "") when it can be reached. */
 bool jf_engine_view_trouble(struct jf_engine *e, char *buf, size_t n);
+
+/*
+ * Why group_id waits and when it will start (reference 9.1), as of the
+ * last scheduling pass and the last simulation; never waits for either.
+ * rank: 0 for the group (its next task), r for its waiting task with r
+ * waiting tasks before it (the simulation keeps JF_ETA_KEEP of them).
+ * false when the engine has nothing to say of it (not active, or no pass
+ * has seen it yet).  Times in ms since the epoch, 0 = none; a basis is
+ * "reservation", "simulation" or "".
+ */
+#define JF_ETA_KEEP 16
+struct jf_engine_why {
+	char reason[24]; /* "" when nothing of it waits */
+	char message[256];
+	int64_t position;
+	int64_t eta_ms;
+	const char *eta_basis;
+	int64_t finish_ms; /* when its last task ends */
+	const char *finish_basis;
+	int64_t eta_resv_ms, eta_sim_ms, finish_resv_ms, finish_sim_ms; /* both bases */
+};
+bool jf_engine_why(struct jf_engine *e, int64_t group_id, int64_t rank, struct jf_engine_why *out);
+/* What the last reason computation and simulation cost (benchmarks). */
+struct jf_eta_figures {
+	int64_t why_ns, sim_ns; /* the last of each */
+	size_t sim_passes;      /* planning passes of the last simulation */
+	int64_t whys, sims;     /* how many so far */
+};
+void jf_engine_eta_figures(struct jf_engine *e, struct jf_eta_figures *out);
 
 struct jf_forecast;
 /* The spot forecast of GPU model m (borrowed), NULL if out of range. */

@@ -23,6 +23,7 @@
 #include "core/lifecycle.h"
 #include "core/sched.h"
 #include "core/spec.h"
+#include "core/why.h"
 #include "backends/shimproto.h"
 #include "engine/engine.h"
 #include "engine/idmap.h"
@@ -82,6 +83,13 @@ struct grt { /* an accepted group's runtime */
 	 * acceptance, or the load after a restart) before a node starts */
 	int64_t sync_after_ms;
 	bool syncing_said; /* its message says it waits for a sync */
+	/* why.c: its finished tasks' run times (loaded from the store at first use) */
+	bool dur_loaded;
+	int64_t dur_n, dur_sum_ms;
+	/* why.c: scratch of one pass, valid where the stamp is the pass's */
+	size_t why_index;
+	unsigned why_stamp, hold_stamp;
+	int64_t why_first_end, why_last_end, hold_amount, hold_tasks;
 };
 
 #define JF_PULL_BACKOFF_FIRST_MS 10000
@@ -233,8 +241,13 @@ struct jf_engine {
 		int64_t at_ms;
 		char home[512], name[256];
 	} pw;
-	bool illegal_soft;                 /* refuse them without aborting (the tests of it) */
-	struct jf_view view;               /* view.c: what other threads read of the engine */
+	bool illegal_soft;   /* refuse them without aborting (the tests of it) */
+	struct jf_view view; /* view.c: what other threads read of the engine */
+	struct jf_whys *why; /* why.c: reasons and ETAs */
+	enum jf_eta_mode eta_mode;
+	bool why_waiting;                  /* the last pass left something waiting */
+	bool why_dirty;                    /* ... and took no snapshot for the simulation */
+	unsigned why_stamp;                /* why.c: a pass's stamp in struct grt */
 	unsigned (*hook_leave)(void *ctx); /* jf_engine_set_step_hooks */
 	void (*hook_enter)(void *ctx, unsigned held);
 	void *hook_ctx;
@@ -261,6 +274,30 @@ int64_t jf_eng_move_tasks(struct jf_engine *e, const struct jf_obj *group, unsig
 #define JF_OBJ_GROUP(g)      (&(struct jf_obj){ (g)->queue_id, (g)->id, 0, 0 })
 #define JF_OBJ_TASK(g, t)    (&(struct jf_obj){ (g)->queue_id, (g)->id, (t), 0 })
 #define JF_OBJ_NODE(g, t, n) (&(struct jf_obj){ (g)->queue_id, (g)->id, (t), (n) })
+
+/* why.c: reasons and ETAs (reference 9.1) */
+#define JF_ETA_REFRESH_MS 2000  /* a snapshot for the simulation at most this often */
+#define JF_ETA_STALE_MS   10000 /* ... and a pass to take one when older and work waits */
+#define JF_ETA_MAX_PASSES 1000  /* planning passes of one simulation at most */
+#define JF_ETA_HORIZON_MS (INT64_C(30) * 86400 * 1000)
+#define JF_ETA_QUANTUM_MS 1000 /* ends this close are taken together */
+struct jf_why_pass {           /* what a pass hands over (schedule.c) */
+	const struct jf_plan_in *in;
+	const struct jf_plan *plan;
+	struct jf_why_group *wg; /* every group with waiting tasks, in the pass's order */
+	size_t nwg;
+	const int64_t *run_gid;                /* per in->running: its group */
+	const int64_t *run_start_ms;           /* per in->running: its attempt's start */
+	const struct jf_sched_machine *before; /* free before the pass; NULL: no snapshot */
+};
+enum jf_err jf_eng_why_init(struct jf_engine *e, enum jf_eta_mode mode);
+void jf_eng_why_free(struct jf_engine *e);
+bool jf_eng_why_snapshot_due(struct jf_engine *e);
+/* Is the last snapshot old while something waits (the tick asks for a pass)? */
+bool jf_eng_why_stale(struct jf_engine *e);
+void jf_eng_why_pass(struct jf_engine *e, const struct jf_why_pass *p);
+/* One of g's tasks ran run_ms and ended by itself (ending.c). */
+void jf_eng_why_task_ran(struct jf_engine *e, struct grt *g, int64_t run_ms);
 
 /* view.c: publish the view now (after a committed step); delegated, at
  * most once a tick unless force.  What readers hold the view lock to read

@@ -56,8 +56,22 @@ struct snap {
 		double risk;
 	} * gates;
 	size_t ngates, capgates;
+	struct jf_why_group *wg; /* why.c: every group with waiting tasks, in order */
+	size_t nwg, capwg;
+	int64_t *run_gid, *run_start; /* per run: its group and its attempt's start */
+	size_t caprun2;
 	bool oom;
 };
+
+/* Group gid has waiting tasks: why.c words why they wait after the pass. */
+static void note_why(struct snap *s, int64_t gid, int64_t queue_id, enum jf_reason gate)
+{
+	if (!jf_grow(&s->wg, &s->capwg, s->nwg + 1, sizeof(*s->wg))) {
+		s->oom = true;
+		return;
+	}
+	s->wg[s->nwg++] = (struct jf_why_group){ gid, queue_id, gate, s->ng, 0 };
+}
 
 #define WINDOW_RECHECK_MS 60000
 
@@ -145,14 +159,20 @@ static int add_group(void *ctx, int64_t gid)
 				? 0
 				: startable(c[JF_ST_WAITING],
 					    c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING], parallelism);
-	if (s->spot && g->spec->unit_runtime > 0 && tasks > 0 && window_wait(s, g, tasks))
+	if (s->spot && g->spec->unit_runtime > 0 && tasks > 0 && window_wait(s, g, tasks)) {
+		note_why(s, gid, queue_id, JF_REASON_WINDOW);
 		return 0;
+	}
 	/* backing off after a failed pull (image.c): nothing starts yet */
-	if (tasks > 0 && jf_eng_pull_waits(e, g, jf_eng_now(e)))
+	if (tasks > 0 && jf_eng_pull_waits(e, g, jf_eng_now(e))) {
+		note_why(s, gid, queue_id, JF_REASON_IMAGEPULL);
 		return 0;
+	}
 	/* its object sources sync first (storage.c) */
-	if (tasks > 0 && jf_eng_stor_waits(e, g))
+	if (tasks > 0 && jf_eng_stor_waits(e, g)) {
+		note_why(s, gid, queue_id, JF_REASON_SYNCING);
 		return 0;
+	}
 	/* what it may take in this pass is not free for the spot groups after it */
 	int model = g->req.model;
 	if (model >= 0 && (size_t)model < e->cluster->nmodels) {
@@ -167,6 +187,8 @@ static int add_group(void *ctx, int64_t gid)
 		return 1;
 	}
 	int qi = queue_index(s, queue_id);
+	if (c[JF_ST_WAITING] > 0 || c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING] > 0)
+		note_why(s, gid, queue_id, JF_REASON_NONE); /* why it waits, or when it ends */
 	s->groups[s->ng] = (struct jf_plan_group){
 		.id = gid,
 		.queue = qi,
@@ -217,10 +239,15 @@ static void add_running(struct snap *s)
 			s->queues[qi].held += t->nodes;
 		if (nslots != (size_t)t->nodes)
 			continue;
-		if (!jf_grow(&s->run, &s->caprun, s->nrun + 1, sizeof(*s->run))) {
+		size_t cap2 = s->caprun2;
+		if (!jf_grow(&s->run, &s->caprun, s->nrun + 1, sizeof(*s->run)) ||
+		    !jf_grow(&s->run_gid, &cap2, s->nrun + 1, sizeof(*s->run_gid)) ||
+		    !jf_grow(&s->run_start, &s->caprun2, s->nrun + 1, sizeof(*s->run_start))) {
 			s->oom = true;
 			return;
 		}
+		s->run_gid[s->nrun] = t->group_id;
+		s->run_start[s->nrun] = t->start_ms;
 		s->run[s->nrun++] = (struct jf_plan_running){
 			.slots = t->slots,
 			.nslots = nslots,
@@ -533,6 +560,12 @@ static void pass(struct jf_engine *e)
 	};
 	struct jf_error err;
 	jf_error_clear(&err);
+	/* what was free before the pass, for the ETA simulation (why.c) */
+	struct jf_sched_machine *before = NULL;
+	size_t nm = e->cluster->nmachines;
+	if (!s.oom && jf_eng_why_snapshot_due(e) &&
+	    (before = malloc((nm ? nm : 1) * sizeof(*before))))
+		memcpy(before, e->machines, nm * sizeof(*before));
 	if (s.oom || jf_plan_pass(&plan, e->machines, e->cluster->nmachines, &in, &err) != JF_OK)
 		goto out;
 	/*
@@ -635,7 +668,14 @@ static void pass(struct jf_engine *e)
 			jf_eng_settle_group(e, g);
 	}
 	free(moved);
+	/* why what waits waits, and when it starts (reference 9.1) */
+	struct jf_why_pass wp = { &in, &plan, s.wg, s.nwg, s.run_gid, s.run_start, before };
+	jf_eng_why_pass(e, &wp);
 out:
+	free(before);
+	free(s.wg);
+	free(s.run_gid);
+	free(s.run_start);
 	jf_plan_release(&plan);
 	free(s.run);
 	free(s.queues);

@@ -10,6 +10,7 @@
 
 
 #include <fuse_lowlevel.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -182,6 +183,11 @@ void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n
 /* The size the tree shows for the log file at path (from jf_log_path):
  * path.1, the part the shim rotated out last, and path together; 0 for "". */
 int64_t jf_log_size(const char *path);
+/* coststat.c: cost as it goes (reference 9.3), into a status object */
+void jf_put_cost_rate(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t id);
+void jf_put_spot_savings(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t id);
+void jf_put_group_estimate(struct jf_fs *fs, json_t *o, const struct jf_group_rec *g);
+void jf_put_queue_estimate(struct jf_fs *fs, json_t *o, int64_t queue_id);
 /* status.c: status (json false) or status.json of an object. */
 int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char **out,
 		     size_t *len);

@@ -57,6 +57,7 @@ static void put_common(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t
 	 * so nobody parses the decimals of the string */
 	put_int(o, "cost_micro", amount);
 	put_str(o, "currency", c->currency);
+	jf_put_cost_rate(fs, o, scope, id);
 	int64_t d = 0;
 	if (from_ms > 0)
 		d = ((finished > 0 ? finished : now) - from_ms) / 1000;
@@ -117,9 +118,40 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	else
 		put_str(o, "capacity", "unlimited");
 	put_int(o, "nodes_held", held);
+	jf_put_queue_estimate(fs, o, id);
+	jf_put_spot_savings(fs, o, JF_SCOPE_QUEUE, id);
 	put_int(o, "group_timeout_seconds", q.group_timeout);
 	jf_queue_release(&q);
 	return o;
+}
+
+/* The reason keys of a group or a task (reference 9.1); w NULL: the
+ * engine has not seen it waiting (the gates' flags still say why). */
+static void put_why_keys(json_t *o, const char *reason, int64_t position, int64_t eta,
+			 const char *basis)
+{
+	put_str(o, "reason", reason);
+	if (position > 0)
+		put_int(o, "position", position);
+	else
+		put_str(o, "position", "");
+	put_time(o, "eta", eta);
+	put_str(o, "eta_basis", eta > 0 ? basis : "");
+}
+
+static void put_why(json_t *o, const struct jf_group_rec *g, const struct jf_engine_why *w)
+{
+	const char *reason = w ? w->reason : "";
+	if (!reason[0] && g->state == JF_ST_WAITING)
+		reason = (g->flags & JF_GF_IMAGEPULL) ? "ImagePull"
+			 : (g->flags & JF_GF_WINDOW)  ? "Window"
+			 : (g->flags & JF_GF_SYNCING) ? "Syncing"
+						      : "";
+	put_why_keys(o, reason, w && w->reason[0] ? w->position : 0,
+		     w && w->reason[0] ? w->eta_ms : 0, w ? w->eta_basis : "");
+	bool running = g->state == JF_ST_RUNNING;
+	put_time(o, "eta_finish", running && w ? w->finish_ms : 0);
+	put_str(o, "eta_finish_basis", running && w && w->finish_ms > 0 ? w->finish_basis : "");
 }
 
 static json_t *group_status(struct jf_fs *fs, int64_t id)
@@ -146,14 +178,15 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 			msg = trouble;
 		}
 	}
+	/* why it waits and when it starts, as of the engine's last pass
+	 * (reference 9.1); its own message when the reason is a gate's */
+	struct jf_engine_why why;
+	bool live = g.state == JF_ST_WAITING || g.state == JF_ST_RUNNING;
+	bool known = live && jf_engine_why(fs->e, id, 0, &why);
+	if (known && why.reason[0] && why.message[0] && g.state == JF_ST_WAITING && !trouble)
+		msg = why.message;
 	put_str(o, "message", msg);
-	/* the pending reasons jobfs knows of (reference 9.1) */
-	if (g.state == JF_ST_WAITING && (g.flags & JF_GF_IMAGEPULL))
-		put_str(o, "reason", "ImagePull");
-	else if (g.state == JF_ST_WAITING && (g.flags & JF_GF_WINDOW))
-		put_str(o, "reason", "Window");
-	else if (g.state == JF_ST_WAITING && (g.flags & JF_GF_SYNCING))
-		put_str(o, "reason", "Syncing");
+	put_why(o, &g, known ? &why : NULL);
 	put_str(o, "kind", g.kind == JF_KIND_BATCH ? "batch" : "group");
 	put_common(fs, o, JF_SCOPE_GROUP, id, g.created_ms, g.started_ms, g.finished_ms,
 		   g.submitted_ms);
@@ -161,6 +194,8 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	jf_group_count_tasks(ST(fs), id, c);
 	jf_group_count_preempted(ST(fs), id, &c[JF_ST_PREEMPTED]);
 	put_counts(o, c, g.completions, g.parallelism);
+	jf_put_group_estimate(fs, o, &g);
+	jf_put_spot_savings(fs, o, JF_SCOPE_GROUP, id);
 	const struct jf_spec *s = jf_fs_spec(fs, &g);
 	if (s) {
 		put_str(o, "billing", s->billing == JF_BILL_SPOT ? "spot" : "on-demand");
@@ -220,6 +255,15 @@ static json_t *task_status(struct jf_fs *fs, int64_t id)
 	put_str(o, "message", t.message);
 	put_common(fs, o, JF_SCOPE_TASK, id, g.submitted_ms, t.started_ms, t.finished_ms,
 		   t.started_ms);
+	/* a waiting task waits for its group's reason; its ETA is its own
+	 * (its rank among the group's waiting tasks, reference 9.1) */
+	struct jf_engine_why why;
+	int64_t rank = 0;
+	bool known = t.state == JF_ST_WAITING &&
+		     jf_task_waiting_before(ST(fs), t.group_id, t.idx, &rank) == JF_OK &&
+		     jf_engine_why(fs->e, t.group_id, rank, &why) && why.reason[0];
+	put_why_keys(o, known ? why.reason : "", known ? why.position : 0, known ? why.eta_ms : 0,
+		     known ? why.eta_basis : "");
 	put_int(o, "index", t.idx);
 	put_int(o, "attempt", t.attempt);
 	const struct jf_spec *s = jf_fs_spec(fs, &g);

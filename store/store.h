@@ -300,6 +300,13 @@ enum jf_err jf_group_delete(struct jf_store *st, int64_t id);
 /* Counts of the group's tasks per state: counts[JF_ST__COUNT]; rows not
  * made yet count in the state they will be made with. */
 enum jf_err jf_group_count_tasks(struct jf_store *st, int64_t id, int64_t *counts);
+/* How many of group id's tasks ended Succeeded or Failed after running,
+ * and the sum of their last attempts' run times (ms): what the ETA
+ * simulation predicts a task's run time from (reference 9.1). */
+enum jf_err jf_group_durations(struct jf_store *st, int64_t id, int64_t *n, int64_t *sum_ms);
+/* How many of group id's tasks wait with an index below idx: a waiting
+ * task's rank among its group's (its ETA, reference 9.1). */
+enum jf_err jf_task_waiting_before(struct jf_store *st, int64_t id, int64_t idx, int64_t *n);
 /* Tasks waiting again after a preemption (a node Preempted, the task Waiting):
  * the `preempted` count of status; also counted under waiting. */
 enum jf_err jf_group_count_preempted(struct jf_store *st, int64_t id, int64_t *n);
@@ -478,6 +485,20 @@ enum jf_err jf_ledger_last_end(struct jf_store *st, int64_t attempt_id, int64_t 
  * *seconds likewise.  Both saturate at INT64_MAX. */
 enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
 			  int64_t *amount, int64_t *seconds);
+/* The rate (micro-units per hour) of the open segments in a scope: what
+ * it costs right now (reference 9.3, cost_rate). */
+enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t *rate);
+/* The spot segments of a scope (JF_SCOPE_ALL, _QUEUE or _GROUP), open
+ * ones billed up to now_ms, summed per GPU model ("" CPU-only) and rate:
+ * fn(ctx, gpu, rate, seconds, amount) for each (spot_savings). */
+enum jf_err jf_ledger_spot(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
+			   void (*fn)(void *ctx, const char *gpu, int64_t rate, int64_t seconds,
+				      int64_t amount),
+			   void *ctx);
+/* Group id's tasks that ended Succeeded or Failed, and what their closed
+ * segments cost (cost_estimate: the mean cost of a finished task). */
+enum jf_err jf_ledger_finished(struct jf_store *st, int64_t group_id, int64_t *tasks,
+			       int64_t *amount);
 /* Closed rows with seq > after, in closing order (ledger.csv). */
 enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 			   int (*fn)(void *ctx, const struct jf_ledger_rec *r), void *ctx);

@@ -195,3 +195,35 @@ void jf_counts_group_changed(struct jf_store *st, int64_t group_id)
 	if (m)
 		m->valid = false;
 }
+
+enum jf_err jf_group_durations(struct jf_store *st, int64_t id, int64_t *n, int64_t *sum_ms)
+{
+	*n = *sum_ms = 0;
+	sqlite3_stmt *s = jf_q(st, Q_GROUP_DURATIONS);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*n = sqlite3_column_int64(s, 0);
+		double sum = sqlite3_column_double(s, 1);
+		*sum_ms = sum > 0 && sum < 9e18 ? (int64_t)sum : 0;
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? JF_OK : JF_EIO;
+}
+
+enum jf_err jf_task_waiting_before(struct jf_store *st, int64_t id, int64_t idx, int64_t *n)
+{
+	*n = 0;
+	sqlite3_stmt *s = jf_q(st, Q_TASK_WAITING_BEFORE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, idx);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*n = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? JF_OK : JF_EIO;
+}

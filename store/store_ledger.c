@@ -484,3 +484,89 @@ enum jf_err jf_demand_list(struct jf_store *st, const char *model,
 	sqlite3_reset(s);
 	return JF_OK;
 }
+
+static const enum jf_q open_q[] = {
+	[JF_SCOPE_ALL] = Q_LEDGER_OPEN_ALL,     [JF_SCOPE_QUEUE] = Q_LEDGER_OPEN_QUEUE,
+	[JF_SCOPE_GROUP] = Q_LEDGER_OPEN_GROUP, [JF_SCOPE_TASK] = Q_LEDGER_OPEN_TASK,
+	[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,
+};
+
+enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t *rate)
+{
+	*rate = 0;
+	if (scope > JF_SCOPE_NODE)
+		return JF_EINVAL;
+	sqlite3_stmt *s = jf_q(st, open_q[scope]);
+	if (!s)
+		return JF_EIO;
+	if (scope != JF_SCOPE_ALL)
+		sqlite3_bind_int64(s, 1, id);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*rate = jf_bill_add(*rate, sqlite3_column_int64(s, 1));
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
+}
+
+enum jf_err jf_ledger_spot(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
+			   void (*fn)(void *ctx, const char *gpu, int64_t rate, int64_t seconds,
+				      int64_t amount),
+			   void *ctx)
+{
+	enum jf_q closed, open;
+	switch (scope) {
+	case JF_SCOPE_ALL:
+		closed = Q_LEDGER_SPOT_ALL;
+		open = Q_LEDGER_SPOT_OPEN_ALL;
+		break;
+	case JF_SCOPE_QUEUE:
+		closed = Q_LEDGER_SPOT_QUEUE;
+		open = Q_LEDGER_SPOT_OPEN_QUEUE;
+		break;
+	case JF_SCOPE_GROUP:
+		closed = Q_LEDGER_SPOT_GROUP;
+		open = Q_LEDGER_SPOT_OPEN_GROUP;
+		break;
+	default:
+		return JF_EINVAL;
+	}
+	int rc = SQLITE_DONE;
+	for (int pass = 0; pass < 2 && rc == SQLITE_DONE; pass++) {
+		sqlite3_stmt *s = jf_q(st, pass ? open : closed);
+		if (!s)
+			return JF_EIO;
+		if (scope != JF_SCOPE_ALL)
+			sqlite3_bind_int64(s, 1, id);
+		while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+			const char *gpu = (const char *)sqlite3_column_text(s, 0);
+			int64_t rate = sqlite3_column_int64(s, 1), secs, amount;
+			if (pass) {
+				secs = jf_bill_seconds(sqlite3_column_int64(s, 2), now_ms);
+				amount = jf_bill_amount(secs, rate);
+			} else {
+				secs = sqlite3_column_int64(s, 2);
+				amount = sqlite3_column_int64(s, 3);
+			}
+			fn(ctx, gpu ? gpu : "", rate, secs, amount);
+		}
+		sqlite3_reset(s);
+	}
+	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
+}
+
+enum jf_err jf_ledger_finished(struct jf_store *st, int64_t group_id, int64_t *tasks,
+			       int64_t *amount)
+{
+	*tasks = *amount = 0;
+	sqlite3_stmt *s = jf_q(st, Q_LEDGER_FINISHED_COST);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, group_id);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*tasks = sqlite3_column_int64(s, 0);
+		*amount = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? JF_OK : JF_EIO;
+}

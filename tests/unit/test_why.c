@@ -93,7 +93,7 @@ static void resources(void **state)
 	struct jf_error err;
 	assert_int_equal(jf_plan_pass(&plan, m, 2, &in, &err), JF_OK);
 	struct jf_why_group wg[2] = { planned(2, 7, 0), planned(3, 7, 1) };
-	struct jf_why w[2];
+	struct jf_wait w[2];
 	jf_why_compute(&in, &plan, wg, 2, w);
 	assert_int_equal(w[0].reason, JF_REASON_RESOURCES);
 	assert_int_equal(w[0].position, 1);
@@ -135,7 +135,7 @@ static void capacity(void **state)
 	assert_int_equal(jf_plan_pass(&plan, m, 2, &in, &err), JF_OK);
 	assert_int_equal(plan.nstarts, 0);
 	struct jf_why_group wg[1] = { planned(5, 1, 0) };
-	struct jf_why w[1];
+	struct jf_wait w[1];
 	jf_why_compute(&in, &plan, wg, 1, w);
 	assert_int_equal(w[0].reason, JF_REASON_QUEUE_CAPACITY);
 	assert_int_equal(w[0].eta_ms, NOW + 30 * SEC);
@@ -173,7 +173,7 @@ static void reservation(void **state)
 	assert_int_equal(plan.nstarts, 1);
 	assert_int_equal(plan.starts[0].group_id, 4);
 	struct jf_why_group wg[3] = { planned(2, 1, 0), planned(3, 1, 1), planned(4, 1, 2) };
-	struct jf_why w[3];
+	struct jf_wait w[3];
 	jf_why_compute(&in, &plan, wg, 3, w);
 	assert_int_equal(w[0].reason, JF_REASON_RESOURCES);
 	assert_int_equal(w[0].eta_ms, NOW + 100 * SEC);
@@ -230,7 +230,7 @@ static void parallelism_and_others(void **state)
 		planned(14, 0, 4),
 	};
 	wg[0].next_end_ms = NOW + 30 * SEC;
-	struct jf_why w[6];
+	struct jf_wait w[6];
 	jf_why_compute(&in, &plan, wg, 6, w);
 	assert_int_equal(w[0].reason, JF_REASON_PARALLELISM);
 	assert_int_equal(w[0].eta_ms, NOW + 30 * SEC);
@@ -266,7 +266,7 @@ static void cpu_message(void **state)
 	struct jf_plan_in in = { NOW, NULL, 0, NULL, 0, &g, 1 };
 	struct jf_plan plan;
 	jf_plan_init(&plan);
-	struct jf_why w = { JF_REASON_RESOURCES, 1, 0, JF_PLAN_BLOCK_RESOURCES };
+	struct jf_wait w = { JF_REASON_RESOURCES, 1, 0, JF_PLAN_BLOCK_RESOURCES };
 	struct jf_why_cluster c = { m, 2, models, 2, "", NULL };
 	char msg[400];
 	jf_why_message(&w, &in, &g, &plan, &c, msg, sizeof(msg));
