@@ -138,6 +138,61 @@ static enum jf_err step(struct sim *s, struct jf_plan *plan, int64_t t, struct j
 	return JF_OK;
 }
 
+/* How many nodes of r machine m can take now, at most r->nodes (as the
+ * planner counts them). */
+static int64_t copies(const struct jf_sched_machine *m, const struct jf_sched_req *r)
+{
+	int64_t n = r->nodes;
+	if (r->model >= 0 && r->gpus > 0) {
+		if (m->model != r->model)
+			return 0;
+		int64_t c = jf_popcount64(m->gpu_free) / r->gpus;
+		if (c < n)
+			n = c;
+	}
+	if (m->cpu_free < 0 || m->mem_free < 0)
+		return 0;
+	if (r->cpu_milli > 0 && m->cpu_free / r->cpu_milli < n)
+		n = m->cpu_free / r->cpu_milli;
+	if (r->mem_bytes > 0 && m->mem_free / r->mem_bytes < n)
+		n = m->mem_free / r->mem_bytes;
+	return n;
+}
+
+/*
+ * Could a pass now start anything?  Every start the planner makes has room
+ * in its queue and its parallelism and fits what is free (reservations only
+ * take more away), so when no waiting group passes these three a pass
+ * would start nothing: the simulation skips it.  Shapes are checked once.
+ */
+static bool could_start(const struct sim *s)
+{
+	const struct jf_sched_req *no[32];
+	size_t nno = 0;
+	for (size_t i = 0; i < s->in->ngroups; i++) {
+		const struct jf_plan_group *g = &s->g[i];
+		if (g->waiting <= 0 || g->paused || s->never[i] || g->running >= g->parallelism)
+			continue;
+		if (g->queue >= 0 && (size_t)g->queue < s->in->nqueues &&
+		    s->q[g->queue].capacity > 0 &&
+		    s->q[g->queue].held + g->req.nodes > s->q[g->queue].capacity)
+			continue;
+		bool known = false;
+		for (size_t k = 0; k < nno && !known; k++)
+			known = !memcmp(no[k], &g->req, sizeof(g->req));
+		if (known)
+			continue;
+		int64_t total = 0;
+		for (size_t m = 0; m < s->in->nm && total < g->req.nodes; m++)
+			total += copies(&s->m[m], &g->req);
+		if (total >= g->req.nodes)
+			return true;
+		if (nno < sizeof(no) / sizeof(no[0]))
+			no[nno++] = &g->req;
+	}
+	return false;
+}
+
 static bool waits(const struct sim *s)
 {
 	for (size_t i = 0; i < s->in->ngroups; i++)
@@ -156,7 +211,12 @@ static bool next_ends(const struct sim *s, int64_t *at)
 			first = s->run[i].end;
 	if (first >= NO_BOUND)
 		return false;
-	int64_t last = first, lim = add_sat(first, s->in->quantum_ms);
+	/* the further ahead, the coarser: a start a day away needs no second */
+	int64_t q = s->in->quantum_ms,
+		rel = (first - s->in->now_ms) / 1000 * s->in->quantum_permille;
+	if (rel > q)
+		q = rel;
+	int64_t last = first, lim = add_sat(first, q);
 	for (size_t i = 0; i < s->nrun; i++)
 		if (s->run[i].end <= lim && s->run[i].end > last)
 			last = s->run[i].end;
@@ -229,10 +289,13 @@ enum jf_err jf_eta_simulate(const struct jf_eta_in *in, struct jf_eta_out *out,
 		}
 	}
 	int64_t t = in->now_ms;
+	bool plan_now = true;
 	for (;;) {
-		rc = step(&s, &plan, t, err);
-		if (rc != JF_OK)
-			goto out;
+		if (plan_now) {
+			rc = step(&s, &plan, t, err);
+			if (rc != JF_OK)
+				goto out;
+		}
 		if (!waits(&s)) {
 			out->complete = true;
 			break;
@@ -242,6 +305,7 @@ enum jf_err jf_eta_simulate(const struct jf_eta_in *in, struct jf_eta_out *out,
 			break;
 		release_until(&s, at);
 		t = at;
+		plan_now = could_start(&s);
 	}
 	out->reached_ms = t;
 	/* a group all of whose tasks started ends with its last one */

@@ -13,9 +13,13 @@
  * waits, when nothing running has a predicted end, past horizon_ms, or
  * after max_passes passes (so a refresh costs a bounded time).
  *
- * Ends within quantum_ms of the earliest are taken together, at the
- * latest of them: a start is never predicted earlier than the ends it
- * needs; fewer passes for many ends close together.
+ * Ends within quantum_ms of the earliest (or within quantum_permille of
+ * how far ahead it is, when that is more: 10 is 1%, so ends a day ahead
+ * are taken 14 minutes at a time) are taken together, at the latest of
+ * them: a start is never predicted earlier than the ends it needs; fewer
+ * passes for many ends close together.  A step whose ends let nothing
+ * start (no waiting group has room in its queue and its parallelism and
+ * fits what is free) needs no planning pass: it is skipped.
  *
  * Pure: no I/O, no clock.  Everything in `in` is borrowed; out's arrays
  * are the caller's, sized as documented below.
@@ -48,7 +52,8 @@ struct jf_eta_in {
 	int64_t now_ms;
 	int64_t horizon_ms; /* simulate no later than this */
 	size_t max_passes;
-	int64_t quantum_ms;
+	int64_t quantum_ms;       /* ends this close together are one step ... */
+	int64_t quantum_permille; /* ... or, if more, this share of how far ahead they are */
 	const struct jf_sched_machine *machines; /* free now */
 	size_t nm;
 	const struct jf_eta_running *running;

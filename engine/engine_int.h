@@ -276,12 +276,14 @@ int64_t jf_eng_move_tasks(struct jf_engine *e, const struct jf_obj *group, unsig
 #define JF_OBJ_NODE(g, t, n) (&(struct jf_obj){ (g)->queue_id, (g)->id, (t), (n) })
 
 /* why.c: reasons and ETAs (reference 9.1) */
-#define JF_ETA_REFRESH_MS 2000  /* a snapshot for the simulation at most this often */
-#define JF_ETA_STALE_MS   10000 /* ... and a pass to take one when older and work waits */
-#define JF_ETA_MAX_PASSES 1000  /* planning passes of one simulation at most */
-#define JF_ETA_HORIZON_MS (INT64_C(30) * 86400 * 1000)
-#define JF_ETA_QUANTUM_MS 1000 /* ends this close are taken together */
-struct jf_why_pass {           /* what a pass hands over (schedule.c) */
+#define JF_ETA_REFRESH_MS       2000  /* a snapshot for the simulation at most this often */
+#define JF_ETA_STALE_MS         10000 /* ... and a pass to take one when older and work waits */
+#define JF_ETA_MAX_PASSES       1000  /* planning passes of one simulation at most */
+#define JF_ETA_HORIZON_MS       (INT64_C(30) * 86400 * 1000)
+#define JF_ETA_QUANTUM_MS       1000 /* ends this close are taken together, */
+#define JF_ETA_QUANTUM_PERMILLE 10   /* ... or within 1% of how far ahead they are */
+#define JF_ETA_MAX_GROUPS       256  /* the first groups in the planner's order simulated */
+struct jf_why_pass {                 /* what a pass hands over (schedule.c) */
 	const struct jf_plan_in *in;
 	const struct jf_plan *plan;
 	struct jf_why_group *wg; /* every group with waiting tasks, in the pass's order */

@@ -131,6 +131,7 @@ static struct eta_entry *simulate(struct snapshot *s, size_t *n, struct jf_eta_f
 		.horizon_ms = s->at_ms + JF_ETA_HORIZON_MS,
 		.max_passes = JF_ETA_MAX_PASSES,
 		.quantum_ms = JF_ETA_QUANTUM_MS,
+		.quantum_permille = JF_ETA_QUANTUM_PERMILLE,
 		.machines = s->m,
 		.nm = s->nm,
 		.running = s->run,
@@ -254,13 +255,25 @@ static bool sim_ready(struct jf_engine *e)
 	return !busy;
 }
 
+/* How often a snapshot is taken: JF_ETA_REFRESH_MS, or five times what
+ * the last simulation took, so that it never holds more than a fifth of a
+ * core however big the cluster. */
+static int64_t refresh_ms(struct jf_engine *e)
+{
+	struct jf_whys *w = e->why;
+	pthread_mutex_lock(&w->mu);
+	int64_t took = w->fig.sim_ns / 1000000;
+	pthread_mutex_unlock(&w->mu);
+	return 5 * took > JF_ETA_REFRESH_MS ? 5 * took : JF_ETA_REFRESH_MS;
+}
+
 /* Does this pass take a snapshot for the simulation? */
 bool jf_eng_why_snapshot_due(struct jf_engine *e)
 {
 	if (!sim_ready(e))
 		return false;
 	int64_t now = jf_eng_now(e), snap = e->why->snap_ms;
-	return !snap || now < snap || now - snap >= JF_ETA_REFRESH_MS;
+	return !snap || now < snap || now - snap >= refresh_ms(e);
 }
 
 bool jf_eng_why_stale(struct jf_engine *e)
@@ -270,7 +283,10 @@ bool jf_eng_why_stale(struct jf_engine *e)
 	int64_t now = jf_eng_now(e), snap = e->why->snap_ms;
 	if (now < snap)
 		return true;
-	return now - snap >= (e->why_dirty ? JF_ETA_REFRESH_MS : JF_ETA_STALE_MS);
+	int64_t every = refresh_ms(e);
+	return now - snap >= (e->why_dirty              ? every
+			      : every > JF_ETA_STALE_MS ? every
+							: JF_ETA_STALE_MS);
 }
 
 /* The mean run time of g's finished tasks (ms), 0 = none finished. */
@@ -321,8 +337,11 @@ static struct snapshot *take_snapshot(struct jf_engine *e, const struct jf_why_p
 	s->nq = in->nqueues;
 	if (in->nqueues)
 		memcpy(s->q, in->queues, in->nqueues * sizeof(*s->q));
-	s->ng = in->ngroups;
-	for (size_t i = 0; i < in->ngroups; i++) {
+	/* the first JF_ETA_MAX_GROUPS in the planner's order: a later group
+	 * never delays an earlier one's reservation, and the rest keep the
+	 * reservation's ETA */
+	s->ng = in->ngroups < JF_ETA_MAX_GROUPS ? in->ngroups : JF_ETA_MAX_GROUPS;
+	for (size_t i = 0; i < s->ng; i++) {
 		struct grt *g = jf_eng_group(e, in->groups[i].id);
 		s->g[i].g = in->groups[i];
 		s->g[i].duration_ms = g ? mean_run(e, g) : 0;
@@ -336,7 +355,7 @@ static struct snapshot *take_snapshot(struct jf_engine *e, const struct jf_why_p
 		memcpy(&s->slots[at], r->slots, r->nslots * sizeof(*r->slots));
 		struct grt *g = jf_eng_group(e, p->run_gid[i]);
 		size_t gi = g && g->why_index ? g->why_index - 1 : SIZE_MAX;
-		if (gi != SIZE_MAX && (gi >= in->ngroups || in->groups[gi].id != g->id))
+		if (gi != SIZE_MAX && (gi >= s->ng || in->groups[gi].id != g->id))
 			gi = SIZE_MAX;
 		int64_t mean = g ? mean_run(e, g) : 0;
 		int64_t end = r->end_ms;
@@ -347,7 +366,7 @@ static struct snapshot *take_snapshot(struct jf_engine *e, const struct jf_why_p
 						     r->end_ms,     end,       gi };
 		at += r->nslots;
 	}
-	for (size_t i = 0; i < in->ngroups; i++) {
+	for (size_t i = 0; i < s->ng; i++) {
 		struct grt *g = jf_eng_group(e, in->groups[i].id);
 		if (g)
 			g->why_index = 0;

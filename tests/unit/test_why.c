@@ -468,6 +468,65 @@ static void sim_capacity(void **state)
 	assert_int_equal(b.starts[0], 0);
 }
 
+/*
+ * A step whose ends free nothing a waiting group can use takes no pass: a
+ * CPU task ends at +10 s while the waiting group needs the 8 GPUs that A
+ * holds until +100 s.  Two passes: now and +100.  And the relative
+ * quantum: ends at +1000 s and +1005 s are 1% of 1000 s apart at most:
+ * one step at +1005.
+ */
+static void sim_skips(void **state)
+{
+	(void)state;
+	struct jf_sched_machine m[2] = { h800(), { 1, 0, 0, 8000, 64 * GIB } };
+	struct jf_sched_slot a0 = hold(m, 0), c = { 1, 0, 8000, GIB };
+	m[1].cpu_free = 0;
+	struct jf_eta_running run[2] = {
+		{ &a0, 1, -1, NOW + 100 * SEC, NOW + 100 * SEC, SIZE_MAX },
+		{ &c, 1, -1, NOW + 10 * SEC, NOW + 10 * SEC, SIZE_MAX },
+	};
+	struct jf_eta_group g[1] = { { group(2, -1, gpus8(1), 1, 0, 1, 60), 10 * SEC } };
+	struct jf_eta_in in = { .now_ms = NOW,
+				.horizon_ms = NOW + 3600 * SEC,
+				.max_passes = 100,
+				.machines = m,
+				.nm = 2,
+				.running = run,
+				.nrunning = 2,
+				.groups = g,
+				.ngroups = 1,
+				.keep = 4 };
+	struct simbox b;
+	box_init(&b);
+	struct jf_error err;
+	assert_int_equal(jf_eta_simulate(&in, &b.out, &err), JF_OK);
+	assert_int_equal(b.starts[0], NOW + 100 * SEC);
+	assert_int_equal(b.out.passes, 2);
+
+	struct jf_sched_machine m2[2] = { h800(), h800() };
+	struct jf_sched_slot x0 = hold(m2, 0), x1 = hold(m2, 1);
+	struct jf_eta_running run2[2] = {
+		{ &x0, 1, -1, NOW + 2000 * SEC, NOW + 1000 * SEC, SIZE_MAX },
+		{ &x1, 1, -1, NOW + 2000 * SEC, NOW + 1005 * SEC, SIZE_MAX },
+	};
+	struct jf_eta_group g2[1] = { { group(3, -1, gpus8(2), 1, 0, 1, 60), 10 * SEC } };
+	in.machines = m2;
+	in.running = run2;
+	in.groups = g2;
+	in.quantum_ms = SEC;
+	in.quantum_permille = 10;
+	box_init(&b);
+	assert_int_equal(jf_eta_simulate(&in, &b.out, &err), JF_OK);
+	assert_int_equal(b.starts[0], NOW + 1005 * SEC);
+	assert_int_equal(b.out.passes, 2);
+	/* without it the two ends are two steps, the first starting nothing */
+	in.quantum_permille = 0;
+	box_init(&b);
+	assert_int_equal(jf_eta_simulate(&in, &b.out, &err), JF_OK);
+	assert_int_equal(b.starts[0], NOW + 1005 * SEC);
+	assert_int_equal(b.out.passes, 2); /* +1000 frees one machine: the gang cannot start */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +540,7 @@ int main(void)
 		cmocka_unit_test(sim_quantum),
 		cmocka_unit_test(sim_limits),
 		cmocka_unit_test(sim_capacity),
+		cmocka_unit_test(sim_skips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
