@@ -105,7 +105,8 @@ struct jf_note {
 	int64_t job_id;           /* ACCEPTED, STARTED, ENDED: the backend's job id */
 	int64_t idx;              /* task index */
 	int64_t run;              /* 0, then one more per requeue */
-	int64_t start_ms, end_ms; /* STARTED, ENDED: the backend's own times */
+	int64_t start_ms, end_ms; /* STARTED, ENDED: the backend's own times; PENDING:
+				     when it expects the first waiting element to start, 0 none */
 	enum jf_elem_end end;
 	int exit_code;                 /* ENDED: the element's, from the backend */
 	char handle[JF_HANDLE_MAX];    /* STARTED: how to signal the element */

@@ -773,6 +773,7 @@ void jf_eng_submit_pass(struct jf_engine *e)
 		free(p.q);
 	} while (e->again);
 	e->scheduling = false;
+	jf_eng_why_delegated(e); /* where each waiting group stands now */
 }
 
 /* ---- control ---- */

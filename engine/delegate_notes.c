@@ -138,6 +138,14 @@ static void on_pending(struct jf_engine *e, const struct jf_note *n)
 	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
 	if (!g || g->unsendable_said)
 		return;
+	/* reference 9.1: the reason in jobfs's words, Slurm's expected start */
+	const char *word = n->message[0] ? jf_dlg_slurm_reason(n->message, NULL) : "";
+	snprintf(g->be_reason, sizeof(g->be_reason), "%s",
+		 jf_reason_lookup(word) != JF_REASON_NONE ? word
+		 : n->message[0]                          ? "Resources"
+							  : "");
+	g->be_eta_ms = n->start_ms;
+	jf_eng_why_delegated(e);
 	uid_t uid;
 	gid_t gid;
 	int state;

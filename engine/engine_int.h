@@ -83,6 +83,10 @@ struct grt { /* an accepted group's runtime */
 	 * acceptance, or the load after a restart) before a node starts */
 	int64_t sync_after_ms;
 	bool syncing_said; /* its message says it waits for a sync */
+	/* delegated: why the backend says it waits (a jobfs reason word) and
+	 * when it expects it to start (0: it does not say) */
+	char be_reason[24];
+	int64_t be_eta_ms;
 	/* why.c: its finished tasks' run times (loaded from the store at first use) */
 	bool dur_loaded;
 	int64_t dur_n, dur_sum_ms;
@@ -298,6 +302,10 @@ bool jf_eng_why_snapshot_due(struct jf_engine *e);
 /* Is the last snapshot old while something waits (the tick asks for a pass)? */
 bool jf_eng_why_stale(struct jf_engine *e);
 void jf_eng_why_pass(struct jf_engine *e, const struct jf_why_pass *p);
+/* A scheduling backend's pass: the reasons it told and where each stands. */
+void jf_eng_why_delegated(struct jf_engine *e);
+/* The reason a group's flags (JF_GF_*) give, or JF_REASON_NONE. */
+enum jf_reason jf_eng_flags_reason(unsigned flags);
 /* One of g's tasks ran run_ms and ended by itself (ending.c). */
 void jf_eng_why_task_ran(struct jf_engine *e, struct grt *g, int64_t run_ms);
 

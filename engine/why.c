@@ -645,3 +645,87 @@ bool jf_engine_why(struct jf_engine *e, int64_t group_id, int64_t rank, struct j
 	out->finish_basis = pick(out->finish_sim_ms, out->finish_resv_ms, now, &out->finish_ms);
 	return true;
 }
+
+/* ---- a scheduling backend's (Slurm): its reasons and expected starts ---- */
+
+struct dlg {
+	struct jf_engine *e;
+	struct jf_why_group *wg;
+	int64_t *eta;
+	size_t n, cap, cap2;
+	bool oom;
+};
+
+static int dlg_group(void *ctx, int64_t gid)
+{
+	struct dlg *d = ctx;
+	struct grt *g = jf_eng_group(d->e, gid);
+	int64_t c[JF_ST__COUNT];
+	if (!g || jf_group_count_tasks(d->e->st, gid, c) != JF_OK || c[JF_ST_WAITING] <= 0)
+		return 0;
+	struct jf_group_rec rec;
+	if (jf_group_get(d->e->st, gid, &rec) != JF_OK)
+		return 0;
+	unsigned flags = rec.flags;
+	jf_group_release(&rec);
+	enum jf_reason r = jf_eng_flags_reason(flags);
+	if (r == JF_REASON_NONE)
+		r = jf_reason_lookup(g->be_reason);
+	if (r == JF_REASON_NONE)
+		return 0; /* not told why yet */
+	size_t cap = d->cap;
+	if (!jf_grow(&d->wg, &cap, d->n + 1, sizeof(*d->wg)) ||
+	    !jf_grow(&d->eta, &d->cap, d->n + 1, sizeof(*d->eta))) {
+		d->oom = true;
+		return 1;
+	}
+	d->wg[d->n] = (struct jf_why_group){ gid, g->queue_id, r, 0, 0 };
+	d->eta[d->n] = g->be_eta_ms;
+	d->n++;
+	return 0;
+}
+
+void jf_eng_why_delegated(struct jf_engine *e)
+{
+	struct jf_whys *w = e->why;
+	if (!w)
+		return;
+	struct dlg d = { .e = e };
+	jf_group_list_active(e->st, dlg_group, &d);
+	struct jf_wait *out = calloc(d.n ? d.n : 1, sizeof(*out));
+	struct why_entry *t = calloc(d.n ? d.n : 1, sizeof(*t));
+	if (d.oom || !out || !t) {
+		free(out);
+		free(t);
+		free(d.wg);
+		free(d.eta);
+		return;
+	}
+	struct jf_plan plan;
+	jf_plan_init(&plan);
+	struct jf_plan_in in = { .now_ms = jf_eng_now(e) };
+	jf_why_compute(&in, &plan, d.wg, d.n, out);
+	for (size_t i = 0; i < d.n; i++)
+		t[i] = (struct why_entry){ .gid = d.wg[i].id,
+					   .reason = out[i].reason,
+					   .position = out[i].position,
+					   .eta_ms = d.eta[i] };
+	qsort(t, d.n, sizeof(*t), entry_cmp);
+	pthread_mutex_lock(&w->mu);
+	struct why_entry *old = w->why;
+	w->why = t;
+	w->nwhy = d.n;
+	pthread_mutex_unlock(&w->mu);
+	free(old);
+	free(out);
+	free(d.wg);
+	free(d.eta);
+}
+
+enum jf_reason jf_eng_flags_reason(unsigned flags)
+{
+	return (flags & JF_GF_IMAGEPULL) ? JF_REASON_IMAGEPULL
+	       : (flags & JF_GF_WINDOW)  ? JF_REASON_WINDOW
+	       : (flags & JF_GF_SYNCING) ? JF_REASON_SYNCING
+					 : JF_REASON_NONE;
+}

@@ -75,7 +75,8 @@ struct sub {
 	size_t cap, n;
 	int64_t next_bulk_ms;
 	int64_t starts_mtime_ns;
-	char pending_reason[64]; /* Slurm's reason for its waiting part, as last told */
+	char pending_reason[64];  /* Slurm's reason for its waiting part, as last told */
+	int64_t pending_start_ms; /* ... and Slurm's expected start of it, 0 none */
 	struct sub *next;
 };
 

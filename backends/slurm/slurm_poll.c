@@ -381,12 +381,20 @@ static void see_element(struct slurm *s, struct sub *b, const struct jf_slurm_jo
 
 /* Slurm's reason for the batch's waiting part, told when it changes ("":
  * nothing of it waits with a reason). */
-static void tell_pending(struct slurm *s, struct sub *b, const char *reason)
+static void tell_pending(struct slurm *s, struct sub *b, const char *reason, int64_t start_ms)
 {
-	if (!strcmp(b->pending_reason, reason))
+	if (!strcmp(b->pending_reason, reason) && b->pending_start_ms == start_ms)
 		return;
 	snprintf(b->pending_reason, sizeof(b->pending_reason), "%s", reason);
-	jf_sl_note_simple(s, JF_NOTE_PENDING, b->key, b->job_id, reason);
+	b->pending_start_ms = start_ms;
+	struct jf_note n;
+	memset(&n, 0, sizeof(n));
+	n.kind = JF_NOTE_PENDING;
+	n.key = b->key;
+	n.job_id = b->job_id;
+	n.start_ms = start_ms;
+	snprintf(n.message, sizeof(n.message), "%s", reason);
+	note_push(s, &n);
 }
 
 /* An element job Slurm no longer knows: how its nodes ended, from disk. */
@@ -440,6 +448,7 @@ static bool poll_bulk(struct slurm *s, struct sub *b)
 		return true;
 	bool pending = false;
 	const char *reason = ""; /* why what waits waits, in Slurm's words */
+	int64_t expected = 0;    /* when Slurm's backfill expects the first of it to start */
 	for (size_t i = 0; i < n; i++) {
 		const struct jf_slurm_job *j = &jobs[i];
 		if (j->array_job_id != b->job_id && j->job_id != b->job_id)
@@ -448,6 +457,8 @@ static bool poll_bulk(struct slurm *s, struct sub *b)
 			     strcmp(j->reason, "None") != 0;
 		if (waits && !reason[0])
 			reason = j->reason;
+		if (waits && j->start_time > 0 && (!expected || j->start_time * 1000 < expected))
+			expected = j->start_time * 1000;
 		if (j->array_task_id < 0) {
 			/* the meta record: what has not started yet */
 			if (!final_state(j->state) && j->array_task_string &&
@@ -459,7 +470,7 @@ static bool poll_bulk(struct slurm *s, struct sub *b)
 			pending = true;
 		see_element(s, b, j);
 	}
-	tell_pending(s, b, reason);
+	tell_pending(s, b, reason, reason[0] ? expected : 0);
 	/* elements told running that Slurm keeps no record of any more */
 	for (size_t i = 0; i < b->cap; i++) {
 		struct elem *el = &b->elems[i];
