@@ -207,20 +207,13 @@ static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const cha
 }
 
 /* Log polling (jf_fs_poll_logs) passes over a node's logs while it does not
- * run: nothing writes them then; the same for its current attempt's
- * (attempt_id, 0 if none), and an ended attempt's stay passed over.  Only
- * logs the kernel holds are polled. */
-static void logs_idle(struct jf_fs *fs, int64_t nid, int64_t attempt_id, bool idle)
+ * run: nothing writes them then.  Only logs the kernel holds are polled. */
+static void logs_idle(struct jf_fs *fs, enum jf_obj obj, int64_t id, bool idle)
 {
 	static const enum jf_file logs[] = { JF_F_LOGS, JF_F_STDOUT, JF_F_STDERR };
 	jf_fs_maps_lock(fs);
-	for (size_t i = 0; i < 2 * sizeof(logs) / sizeof(logs[0]); i++) {
-		size_t f = i % (sizeof(logs) / sizeof(logs[0]));
-		bool node = i < sizeof(logs) / sizeof(logs[0]);
-		if (!node && !attempt_id)
-			break;
-		int64_t ino = (int64_t)jf_ino_make(node ? JF_O_NODE : JF_O_ATTEMPT,
-						   node ? nid : attempt_id, logs[f]);
+	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		int64_t ino = (int64_t)jf_ino_make(obj, id, logs[i]);
 		if (!jf_ino_known(fs, (uint64_t)ino))
 			continue;
 		uintptr_t v = (uintptr_t)jf_idmap_get(&fs->logsize, ino);
@@ -344,8 +337,12 @@ static void on_change(struct jf_fs *fs, const struct jf_change *ch)
 		} else {
 			int64_t nid = (n.task_id << JF_NODE_BITS) | n.idx;
 			cache_forget(fs, ch, nid);
-			logs_idle(fs, nid, n.attempt_id,
-				  n.state != JF_ST_INITIALIZING && n.state != JF_ST_RUNNING);
+			bool idle = n.state != JF_ST_INITIALIZING && n.state != JF_ST_RUNNING;
+			logs_idle(fs, JF_O_NODE, nid, idle);
+			/* its current attempt's logs are the same files; an ended
+			 * attempt's stay passed over */
+			if (n.attempt_id)
+				logs_idle(fs, JF_O_ATTEMPT, n.attempt_id, idle);
 			if (any_known(fs, JF_O_NODE, nid, node_changed_files) &&
 			    jf_obj_path(fs, JF_O_NODE, nid, path, sizeof(path)))
 				touch_files(fs, JF_O_NODE, nid, path, node_changed_files);
