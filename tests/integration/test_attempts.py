@@ -17,6 +17,9 @@ own line to stdout and to stderr):
 - find, ls -R, du and cat over the group list, stat and read every
   attempt file (what stat says is what a read returns);
 - a node that never ran has an empty attempts/;
+- the same under a batch of /tasks (<i>-<name>/nodes/<n>/attempts);
+- after a queue's keep_logs removed the run directories, the attempts'
+  logs read empty, as the node's do, and their status stays;
 - tail -f of the running attempt's logs sees its lines as they come, and
   an inotify watch of that attempt's directory sees its logs and status
   change.
@@ -25,6 +28,7 @@ The same on Slurm is test_slurm.py's test_slurm_attempts.
 """
 import os
 import subprocess
+import time
 
 from jfit import LineReader, TestFailure, case, check, have
 
@@ -172,6 +176,33 @@ def test_attempts_kept(env):
     # removing the group removes its attempts with it
     env.sh("rm -rf %s" % g, timeout=30)
     check(not os.path.exists(env.p(g)), "the group is still there after rm -rf")
+
+
+@case(timeout=90)
+def test_attempts_after_retention(env):
+    """A queue's keep_logs removes a finished group's run directories: the
+    attempts' logs then read empty, as the node's do; their status stays."""
+    q = env.queue("short")
+    check(env.write(q + "/spec.yaml", "keep_logs: 1s\n") == 0, "queue spec refused")
+    g = env.group(retry_spec(counter(env, "r")), queue="short")
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
+    check(st["state"] == "Succeeded", "group: %s" % st)
+    node = os.path.join(g, NODE)
+    check(env.read(node + "/attempts/1/stdout") == "out try 1\n", "before: attempts/1/stdout")
+    # past its keep_logs; a fresh daemon looks at the retention first thing
+    end = time.time() + 1.5
+    env.poll_until(lambda: time.time() > end, 5, "keep_logs to pass")
+    env.remount()
+    env.poll_until(lambda: env.read(node + "/logs") == "", 30, "the node's logs to go")
+    for a in (1, 2, 3):
+        ap = "%s/attempts/%d" % (node, a)
+        for f in ("logs", "stdout", "stderr"):
+            check(stat_read(env, ap + "/" + f) == "", "%s/%s after retention" % (ap, f))
+        check(env.status(ap)["state"] == ("Succeeded" if a == 3 else "Failed"),
+              "%s/status after retention: %s" % (ap, env.status(ap)))
+    check(stat_read(env, node + "/logs.prev") == "", "logs.prev after retention")
+    r = env.sh("find %s -path '*/attempts/*' -type f -exec cat {} + | wc -l" % g)
+    check(int(r.stdout.split()[0]) > 0, "the statuses are gone with the logs")
 
 
 @case(timeout=90)
