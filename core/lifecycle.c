@@ -229,6 +229,15 @@ bool jf_state_final(enum jf_state s)
 	return s == JF_ST_SUCCEEDED || s == JF_ST_FAILED || s == JF_ST_STOPPED;
 }
 
+enum jf_state jf_attempt_state(int64_t start_ms, int64_t end_ms, int end_state, int exit_code)
+{
+	if (end_ms == 0)
+		return start_ms > 0 ? JF_ST_RUNNING : JF_ST_INITIALIZING;
+	if (end_state >= 0 && end_state < JF_ST__COUNT)
+		return (enum jf_state)end_state;
+	return exit_code == 0 ? JF_ST_SUCCEEDED : JF_ST_FAILED;
+}
+
 static bool rule_matches(const struct jf_pfp_rule *r, const struct jf_exit_facts *f)
 {
 	if (!r->on_exit_codes)

@@ -56,6 +56,15 @@ int jf_state_parse(const char *name);
 const char *jf_event_name(enum jf_event e);
 bool jf_state_final(enum jf_state s); /* Succeeded, Failed, Stopped */
 
+/*
+ * The state one attempt of a node shows (reference 9.2): while it runs
+ * (end_ms 0) Initializing until its start is recorded, then Running; once
+ * ended the state recorded for its end (end_state, store.h), or for an
+ * attempt with none recorded (-1: an older database) what its exit code
+ * says, Succeeded or Failed.
+ */
+enum jf_state jf_attempt_state(int64_t start_ms, int64_t end_ms, int end_state, int exit_code);
+
 int jf_group_next(enum jf_state s, enum jf_event e);
 int jf_task_next(enum jf_state s, enum jf_event e);
 int jf_node_next(enum jf_state s, enum jf_event e);

@@ -272,8 +272,8 @@ static struct trun *begin_run(struct jf_engine *e, struct grt *g, const struct j
 		int64_t node_id = 0, attempt_id = 0;
 		if (jf_node_ensure(e->st, task_id, i, &node_id) != JF_OK)
 			continue;
-		if (jf_attempt_create(e->st, node_id, t->attempt, rd, host, gpus, 0, &attempt_id) !=
-			    JF_OK ||
+		if (jf_attempt_create(e->st, node_id, t->attempt, rd, host, gpus, 0, jf_eng_now(e),
+				      &attempt_id) != JF_OK ||
 		    !attempt_id)
 			continue;
 		char handle[JF_HANDLE_MAX + 24];

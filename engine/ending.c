@@ -634,8 +634,7 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 		    : evicted                 ? how
 		    : oom ? "OOMKilled: the container used more memory than its limit"
 			  : how);
-	jf_node_set_reason(e->st, r->node_id,
-			   why == JF_WHY_IMAGEPULL  ? "ImagePullBackOff"
+	const char *word = why == JF_WHY_IMAGEPULL  ? "ImagePullBackOff"
 			   : why == JF_WHY_PREEMPT  ? "Preempted"
 			   : evicted                ? "Evicted"
 			   : oom                    ? "OOMKilled"
@@ -644,7 +643,16 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 			   : ok                     ? "Completed"
 			   : why == JF_WHY_STOP || why == JF_WHY_PAUSE || why == JF_WHY_RESTART
 				   ? ""
-				   : "Error");
+				   : "Error";
+	jf_node_set_reason(e->st, r->node_id, word);
+	/* the attempt keeps its own end (attempts/<a>/status): the node waits
+	 * again after a restart (the attempt was stopped) or a failed pull
+	 * (it failed) */
+	jf_attempt_set_outcome(e->st, attempt_id,
+			       nstate != JF_ST_WAITING   ? (enum jf_state)nstate
+			       : why == JF_WHY_IMAGEPULL ? JF_ST_FAILED
+							 : JF_ST_STOPPED,
+			       word);
 	struct jf_node_rec nr;
 	if (jf_node_get(e->st, r->node_id, &nr) == JF_OK) {
 		jf_node_set_run(e->st, r->node_id, nr.machine, nr.gpu_ids, nr.pid, res->exit_code,

@@ -240,7 +240,7 @@ static void prepare_node(struct jf_engine *e, struct grt *g, struct trun *t, int
 
 	jf_eng_step_begin(e);
 	jf_attempt_create(e->st, node_id, attempt, run_dir, machine, gpu_ids, slot->cpu_milli,
-			  &attempt_id);
+			  jf_eng_now(e), &attempt_id);
 	jf_eng_move(e, JF_OBJ_NODE(g, t->task_id, node_id), JF_EV_PLACE, "");
 	jf_node_set_run(e->st, node_id, machine, gpu_ids, 0, -1, attempt, attempt_id);
 	jf_eng_node_images(e, g, node_id);

@@ -244,6 +244,12 @@ void jf_link_target(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_
  * gone; the caller's (json_decref). */
 struct json_t *jf_stores_status(struct jf_fs *fs, const struct jf_ino *ino);
 
+/* resolve.c: the node (its inode id: task id << 10 | index) whose
+ * attempt is attempts row attempt_id, and the row into *a when a is not
+ * NULL (the caller's to jf_attempt_release); false (and 0) when there is
+ * none. */
+bool jf_attempt_node(struct jf_fs *fs, int64_t attempt_id, int64_t *node_ino,
+		     struct jf_attempt_rec *a);
 /* The object's path below the mount, "" for root; false if gone. */
 bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_t n);
 struct scratch *jf_scratch_find(struct jf_fs *fs, enum jf_obj pobj, int64_t pid, const char *name);

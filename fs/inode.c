@@ -75,6 +75,9 @@ static const enum jf_file node_files[] = {
 	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST,      JF_F_EVENTS,     JF_F_WATCH, JF_F_LOGS,
 	JF_F_STDOUT, JF_F_STDERR,      JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
 };
+static const enum jf_file attempt_files[] = {
+	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_LOGS, JF_F_STDOUT, JF_F_STDERR, JF_F_DIR,
+};
 static const enum jf_file image_files[] = { JF_F_STATUS, JF_F_STATUS_JSON, JF_F_DIR };
 static const enum jf_file volume_files[] = {
 	JF_F_SPEC, JF_F_STATUS, JF_F_STATUS_JSON, JF_F_EVENTS, JF_F_LINK, JF_F_DIR,
@@ -102,6 +105,8 @@ const enum jf_file *jf_obj_files(enum jf_obj obj)
 		return task_files;
 	case JF_O_NODE:
 		return node_files;
+	case JF_O_ATTEMPT:
+		return attempt_files;
 	case JF_O_BILLING:
 		return billing_files;
 	case JF_O_IMAGE:
@@ -134,4 +139,19 @@ enum jf_file jf_file_lookup(enum jf_obj obj, const char *name)
 		if (strcmp(file_names[*f], name) == 0)
 			return *f;
 	return JF_F_DIR;
+}
+
+int64_t jf_attempt_name(const char *name)
+{
+	/* numbers of the 48 bits an id has at most: 15 digits */
+	int64_t v = 0;
+	size_t n = strlen(name);
+	if (n == 0 || n > 15 || name[0] == '0')
+		return 0;
+	for (const char *p = name; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		v = v * 10 + (*p - '0');
+	}
+	return v;
 }

@@ -7,7 +7,9 @@
  * rows and are never reused, so a number never names two things.
  *
  * A node has no row of its own until it first runs; its id is
- * (task id << 10) | node index.  Machines use their index + 1.  Images
+ * (task id << 10) | node index, and so is its attempts/ directory's.  One
+ * attempt (attempts/<a>) is its row in the attempts table, which a node
+ * has from its first run on.  Machines use their index + 1.  Images
  * have names, not rows: each name gets a number the first time this daemon
  * sees it, kept for its life (fs/images.c), so a number still names one
  * image.
@@ -41,6 +43,8 @@ enum jf_obj {
 	JF_O_VOLUME,   /* /volumes/<v>: id = its stores row (store.h) */
 	JF_O_OBJECTS,  /* /objects */
 	JF_O_OBJSRC,   /* /objects/<o>: id = its stores row */
+	JF_O_ATTEMPTS, /* a node's attempts/: id = the node's (task id << 10 | index) */
+	JF_O_ATTEMPT,  /* attempts/<a>: id = its attempts row (store.h) */
 	JF_O__COUNT
 };
 
@@ -88,6 +92,9 @@ enum jf_file jf_file_lookup(enum jf_obj obj, const char *name);
 /* Files of obj, in listing order, ending with JF_F_DIR: every file a
  * lookup finds, listed or not. */
 const enum jf_file *jf_obj_files(enum jf_obj obj);
+/* The attempt number an attempts/ entry names ("1", "2", ...: no sign, no
+ * leading zero), or 0 for a name that is none. */
+int64_t jf_attempt_name(const char *name);
 /* Whether readdir lists f.  `watch` is served by name only: a read of it
  * can block for ever, so recursive tools must not come across it. */
 bool jf_file_listed(enum jf_file f);

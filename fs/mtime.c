@@ -23,6 +23,9 @@
  *   when seen.
  * - `events` the same, by its size (it only grows);
  * - logs, stdout, stderr: the files on disk, which the shim writes;
+ * - a node's attempts/: the making of its newest attempt; an attempt's
+ *   directory its own making, its rendered files as above (an ended
+ *   attempt's: its end);
  * - a directory: its object's making, or for the directories whose
  *   entries come and go (queues/, groups/, tasks/, /tasks) the last time
  *   they did in this daemon's life, else the daemon's start; /images and

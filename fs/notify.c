@@ -208,12 +208,12 @@ static void touch_files(struct jf_fs *fs, enum jf_obj obj, int64_t id, const cha
 
 /* Log polling (jf_fs_poll_logs) passes over a node's logs while it does not
  * run: nothing writes them then.  Only logs the kernel holds are polled. */
-static void logs_idle(struct jf_fs *fs, int64_t nid, bool idle)
+static void logs_idle(struct jf_fs *fs, enum jf_obj obj, int64_t id, bool idle)
 {
 	static const enum jf_file logs[] = { JF_F_LOGS, JF_F_STDOUT, JF_F_STDERR };
 	jf_fs_maps_lock(fs);
 	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
-		int64_t ino = (int64_t)jf_ino_make(JF_O_NODE, nid, logs[i]);
+		int64_t ino = (int64_t)jf_ino_make(obj, id, logs[i]);
 		if (!jf_ino_known(fs, (uint64_t)ino))
 			continue;
 		uintptr_t v = (uintptr_t)jf_idmap_get(&fs->logsize, ino);
@@ -234,6 +234,9 @@ static const enum jf_file obj_changed_files[] = {
 static const enum jf_file node_changed_files[] = {
 	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST,      JF_F_EVENTS,     JF_F_LOGS,
 	JF_F_STDOUT, JF_F_STDERR,      JF_F_LOGS_PREV, JF_F_ALLOCATION, JF_F_DIR,
+};
+static const enum jf_file attempt_changed_files[] = {
+	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_LOGS, JF_F_STDOUT, JF_F_STDERR, JF_F_DIR,
 };
 static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_DIR };
 
@@ -334,11 +337,25 @@ static void on_change(struct jf_fs *fs, const struct jf_change *ch)
 		} else {
 			int64_t nid = (n.task_id << JF_NODE_BITS) | n.idx;
 			cache_forget(fs, ch, nid);
-			logs_idle(fs, nid,
-				  n.state != JF_ST_INITIALIZING && n.state != JF_ST_RUNNING);
+			bool idle = n.state != JF_ST_INITIALIZING && n.state != JF_ST_RUNNING;
+			logs_idle(fs, JF_O_NODE, nid, idle);
+			/* its current attempt's logs are the same files; an ended
+			 * attempt's stay passed over */
+			if (n.attempt_id)
+				logs_idle(fs, JF_O_ATTEMPT, n.attempt_id, idle);
 			if (any_known(fs, JF_O_NODE, nid, node_changed_files) &&
 			    jf_obj_path(fs, JF_O_NODE, nid, path, sizeof(path)))
 				touch_files(fs, JF_O_NODE, nid, path, node_changed_files);
+			/* its current attempt (attempts/<a>) changed with it, and a
+			 * new one is a new entry of attempts/ (its mtime moves) */
+			if (n.attempt_id &&
+			    any_known(fs, JF_O_ATTEMPT, n.attempt_id, attempt_changed_files) &&
+			    jf_obj_path(fs, JF_O_ATTEMPT, n.attempt_id, path, sizeof(path)))
+				touch_files(fs, JF_O_ATTEMPT, n.attempt_id, path,
+					    attempt_changed_files);
+			uint64_t adir = jf_ino_make(JF_O_ATTEMPTS, nid, JF_F_DIR);
+			if (fs->se && jf_ino_known(fs, adir))
+				fuse_lowlevel_notify_inval_inode(fs->se, adir, -1, 0);
 			jf_node_release(&n);
 		}
 	}
@@ -558,6 +575,27 @@ void jf_watch_wake(struct jf_fs *fs)
 
 /* ---- logs: the shim writes them, so look for growth ---- */
 
+/* Is something writing the log ino is of: its node runs, or the attempt
+ * has not ended? */
+static bool log_live(struct jf_fs *fs, const struct jf_ino *ino)
+{
+	if (ino->obj == JF_O_ATTEMPT) {
+		struct jf_attempt_rec a;
+		if (jf_attempt_get(ST(fs), ino->id, &a) != JF_OK)
+			return false;
+		bool live = a.end_ms == 0;
+		jf_attempt_release(&a);
+		return live;
+	}
+	struct jf_node_rec nr;
+	int state = -1;
+	if (jf_node_find(ST(fs), ino->id >> JF_NODE_BITS, ino->id & JF_NODE_MASK, &nr) == JF_OK) {
+		state = nr.state;
+		jf_node_release(&nr);
+	}
+	return state == JF_ST_INITIALIZING || state == JF_ST_RUNNING;
+}
+
 void jf_fs_poll_logs(struct jf_fs *fs)
 {
 	size_t i = 0;
@@ -566,26 +604,19 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 	jf_fs_maps_lock(fs);
 	while (jf_idmap_next(&fs->looked, &i, &k, &v)) {
 		struct jf_ino ino;
-		if (!jf_ino_split((uint64_t)k, &ino) || ino.obj != JF_O_NODE ||
+		if (!jf_ino_split((uint64_t)k, &ino) ||
+		    (ino.obj != JF_O_NODE && ino.obj != JF_O_ATTEMPT) ||
 		    (ino.file != JF_F_LOGS && ino.file != JF_F_STDOUT && ino.file != JF_F_STDERR))
 			continue;
 		uintptr_t last = (uintptr_t)jf_idmap_get(&fs->logsize, k);
 		if (last & JF_LOG_IDLE)
 			continue; /* its node does not run: nothing writes it */
-		if (!last) {
+		if (!last && !log_live(fs, &ino)) {
 			/* first look: a node that ended before anyone looked stays
-			 * idle until it changes (jf_fs_on_change) */
-			struct jf_node_rec nr;
-			int state = -1;
-			if (jf_node_find(ST(fs), ino.id >> JF_NODE_BITS, ino.id & JF_NODE_MASK,
-					 &nr) == JF_OK) {
-				state = nr.state;
-				jf_node_release(&nr);
-			}
-			if (state != JF_ST_INITIALIZING && state != JF_ST_RUNNING) {
-				jf_idmap_put(&fs->logsize, k, (void *)JF_LOG_IDLE);
-				continue;
-			}
+			 * idle until it changes (jf_fs_on_change); an attempt
+			 * that ended, for good */
+			jf_idmap_put(&fs->logsize, k, (void *)JF_LOG_IDLE);
+			continue;
 		}
 		char path[4096];
 		jf_log_path(fs, &ino, path, sizeof(path));
@@ -596,7 +627,7 @@ void jf_fs_poll_logs(struct jf_fs *fs)
 		if (!last)
 			continue; /* first look: nothing to announce */
 		char base[1024], full[1100];
-		if (!jf_obj_path(fs, JF_O_NODE, ino.id, base, sizeof(base)))
+		if (!jf_obj_path(fs, ino.obj, ino.id, base, sizeof(base)))
 			continue;
 		snprintf(full, sizeof(full), "%s/%s", base, jf_file_name(ino.file));
 		jf_toucher_queue(fs->nt, (uint64_t)k, full);

@@ -354,6 +354,18 @@ static int list_tasks(void *ctx, int64_t id, int64_t idx, const char *display)
 	return 0;
 }
 
+/* attempts/: each attempt by its number (offsets follow the numbers) */
+static int list_attempts(void *ctx, int64_t id, int64_t attempt)
+{
+	struct listing *l = ctx;
+	char name[32];
+	snprintf(name, sizeof(name), "%lld", (long long)attempt);
+	if (!add(l->d, name, jf_ino_make(JF_O_ATTEMPT, id, JF_F_DIR), S_IFDIR, DIR_BASE + attempt))
+		return 1;
+	l->last = attempt;
+	return 0;
+}
+
 static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	struct jf_fs *fs = FS(req);
@@ -421,6 +433,11 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 	case JF_O_TASK:
 		subdirs[0] = "nodes";
 		subobj[0] = JF_O_NODES;
+		nsub = 1;
+		break;
+	case JF_O_NODE:
+		subdirs[0] = "attempts";
+		subobj[0] = JF_O_ATTEMPTS;
 		nsub = 1;
 		break;
 	default:
@@ -518,6 +535,19 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, boo
 				break;
 		}
 		break;
+	case JF_O_ATTEMPTS: {
+		struct jf_node_rec n;
+		if (jf_node_find(ST(fs), i.id >> JF_NODE_BITS, i.id & JF_NODE_MASK, &n) != JF_OK)
+			break; /* never ran: none */
+		while (!d.full) {
+			int64_t before = l.last;
+			jf_attempt_list(ST(fs), n.id, l.last, 256, list_attempts, &l);
+			if (l.last == before)
+				break;
+		}
+		jf_node_release(&n);
+		break;
+	}
 	case JF_O_NODES: {
 		struct jf_task_rec t;
 		if (jf_task_get(ST(fs), i.id, &t) != JF_OK)

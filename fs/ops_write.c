@@ -98,9 +98,15 @@ static int64_t owning_group(struct jf_fs *fs, const struct jf_ino *c)
 		return c->id;
 	case JF_O_TASK:
 	case JF_O_NODES:
-	case JF_O_NODE: {
+	case JF_O_NODE:
+	case JF_O_ATTEMPTS:
+	case JF_O_ATTEMPT: {
 		struct jf_task_rec t;
-		int64_t tid = c->obj == JF_O_NODE ? c->id >> JF_NODE_BITS : c->id;
+		int64_t tid = c->id, node_ino = c->id;
+		if (c->obj == JF_O_ATTEMPT && !jf_attempt_node(fs, c->id, &node_ino, NULL))
+			return 0;
+		if (c->obj == JF_O_NODE || c->obj == JF_O_ATTEMPTS || c->obj == JF_O_ATTEMPT)
+			tid = node_ino >> JF_NODE_BITS;
 		if (jf_task_get(ST(fs), tid, &t) != JF_OK)
 			return 0;
 		int64_t g = t.group_id;
@@ -155,7 +161,8 @@ static void warn_in(struct jf_fs *fs, const struct jf_ino *p, const char *reason
 		jf_engine_warn(fs->e, p->id, 0, reason, msg);
 	else if (p->obj == JF_O_GROUP || p->obj == JF_O_TASKS)
 		jf_engine_warn(fs->e, 0, p->id, reason, msg);
-	else if (p->obj == JF_O_TASK || p->obj == JF_O_NODES || p->obj == JF_O_NODE)
+	else if (p->obj == JF_O_TASK || p->obj == JF_O_NODES || p->obj == JF_O_NODE ||
+		 p->obj == JF_O_ATTEMPTS || p->obj == JF_O_ATTEMPT)
 		jf_engine_warn(fs->e, 0, owning_group(fs, p), reason, msg);
 }
 

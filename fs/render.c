@@ -68,6 +68,7 @@ static const char readme_text[] =
 	"\n"
 	"Layout:\n"
 	"  queues/<q>/groups/<g>/tasks/<t>/nodes/<n>/{status,events,logs,stdout,stderr,logs.prev}\n"
+	"  .../nodes/<n>/attempts/<a>/{status,logs,stdout,stderr}  every attempt, a = 1, 2, ...\n"
 	"  tasks/<name>/<i>-<name>/nodes/<n>/...\n"
 	"\n"
 	"A spec is checked when the file is closed: a bad one is refused (EINVAL),\n"
@@ -633,9 +634,24 @@ static int render_any(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, 
 	}
 }
 
+/* The file of one attempt's run directory that ino (logs, stdout, stderr) shows. */
+static const char *log_name(enum jf_file f)
+{
+	return f == JF_F_STDOUT ? "stdout" : f == JF_F_STDERR ? "stderr" : "logs";
+}
+
 void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n)
 {
 	buf[0] = '\0';
+	if (ino->obj == JF_O_ATTEMPT) {
+		/* its own run directory's, as long as that is kept (retain.c) */
+		struct jf_attempt_rec a;
+		if (jf_attempt_get(ST(fs), ino->id, &a) != JF_OK)
+			return;
+		snprintf(buf, n, "%s/%s", a.run_dir, log_name(ino->file));
+		jf_attempt_release(&a);
+		return;
+	}
 	if (ino->obj != JF_O_NODE)
 		return;
 	struct jf_node_rec nr;
@@ -644,20 +660,9 @@ void jf_log_path(struct jf_fs *fs, const struct jf_ino *ino, char *buf, size_t n
 	int64_t attempt = nr.attempt;
 	int64_t node_id = nr.id;
 	jf_node_release(&nr);
-	const char *name = "logs";
-	switch (ino->file) {
-	case JF_F_STDOUT:
-		name = "stdout";
-		break;
-	case JF_F_STDERR:
-		name = "stderr";
-		break;
-	case JF_F_LOGS_PREV:
+	const char *name = log_name(ino->file);
+	if (ino->file == JF_F_LOGS_PREV)
 		attempt--;
-		break;
-	default:
-		break;
-	}
 	if (attempt < 1)
 		return;
 	struct jf_attempt_rec a;

@@ -74,6 +74,26 @@ static int group_nodes(struct jf_fs *fs, int64_t task_id, int64_t *nodes)
 	return 0;
 }
 
+bool jf_attempt_node(struct jf_fs *fs, int64_t attempt_id, int64_t *node_ino,
+		     struct jf_attempt_rec *out)
+{
+	struct jf_attempt_rec a;
+	struct jf_node_rec n;
+	*node_ino = 0;
+	if (jf_attempt_get(ST(fs), attempt_id, &a) != JF_OK)
+		return false;
+	if (jf_node_get(ST(fs), a.node_id, &n) == JF_OK) {
+		if (n.idx >= 0 && n.idx <= JF_NODE_MASK)
+			*node_ino = (n.task_id << JF_NODE_BITS) | n.idx;
+		jf_node_release(&n);
+	}
+	if (out && *node_ino)
+		*out = a;
+	else
+		jf_attempt_release(&a);
+	return *node_ino != 0;
+}
+
 int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struct jf_ino *c)
 {
 	if (p->file != JF_F_DIR)
@@ -224,6 +244,27 @@ int jf_resolve(struct jf_fs *fs, const struct jf_ino *p, const char *name, struc
 			set(c, JF_O_IMAGE, id, JF_F_DIR);
 		return rc;
 	}
+	case JF_O_NODE:
+		if (strcmp(name, "attempts"))
+			return ENOENT;
+		set(c, JF_O_ATTEMPTS, p->id, JF_F_DIR);
+		return 0;
+	case JF_O_ATTEMPTS: {
+		/* 1 .. the node's attempt: each one it has a record of */
+		int64_t a = jf_attempt_name(name);
+		struct jf_node_rec n;
+		struct jf_attempt_rec ar;
+		if (!a ||
+		    jf_node_find(ST(fs), p->id >> JF_NODE_BITS, p->id & JF_NODE_MASK, &n) != JF_OK)
+			return ENOENT;
+		int64_t node_id = n.id;
+		jf_node_release(&n);
+		if (jf_attempt_find(ST(fs), node_id, a, &ar) != JF_OK)
+			return ENOENT;
+		set(c, JF_O_ATTEMPT, ar.id, JF_F_DIR);
+		jf_attempt_release(&ar);
+		return 0;
+	}
 	case JF_O_NODES: {
 		int64_t i, nodes = 0;
 		if (!parse_index(name, &i) || group_nodes(fs, p->id, &nodes) || i >= nodes ||
@@ -278,6 +319,47 @@ static int group_info(struct jf_fs *fs, int64_t group_id, struct jf_obj_info *in
 }
 
 /*
+ * A node's attempts/ and one attempt: their node's owner and queue (perm.h:
+ * as the node's files), and their own times.  attempts/ was last changed
+ * when its newest attempt was made (the task's acceptance while it has
+ * none); an attempt directory when it was made, its files when it ended.
+ */
+static int attempt_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *in)
+{
+	int64_t node_ino = ino->id, newest = 0;
+	struct jf_attempt_rec a;
+	bool have = false;
+	if (ino->obj == JF_O_ATTEMPT) {
+		if (!jf_attempt_node(fs, ino->id, &node_ino, &a))
+			return ENOENT;
+		have = true;
+	} else {
+		struct jf_node_rec n;
+		if (jf_node_find(ST(fs), node_ino >> JF_NODE_BITS, node_ino & JF_NODE_MASK, &n) ==
+		    JF_OK) {
+			newest = n.attempt_id;
+			jf_node_release(&n);
+		}
+		have = newest && jf_attempt_get(ST(fs), newest, &a) == JF_OK;
+	}
+	struct jf_ino node = { JF_O_NODE, node_ino, JF_F_DIR };
+	int rc = jf_obj_info(fs, &node, in);
+	in->perm.obj = ino->obj;
+	in->perm.file = ino->file;
+	if (!rc && have) {
+		int64_t made = a.created_ms > 0 ? a.created_ms : a.start_ms;
+		if (made > 0)
+			in->born_ms = made;
+		in->own_done_ms = ino->obj == JF_O_ATTEMPT ? a.end_ms : 0;
+	} else if (!rc) {
+		in->own_done_ms = 0;
+	}
+	if (have)
+		jf_attempt_release(&a);
+	return rc;
+}
+
+/*
  * Does the object still exist?  Its owner, the queue it is in, the state
  * of its group, and done_ms: when the group finished, if it has (0
  * otherwise).  A finished group's directories and files keep that time
@@ -305,6 +387,9 @@ int jf_obj_info(struct jf_fs *fs, const struct jf_ino *ino, struct jf_obj_info *
 			in->perm.spec_locked =
 				in->gstate != JF_ST_DRAFT && in->gstate != JF_ST_INVALID;
 		return rc;
+	case JF_O_ATTEMPTS:
+	case JF_O_ATTEMPT:
+		return attempt_info(fs, ino, in);
 	case JF_O_TASK:
 	case JF_O_NODES:
 	case JF_O_NODE: {
@@ -607,6 +692,25 @@ bool jf_obj_path(struct jf_fs *fs, enum jf_obj obj, int64_t id, char *buf, size_
 			return false;
 		snprintf(buf, n, "%s/nodes/%lld", tp, (long long)(id & JF_NODE_MASK));
 		return true;
+	}
+	case JF_O_ATTEMPTS: {
+		char np[950];
+		if (!jf_obj_path(fs, JF_O_NODE, id, np, sizeof(np)))
+			return false;
+		snprintf(buf, n, "%s/attempts", np);
+		return true;
+	}
+	case JF_O_ATTEMPT: {
+		char np[950];
+		int64_t node_ino;
+		struct jf_attempt_rec a;
+		if (!jf_attempt_node(fs, id, &node_ino, &a))
+			return false;
+		bool ok = jf_obj_path(fs, JF_O_NODE, node_ino, np, sizeof(np));
+		if (ok)
+			snprintf(buf, n, "%s/attempts/%lld", np, (long long)a.attempt);
+		jf_attempt_release(&a);
+		return ok;
 	}
 	default:
 		return false;

@@ -1,12 +1,14 @@
 /*
  * status.c - the `status` and `status.json` of queues, groups, batches,
- * tasks, nodes and machines.
+ * tasks, nodes, a node's attempts and machines.
  *
  * Each object's status is built once as a JSON object (jansson keeps keys
  * in insertion order) and printed either as JSON or as `key: value` YAML.
  * Keys follow reference 3: state, name, message, created, started, finished,
  * cost, duration, node_seconds, then the counts of groups and queues or the
- * index/attempt of tasks and nodes.  Times are RFC 3339 UTC, "" if none.
+ * index/attempt of tasks and nodes; an attempt of a node (reference 9.2)
+ * shows what its node shows of a run, as it was in that attempt.  Times
+ * are RFC 3339 UTC, "" if none.
  */
 #include "fs/fs_int.h"
 
@@ -280,6 +282,65 @@ static json_t *task_status(struct jf_fs *fs, int64_t id)
 	return o;
 }
 
+/* A node's name (see task_name) and when it came to be: its group's
+ * submission (it exists, as its task does, from then). */
+static void node_name(struct jf_fs *fs, const struct jf_task_rec *t, int64_t idx, char *buf,
+		      size_t n, int64_t *created)
+{
+	char tname[200];
+	struct jf_group_rec g;
+	*created = 0;
+	if (jf_group_get(ST(fs), t->group_id, &g) == JF_OK) {
+		task_name(&g, t, tname, sizeof(tname));
+		*created = g.submitted_ms;
+		jf_group_release(&g);
+	} else {
+		snprintf(tname, sizeof(tname), "%lld", (long long)t->idx);
+	}
+	snprintf(buf, n, "%s/nodes/%lld", tname, (long long)idx);
+}
+
+/* What a run had and how it ended, as a node and each of its attempts show
+ * it: where (machine, GPUs), its process, its exit, what it ran (reference
+ * 8.1: the first container's image) and the Kubernetes word for its end. */
+struct run_facts {
+	const char *machine, *gpu_ids;
+	int64_t pid;   /* 0: none (yet) */
+	int exit_code; /* -1: none (yet) */
+	const char *images, *image_digest, *runtime, *reason;
+};
+
+static void put_run(json_t *o, const struct run_facts *r)
+{
+	put_str(o, "machine", r->machine);
+	int gpus = 0;
+	if (r->gpu_ids && r->gpu_ids[0]) {
+		gpus = 1;
+		for (const char *p = r->gpu_ids; *p; p++)
+			gpus += *p == ',';
+	}
+	put_int(o, "gpus", gpus);
+	put_str(o, "cuda_visible_devices", r->gpu_ids);
+	if (r->pid > 0)
+		put_int(o, "pid", r->pid);
+	else
+		put_str(o, "pid", "");
+	if (r->exit_code >= 0)
+		put_int(o, "exit_code", r->exit_code);
+	else
+		put_str(o, "exit_code", "");
+	char image[1100] = "";
+	if (r->images) {
+		const char *comma = strchr(r->images, ',');
+		size_t len = comma ? (size_t)(comma - r->images) : strlen(r->images);
+		snprintf(image, sizeof(image), "%.*s", (int)(len < 1024 ? len : 1024), r->images);
+	}
+	put_str(o, "image", image);
+	put_str(o, "image_digest", r->image_digest);
+	put_str(o, "runtime", r->runtime);
+	put_str(o, "reason", r->reason);
+}
+
 static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 {
 	int64_t task_id = ino_id >> JF_NODE_BITS, idx = ino_id & JF_NODE_MASK;
@@ -288,19 +349,9 @@ static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 		return NULL;
 	struct jf_node_rec n;
 	bool ran = jf_node_find(ST(fs), task_id, idx, &n) == JF_OK;
-	/* its name follows its task's; it exists, as its task does, from the
-	 * group's submission */
-	char tname[200], name[240];
-	int64_t created = 0;
-	struct jf_group_rec g;
-	if (jf_group_get(ST(fs), t.group_id, &g) == JF_OK) {
-		task_name(&g, &t, tname, sizeof(tname));
-		created = g.submitted_ms;
-		jf_group_release(&g);
-	} else {
-		snprintf(tname, sizeof(tname), "%lld", (long long)t.idx);
-	}
-	snprintf(name, sizeof(name), "%s/nodes/%lld", tname, (long long)idx);
+	char name[240];
+	int64_t created;
+	node_name(fs, &t, idx, name, sizeof(name), &created);
 	json_t *o = json_object();
 	put_str(o, "state", jf_state_name(ran ? n.state : JF_ST_WAITING));
 	put_str(o, "name", name);
@@ -309,35 +360,11 @@ static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 		   ran ? n.finished_ms : 0, ran ? n.started_ms : 0);
 	put_int(o, "index", idx);
 	put_int(o, "attempt", ran ? n.attempt : 0);
-	put_str(o, "machine", ran ? n.machine : "");
-	int gpus = 0;
-	if (ran && n.gpu_ids[0]) {
-		gpus = 1;
-		for (const char *p = n.gpu_ids; *p; p++)
-			gpus += *p == ',';
-	}
-	put_int(o, "gpus", gpus);
-	put_str(o, "cuda_visible_devices", ran ? n.gpu_ids : "");
-	if (ran && n.pid > 0)
-		put_int(o, "pid", n.pid);
-	else
-		put_str(o, "pid", "");
-	if (ran && n.exit_code >= 0)
-		put_int(o, "exit_code", n.exit_code);
-	else
-		put_str(o, "exit_code", "");
-	/* reference 8.1: what it runs (the first container's image) and why
-	 * it ended, in Kubernetes' words */
-	char image[1100] = "";
-	if (ran && n.images) {
-		const char *comma = strchr(n.images, ',');
-		size_t len = comma ? (size_t)(comma - n.images) : strlen(n.images);
-		snprintf(image, sizeof(image), "%.*s", (int)(len < 1024 ? len : 1024), n.images);
-	}
-	put_str(o, "image", image);
-	put_str(o, "image_digest", ran ? n.image_digest : "");
-	put_str(o, "runtime", ran ? n.runtime : "");
-	put_str(o, "reason", ran ? n.reason : "");
+	struct run_facts rf = { "", "", 0, -1, NULL, "", "", "" };
+	if (ran)
+		rf = (struct run_facts){ n.machine, n.gpu_ids,      n.pid,     n.exit_code,
+					 n.images,  n.image_digest, n.runtime, n.reason };
+	put_run(o, &rf);
 	/* reference 8.2: where its ports are reached from this host */
 	json_t *eps = json_array();
 	for (const char *p = ran && n.endpoints ? n.endpoints : ""; *p;) {
@@ -350,6 +377,54 @@ static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 	json_object_set_new(o, "endpoints", eps);
 	if (ran)
 		jf_node_release(&n);
+	jf_task_release(&t);
+	return o;
+}
+
+/*
+ * One attempt of a node (reference 9.2), from its own record: kept as it
+ * ended while the node runs again.  Its times are its own (created: when
+ * it was placed), its cost the ledger's rows of it; the one that runs now
+ * says its node's message (a preemption under way).
+ */
+static json_t *attempt_status(struct jf_fs *fs, int64_t id)
+{
+	int64_t node_ino;
+	struct jf_attempt_rec a;
+	if (!jf_attempt_node(fs, id, &node_ino, &a))
+		return NULL;
+	struct jf_task_rec t;
+	if (jf_task_get(ST(fs), node_ino >> JF_NODE_BITS, &t) != JF_OK) {
+		jf_attempt_release(&a);
+		return NULL;
+	}
+	char nname[240], name[280];
+	int64_t submitted;
+	node_name(fs, &t, node_ino & JF_NODE_MASK, nname, sizeof(nname), &submitted);
+	snprintf(name, sizeof(name), "%s/attempts/%lld", nname, (long long)a.attempt);
+	enum jf_state state = jf_attempt_state(a.start_ms, a.end_ms, a.end_state, a.exit_code);
+	const char *msg = state == JF_ST_SUCCEEDED || !a.end_ms ? "" : a.reason;
+	struct jf_node_rec n;
+	bool have_n = !a.end_ms && jf_node_get(ST(fs), a.node_id, &n) == JF_OK;
+	if (have_n && n.attempt_id == a.id)
+		msg = n.message;
+	json_t *o = json_object();
+	put_str(o, "state", jf_state_name(state));
+	put_str(o, "name", name);
+	put_str(o, "message", msg);
+	put_common(fs, o, JF_SCOPE_ATTEMPT, a.id, a.created_ms ? a.created_ms : submitted,
+		   a.start_ms, a.end_ms, a.start_ms);
+	put_int(o, "attempt", a.attempt);
+	put_int(o, "node", node_ino & JF_NODE_MASK);
+	struct run_facts rf = {
+		a.machine, a.gpu_ids,      a.pid,     a.end_ms ? a.exit_code : -1,
+		a.images,  a.image_digest, a.runtime, a.end_reason,
+	};
+	put_run(o, &rf);
+	put_str(o, "cpuset", a.cpuset);
+	if (have_n)
+		jf_node_release(&n);
+	jf_attempt_release(&a);
 	jf_task_release(&t);
 	return o;
 }
@@ -510,6 +585,9 @@ int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char
 		break;
 	case JF_O_NODE:
 		o = node_status(fs, ino->id);
+		break;
+	case JF_O_ATTEMPT:
+		o = attempt_status(fs, ino->id);
 		break;
 	case JF_O_MACHINE:
 		o = machine_status(fs, ino->id);

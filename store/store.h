@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 13
+#define JF_STORE_SCHEMA 14
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -125,9 +125,16 @@ struct jf_attempt_rec {
 	int64_t start_ms, end_ms; /* end 0 while running */
 	int exit_code;            /* -1 while running */
 	char *reason;
-	char cpuset[256];   /* cores pinned (cpu_exclusive), "0-19", "" if none */
-	int64_t kill_at_ms; /* a preemption's SIGKILL deadline (engine clock), 0 none */
-	bool preempting;    /* it is being preempted (a restarted daemon finishes that) */
+	char cpuset[256];      /* cores pinned (cpu_exclusive), "0-19", "" if none */
+	int64_t kill_at_ms;    /* a preemption's SIGKILL deadline (engine clock), 0 none */
+	bool preempting;       /* it is being preempted (a restarted daemon finishes that) */
+	int64_t created_ms;    /* its row was made (placed), 0 if not known */
+	int end_state;         /* the state it ended in (enum jf_state), -1 while it runs
+				* or when not known (an older database) */
+	char end_reason[32];   /* the Kubernetes word for its end (as the node's reason) */
+	char runtime[8];       /* as the node's while it was the node's attempt */
+	char *images;          /* ... its containers' image references, comma-joined */
+	char image_digest[80]; /* ... the first container's image's digest */
 };
 
 struct jf_ledger_rec {
@@ -153,7 +160,8 @@ enum jf_scope {
 	JF_SCOPE_GROUP,
 	JF_SCOPE_TASK,
 	JF_SCOPE_NODE,
-	JF_SCOPE_STORE, /* a volume or object source (events only) */
+	JF_SCOPE_STORE,   /* a volume or object source (events only) */
+	JF_SCOPE_ATTEMPT, /* one attempt of a node (cost only: jf_ledger_sum) */
 };
 
 /* open / close / transactions */
@@ -363,7 +371,8 @@ enum jf_err jf_node_set_state(struct jf_store *st, int64_t id, enum jf_state sta
 			      const char *message, int64_t now_ms);
 /* The message alone, the state as it is. */
 enum jf_err jf_node_set_message(struct jf_store *st, int64_t id, const char *message);
-/* What the node runs on and with (set at its start) */
+/* What the node runs on and with (set at its start); its current attempt
+ * (attempt_id) keeps the same, for attempts/<a>/status */
 enum jf_err jf_node_set_image(struct jf_store *st, int64_t id, const char *runtime,
 			      const char *images, const char *image_digest);
 /* Where its ports are reached (space-joined URLs) */
@@ -378,14 +387,20 @@ enum jf_err jf_node_set_run(struct jf_store *st, int64_t id, const char *machine
 			    int64_t attempt_id);
 void jf_node_release(struct jf_node_rec *n);
 
-/* attempts */
+/* attempts: one row per run of a node, kept for as long as its group
+ * (reference 9.2: a node's attempts/) */
 enum jf_err jf_attempt_create(struct jf_store *st, int64_t node_id, int64_t attempt,
 			      const char *run_dir, const char *machine, const char *gpu_ids,
-			      int64_t cpu_milli, int64_t *id);
+			      int64_t cpu_milli, int64_t now_ms, int64_t *id);
 enum jf_err jf_attempt_started(struct jf_store *st, int64_t id, const char *handle, int64_t pid,
 			       int64_t start_ms);
 enum jf_err jf_attempt_ended(struct jf_store *st, int64_t id, int64_t end_ms, int exit_code,
 			     const char *reason);
+/* How it ended, for its own status: the state its node moved to (a
+ * restart's Waiting is given as Stopped, a failed pull's as Failed) and
+ * the Kubernetes word (Completed, Error, OOMKilled, Preempted, ...). */
+enum jf_err jf_attempt_set_outcome(struct jf_store *st, int64_t id, enum jf_state state,
+				   const char *reason);
 enum jf_err jf_attempt_set_cpuset(struct jf_store *st, int64_t id, const char *cpuset);
 /* A preemption began: its SIGKILL deadline, kept for a restarted daemon. */
 enum jf_err jf_attempt_set_kill_at(struct jf_store *st, int64_t id, int64_t kill_at_ms);
@@ -396,6 +411,10 @@ enum jf_err jf_attempt_get(struct jf_store *st, int64_t id, struct jf_attempt_re
 /* The attempt of node_id numbered attempt; ENOENT if none. */
 enum jf_err jf_attempt_find(struct jf_store *st, int64_t node_id, int64_t attempt,
 			    struct jf_attempt_rec *a);
+/* The attempts of node_id numbered above after, lowest first, at most
+ * limit: row id and number to fn until it returns non-zero. */
+enum jf_err jf_attempt_list(struct jf_store *st, int64_t node_id, int64_t after, int limit,
+			    int (*fn)(void *ctx, int64_t id, int64_t attempt), void *ctx);
 /* Attempts started and not ended (for adoption after a restart). */
 enum jf_err jf_attempt_list_open(struct jf_store *st,
 				 int (*fn)(void *ctx, const struct jf_attempt_rec *a), void *ctx);

@@ -272,14 +272,16 @@ enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, 
 	static const enum jf_q closed[] = {
 		[JF_SCOPE_ALL] = Q_LEDGER_SUM_ALL,     [JF_SCOPE_QUEUE] = Q_LEDGER_SUM_QUEUE,
 		[JF_SCOPE_GROUP] = Q_LEDGER_SUM_GROUP, [JF_SCOPE_TASK] = Q_LEDGER_SUM_TASK,
-		[JF_SCOPE_NODE] = Q_LEDGER_SUM_NODE,
+		[JF_SCOPE_NODE] = Q_LEDGER_SUM_NODE,   [JF_SCOPE_ATTEMPT] = Q_LEDGER_SUM_ATTEMPT,
 	};
 	static const enum jf_q open[] = {
 		[JF_SCOPE_ALL] = Q_LEDGER_OPEN_ALL,     [JF_SCOPE_QUEUE] = Q_LEDGER_OPEN_QUEUE,
 		[JF_SCOPE_GROUP] = Q_LEDGER_OPEN_GROUP, [JF_SCOPE_TASK] = Q_LEDGER_OPEN_TASK,
-		[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,
+		[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,   [JF_SCOPE_ATTEMPT] = Q_LEDGER_OPEN_ATTEMPT,
 	};
 	*amount = *seconds = 0;
+	if (scope == JF_SCOPE_STORE || (size_t)scope >= sizeof(closed) / sizeof(closed[0]))
+		return JF_EINVAL; /* no ledger rows */
 	int rc;
 	jf_memos_check(st);
 	sqlite3_stmt *s;

@@ -908,6 +908,17 @@ enum jf_err jf_node_set_image(struct jf_store *st, int64_t id, const char *runti
 	jf_q_text(s, 2, runtime ? runtime : "");
 	jf_q_text(s, 3, images ? images : "");
 	jf_q_text(s, 4, image_digest ? image_digest : "");
+	enum jf_err rc = jf_q_exec(st, s);
+	if (rc)
+		return rc;
+	/* its current attempt ran the same (attempts/<a>/status) */
+	s = jf_q(st, Q_ATTEMPT_SET_IMAGE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	jf_q_text(s, 2, runtime ? runtime : "");
+	jf_q_text(s, 3, images ? images : "");
+	jf_q_text(s, 4, image_digest ? image_digest : "");
 	return jf_q_exec(st, s);
 }
 
@@ -1013,7 +1024,7 @@ void jf_node_release(struct jf_node_rec *n)
 
 enum jf_err jf_attempt_create(struct jf_store *st, int64_t node_id, int64_t attempt,
 			      const char *run_dir, const char *machine, const char *gpu_ids,
-			      int64_t cpu_milli, int64_t *id)
+			      int64_t cpu_milli, int64_t now_ms, int64_t *id)
 {
 	sqlite3_stmt *s = jf_q(st, Q_ATTEMPT_CREATE);
 	if (!s)
@@ -1024,6 +1035,7 @@ enum jf_err jf_attempt_create(struct jf_store *st, int64_t node_id, int64_t atte
 	jf_q_text(s, 4, machine ? machine : "");
 	jf_q_text(s, 5, gpu_ids ? gpu_ids : "");
 	sqlite3_bind_int64(s, 6, cpu_milli);
+	sqlite3_bind_int64(s, 7, now_ms);
 	enum jf_err rc = jf_q_exec(st, s);
 	return rc ? rc : last_id(st, id);
 }
@@ -1051,6 +1063,18 @@ enum jf_err jf_attempt_ended(struct jf_store *st, int64_t id, int64_t end_ms, in
 	sqlite3_bind_int64(s, 2, end_ms > 0 ? end_ms : 1);
 	sqlite3_bind_int(s, 3, exit_code);
 	jf_q_text(s, 4, reason ? reason : "");
+	return jf_q_exec(st, s);
+}
+
+enum jf_err jf_attempt_set_outcome(struct jf_store *st, int64_t id, enum jf_state state,
+				   const char *reason)
+{
+	sqlite3_stmt *s = jf_q(st, Q_ATTEMPT_SET_OUTCOME);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int(s, 2, (int)state);
+	jf_q_text(s, 3, reason ? reason : "");
 	return jf_q_exec(st, s);
 }
 
@@ -1103,7 +1127,13 @@ static enum jf_err attempt_row(sqlite3_stmt *s, struct jf_attempt_rec *a)
 	jf_q_copy(s, 13, a->cpuset, sizeof(a->cpuset));
 	a->kill_at_ms = sqlite3_column_int64(s, 14);
 	a->preempting = sqlite3_column_int(s, 15) != 0;
-	if (!a->run_dir || !a->reason) {
+	a->created_ms = sqlite3_column_int64(s, 16);
+	a->end_state = sqlite3_column_int(s, 17);
+	jf_q_copy(s, 18, a->end_reason, sizeof(a->end_reason));
+	jf_q_copy(s, 19, a->runtime, sizeof(a->runtime));
+	a->images = jf_q_dup(s, 20);
+	jf_q_copy(s, 21, a->image_digest, sizeof(a->image_digest));
+	if (!a->run_dir || !a->reason || !a->images) {
 		jf_attempt_release(a);
 		return JF_ENOMEM;
 	}
@@ -1135,6 +1165,21 @@ enum jf_err jf_attempt_find(struct jf_store *st, int64_t node_id, int64_t attemp
 	return jf_attempt_get(st, one_id(s), a);
 }
 
+enum jf_err jf_attempt_list(struct jf_store *st, int64_t node_id, int64_t after, int limit,
+			    int (*fn)(void *ctx, int64_t id, int64_t attempt), void *ctx)
+{
+	sqlite3_stmt *s = jf_q(st, Q_ATTEMPT_LIST);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, node_id);
+	sqlite3_bind_int64(s, 2, after);
+	sqlite3_bind_int(s, 3, limit);
+	while (STEP_ROW(s))
+		if (fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)))
+			break;
+	return finish(s, JF_OK);
+}
+
 enum jf_err jf_attempt_list_open(struct jf_store *st,
 				 int (*fn)(void *ctx, const struct jf_attempt_rec *a), void *ctx)
 {
@@ -1160,5 +1205,6 @@ void jf_attempt_release(struct jf_attempt_rec *a)
 		return;
 	free(a->run_dir);
 	free(a->reason);
-	a->run_dir = a->reason = NULL;
+	free(a->images);
+	a->run_dir = a->reason = a->images = NULL;
 }

@@ -224,6 +224,28 @@ static const char *const migrations[] = {
 	"ALTER TABLE events ADD COLUMN store_id INTEGER;"
 	"ALTER TABLE events ADD COLUMN store_off INTEGER;"
 	"CREATE INDEX events_store ON events(store_id, store_off) WHERE store_off IS NOT NULL;",
+	/* 13 -> 14: every attempt kept (reference 9.2): when its row was made
+	 * (a node's attempts/ lists it from then), the state it ended in and
+	 * the Kubernetes word for why (-1 and '' until it ends), and what it
+	 * ran: its node's runtime, images and first image digest, which the
+	 * node's next attempt overwrites there.  An older database's rows get
+	 * what is known: made when started, and for each node's last attempt
+	 * what its node says (an ended one's state if it is an end: 5
+	 * Succeeded, 6 Failed, 7 Stopped, 8 Paused, 9 Preempted); other ended
+	 * attempts keep -1, and show what their exit code says. */
+	"ALTER TABLE attempts ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE attempts ADD COLUMN end_state INTEGER NOT NULL DEFAULT -1;"
+	"ALTER TABLE attempts ADD COLUMN end_reason TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE attempts ADD COLUMN runtime TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE attempts ADD COLUMN images TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE attempts ADD COLUMN image_digest TEXT NOT NULL DEFAULT '';"
+	"UPDATE attempts SET created_ms = start_ms;"
+	"UPDATE attempts SET (runtime, images, image_digest, end_reason, end_state) ="
+	"  (SELECT n.runtime, n.images, n.image_digest,"
+	"    CASE WHEN attempts.end_ms != 0 THEN n.reason ELSE '' END,"
+	"    CASE WHEN attempts.end_ms != 0 AND n.state BETWEEN 5 AND 9 THEN n.state ELSE -1 END"
+	"   FROM nodes n WHERE n.attempt_id = attempts.id)"
+	" WHERE id IN (SELECT attempt_id FROM nodes);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -16,6 +16,7 @@ import subprocess
 import time
 
 from jfit import TestFailure, case, check, money
+from test_attempts import counter, retry_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The test cluster's GRES (scripts/slurm-cluster.sh): "typed" gpu:4090:8,
@@ -279,6 +280,44 @@ def test_slurm_retries(env):
     segs = segments(env)
     check(len(segs) == 10, "Slurm ran %d segments, want 10: %s" % (len(segs), segs))
     check_costs(env, g, want_rows=8)
+
+
+@case(timeout=150)
+def test_slurm_attempts(env):
+    """Every attempt kept (reference 9.2) where the Slurm backend's jobs
+    write the logs: a task that fails twice, then succeeds, keeps three
+    attempts with their own status and output, after its end and a
+    restart of the daemon."""
+    env.use_slurm()
+    g = env.group(retry_spec(counter(env, "s")))
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=120)
+    check(st["state"] == "Succeeded", "group: %s" % st)
+    node = g + "/tasks/0/nodes/0"
+    for when in ("after its end", "after a remount"):
+        got = sorted(os.listdir(env.p(node, "attempts")), key=int)
+        check(got == ["1", "2", "3"], "%s: ls attempts is %s" % (when, got))
+        for a, (state, code) in enumerate((("Failed", 1), ("Failed", 1), ("Succeeded", 0)), 1):
+            ap = "%s/attempts/%d" % (node, a)
+            s = env.status(ap)
+            check(s["state"] == state and s["exit_code"] == code and s["attempt"] == a and
+                  s["machine"] in ("n1", "n2", "n3", "n4") and s["pid"] != "",
+                  "%s: attempts/%d: %s" % (when, a, s))
+            check(env.read(ap + "/stdout") == "out try %d\n" % a and
+                  env.read(ap + "/stderr") == "err try %d\n" % a,
+                  "%s: attempts/%d output: %r %r" % (when, a, env.read(ap + "/stdout"),
+                                                     env.read(ap + "/stderr")))
+            check(sorted(env.read(ap + "/logs").splitlines()) ==
+                  ["err try %d" % a, "out try %d" % a],
+                  "%s: attempts/%d/logs: %r" % (when, a, env.read(ap + "/logs")))
+        check(env.read(node + "/logs.prev") == env.read(node + "/attempts/2/logs"),
+              "%s: logs.prev is not attempts/2/logs" % when)
+        for bad in ("0", "4"):
+            check(not os.path.exists(env.p(node, "attempts", bad)),
+                  "%s: attempts/%s exists" % (when, bad))
+        r = env.sh("find %s -path '*/attempts/*' -type f -exec cat {} + | wc -l" % g)
+        check(int(r.stdout.split()[0]) > 0, "find | cat of the attempts read nothing")
+        env.remount()
+    wait_slurm_idle(env)
 
 
 @case(timeout=90)

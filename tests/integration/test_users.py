@@ -318,6 +318,22 @@ def private(env, u):
         ok(A, "read", p("queues/pq/groups/g1/status"))
         refused(B, "read", p("queues/pq/groups/g1/status"))
         refused(B, "stat", p("queues/pq/groups/g1"))
+    # a node's attempts are its node's (reference 9.2)
+    att = "queues/pq/groups/g1/tasks/0/nodes/0/attempts"
+    check(ok(A, "ls", p(att)) == ["1"], "A lists its node's attempts")
+    ok(A, "read", p(att + "/1/status"))
+    ok(A, "read", p(att + "/1/logs"))
+    refused(B, "ls", p(att))
+    refused(B, "read", p(att + "/1/logs"))
+    refused(B, "stat", p(att + "/1/status"))
+    node = "queues/pq/groups/g1/tasks/0/nodes/0"
+    check(mode(env, att) == mode(env, node) and mode(env, att + "/1") == mode(env, node) and
+          mode(env, att + "/1/logs") == mode(env, node + "/logs") and
+          mode(env, att + "/1/status") == mode(env, node + "/status"),
+          "attempts modes %o %o %o, the node's %o %o" %
+          (mode(env, att), mode(env, att + "/1"), mode(env, att + "/1/logs"),
+           mode(env, node), mode(env, node + "/logs")))
+    check(os.stat(env.p(att, "1/logs")).st_uid == u.pa.pw_uid, "an attempt's owner")
     env.mkdir("queues/pq/groups/rootg")
     env.submit("queues/pq/groups/rootg", IDSPEC)
     wait_done(env, "queues/pq/groups/rootg")

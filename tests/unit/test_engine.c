@@ -484,6 +484,11 @@ static void test_retry_then_fail(void **state)
 		assert_int_equal(jf_attempt_find(st, n.id, i, &a), JF_OK);
 		assert_int_equal(a.exit_code, 1);
 		assert_true(a.end_ms > 0);
+		/* each keeps how it ended (attempts/<a>/status) and when it was made */
+		assert_int_equal(a.end_state, JF_ST_FAILED);
+		assert_string_equal(a.end_reason, "Error");
+		assert_string_equal(a.runtime, "host");
+		assert_true(a.created_ms > 0 && a.created_ms <= a.start_ms);
 		jf_attempt_release(&a);
 	}
 	assert_int_equal(jf_attempt_find(st, n.id, 3, &a), JF_ENOENT);
@@ -693,13 +698,65 @@ static void test_stop(void **state)
 	assert_int_equal(group_state(f, g), JF_ST_STOPPED);
 	for (int64_t i = 0; i < 3; i++)
 		assert_int_equal(task_state(f, g, i), JF_ST_STOPPED);
-	/* the attempts that ran are billed, and closed */
+	/* the attempts that ran are billed, and closed; each says it was stopped */
 	assert_true(closed_ledger_rows(f, g) >= 1);
+	assert_int_equal(
+		sql_count(f,
+			  "SELECT count(*) FROM attempts a JOIN nodes n ON a.node_id = n.id "
+			  "JOIN tasks t ON n.task_id = t.id WHERE t.group_id = ?1 "
+			  "AND (a.end_state != 7 OR a.end_reason != '')",
+			  g),
+		0);
+	assert_true(sql_count(f,
+			      "SELECT count(*) FROM attempts a JOIN nodes n ON a.node_id = n.id "
+			      "JOIN tasks t ON n.task_id = t.id WHERE t.group_id = ?1",
+			      g) >= 1);
 	assert_int_equal(sql_count(f, "SELECT count(*) FROM ledger WHERE end_ms = 0", 0), 0);
 	/* stop again: it does not apply any more */
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_EBUSY);
 	assert_non_null(strstr(err.msg, "Stopped"));
+}
+
+static bool second_attempt_running(struct fix *f, int64_t g)
+{
+	return sql_count(f,
+			 "SELECT count(*) FROM nodes n JOIN tasks t ON t.id = n.task_id "
+			 "WHERE t.group_id = ?1 AND n.attempt = 2 AND n.state = 4",
+			 g) == 1;
+}
+
+/* A restart ends the running attempt and begins a new one: the node
+ * waits again, but the attempt it ran is kept as stopped (reference 9.2),
+ * beside the new one. */
+static void test_restart_keeps_attempt(void **state)
+{
+	struct fix *f = *state;
+	int64_t g = submit(f, "again", "command: [\"/bin/sh\", \"-c\", \"sleep 100\"]\n");
+	assert_true(run_until(f, task0_running, g, 10000, NULL, NULL));
+	struct jf_error err = { 0 };
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "restart", &err), JF_OK);
+	assert_true(run_until(f, second_attempt_running, g, 10000, NULL, NULL));
+	struct jf_store *st = jf_engine_store(f->e);
+	struct jf_task_rec t;
+	struct jf_node_rec n;
+	struct jf_attempt_rec a;
+	assert_int_equal(jf_task_find(st, g, 0, &t), JF_OK);
+	assert_int_equal(jf_node_find(st, t.id, 0, &n), JF_OK);
+	assert_int_equal(jf_attempt_find(st, n.id, 1, &a), JF_OK);
+	assert_true(a.end_ms > 0);
+	assert_int_equal(a.end_state, JF_ST_STOPPED);
+	assert_string_equal(a.end_reason, "");
+	jf_attempt_release(&a);
+	assert_int_equal(jf_attempt_find(st, n.id, 2, &a), JF_OK);
+	assert_int_equal(a.end_ms, 0);
+	assert_int_equal(a.end_state, -1);
+	assert_int_equal(n.attempt_id, a.id);
+	jf_attempt_release(&a);
+	jf_node_release(&n);
+	jf_task_release(&t);
+	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_OK);
+	assert_true(run_until(f, settled, g, 5000, NULL, NULL));
 }
 
 static void test_resume_running(void **state)
@@ -1040,6 +1097,15 @@ static void test_preempt_spot(void **state)
 				   "t.id = n.task_id WHERE t.group_id = ?1 AND n.attempt = 2",
 				   spot),
 			 4);
+	/* the first attempts of those four keep their end: Preempted (9), in
+	 * Kubernetes' word too */
+	assert_int_equal(
+		sql_count(f,
+			  "SELECT count(*) FROM attempts a JOIN nodes n ON a.node_id = n.id "
+			  "JOIN tasks t ON n.task_id = t.id WHERE t.group_id = ?1 "
+			  "AND a.attempt = 1 AND a.end_state = 9 AND a.end_reason = 'Preempted'",
+			  spot),
+		4);
 	assert_true(run_until(f, settled, spot, 15000, NULL, NULL));
 	assert_int_equal(group_state(f, spot), JF_ST_SUCCEEDED);
 	/* no retry used: every task failure count is 0 */
@@ -1387,6 +1453,7 @@ int main(void)
 		T(test_view),
 		T(test_timeout),
 		T(test_stop),
+		T(test_restart_keeps_attempt),
 		T(test_resume_running),
 		T(test_refused_spec),
 		T(test_restart_adopts),

@@ -189,6 +189,28 @@ static void test_node_table(void **state)
 	assert_int_equal(jf_node_next(JF_ST_STOPPED, JF_EV_START), -1);
 }
 
+/* An attempt's own state (attempts/<a>/status): running, then its end
+ * as recorded, or for an end recorded before there was a record of it,
+ * its exit code's word. */
+static void test_attempt_state(void **state)
+{
+	(void)state;
+	assert_int_equal(jf_attempt_state(0, 0, -1, -1), JF_ST_INITIALIZING);
+	assert_int_equal(jf_attempt_state(1000, 0, -1, -1), JF_ST_RUNNING);
+	/* a state recorded while it runs (none is) does not count before its end */
+	assert_int_equal(jf_attempt_state(1000, 0, JF_ST_FAILED, -1), JF_ST_RUNNING);
+	assert_int_equal(jf_attempt_state(1000, 2000, JF_ST_FAILED, 1), JF_ST_FAILED);
+	assert_int_equal(jf_attempt_state(1000, 2000, JF_ST_PREEMPTED, 143), JF_ST_PREEMPTED);
+	assert_int_equal(jf_attempt_state(1000, 2000, JF_ST_STOPPED, 143), JF_ST_STOPPED);
+	assert_int_equal(jf_attempt_state(1000, 2000, JF_ST_SUCCEEDED, 0), JF_ST_SUCCEEDED);
+	/* nothing recorded (an older database): by its exit code */
+	assert_int_equal(jf_attempt_state(1000, 2000, -1, 0), JF_ST_SUCCEEDED);
+	assert_int_equal(jf_attempt_state(1000, 2000, -1, 3), JF_ST_FAILED);
+	assert_int_equal(jf_attempt_state(0, 2000, -1, -1), JF_ST_FAILED); /* never started */
+	/* a value no state has: as if none were recorded */
+	assert_int_equal(jf_attempt_state(1000, 2000, JF_ST__COUNT, 0), JF_ST_SUCCEEDED);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -565,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_group_table),
 		cmocka_unit_test(test_task_table),
 		cmocka_unit_test(test_node_table),
+		cmocka_unit_test(test_attempt_state),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_retries),
 		cmocka_unit_test(test_on_failure),

@@ -144,11 +144,19 @@ static int task_state(struct jf_store *st, int64_t id)
 
 /* ---- schema ---- */
 
-/* What migration 10 -> 11 added, taken away again: a version-10 database. */
+/* What migration 13 -> 14 added, taken away again: a version-13 database. */
+#define UNDO_14                                                                                    \
+	"ALTER TABLE attempts DROP COLUMN created_ms; ALTER TABLE attempts DROP COLUMN "           \
+	"end_state; "                                                                              \
+	"ALTER TABLE attempts DROP COLUMN end_reason; ALTER TABLE attempts DROP COLUMN runtime; "  \
+	"ALTER TABLE attempts DROP COLUMN images; "                                                \
+	"ALTER TABLE attempts DROP COLUMN image_digest; "
+
 /* What migration 12 -> 13 added, taken away again: a version-12 database. */
 #define UNDO_13                                                                                    \
-	"DROP INDEX events_store; ALTER TABLE events DROP COLUMN store_off; "                      \
-	"ALTER TABLE events DROP COLUMN store_id; DROP TABLE store_use; DROP TABLE stores; "
+	UNDO_14 "DROP INDEX events_store; ALTER TABLE events DROP COLUMN store_off; "              \
+		"ALTER TABLE events DROP COLUMN store_id; DROP TABLE store_use; DROP TABLE "       \
+		"stores; "
 
 /* What migration 11 -> 12 added, taken away again: a version-11 database. */
 #define UNDO_12                                                                                    \
@@ -304,7 +312,8 @@ static void test_migrate_6_to_7(void **state)
 	accept(f->st, g, 1, 1);
 	int64_t t = task_id(f->st, g, 0), n0 = 0, a1 = 0;
 	assert_int_equal(jf_node_ensure(f->st, t, 0, &n0), JF_OK);
-	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1", "m0", "0", 1000, &a1), JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1", "m0", "0", 1000, T0, &a1),
+			 JF_OK);
 	assert_int_equal(jf_attempt_set_kill_at(f->st, a1, 1234), JF_OK);
 	jf_store_close(f->st);
 	f->st = NULL;
@@ -347,8 +356,10 @@ static void test_migrate_7_to_8(void **state)
 	int64_t a0 = 0, a1 = 0;
 	assert_int_equal(jf_node_ensure(f->st, t0, 0, &n0), JF_OK);
 	assert_int_equal(jf_node_ensure(f->st, t1, 0, &n1), JF_OK);
-	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/0", "m0", "0", 1000, &a0), JF_OK);
-	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/run/1", "m0", "1", 1000, &a1), JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/0", "m0", "0", 1000, T0, &a0),
+			 JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/run/1", "m0", "1", 1000, T0, &a1),
+			 JF_OK);
 	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_RUNNING,
 					   "preempting: on-demand work needs the GPUs", 1),
 			 JF_OK);
@@ -1072,11 +1083,11 @@ static void test_nodes_attempts(void **state)
 
 	/* attempts */
 	int64_t a1 = 0, a2 = 0, dup = 0;
-	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1", "4090-0", "0,1", 40000, &a1),
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1", "4090-0", "0,1", 40000, T0, &a1),
 			 JF_OK);
-	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1b", "4090-0", "0", 1, &dup),
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/run/1b", "4090-0", "0", 1, T0, &dup),
 			 JF_EEXIST);
-	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/run/n1", "4090-1", "", 1000, &a2),
+	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/run/n1", "4090-1", "", 1000, T0, &a2),
 			 JF_OK);
 	assert_int_equal(jf_node_set_run(f->st, n0, "4090-0", "0,1", 4242, -1, 1, a1), JF_OK);
 	assert_int_equal(jf_node_get(f->st, n0, &n), JF_OK);
@@ -1512,6 +1523,12 @@ static void test_ledger(void **state)
 	sum(f->st, JF_SCOPE_TASK, 101, now, a2, 8);
 	sum(f->st, JF_SCOPE_NODE, 1000, now, a1, 10);
 	sum(f->st, JF_SCOPE_NODE, 4242, now, 0, 0);
+	sum(f->st, JF_SCOPE_ATTEMPT, 502, now, a2, 8);
+	sum(f->st, JF_SCOPE_ATTEMPT, 505, now, 0, 0);
+	/* a volume's scope has no ledger rows: refused, not read past the table */
+	int64_t na = -1, ns = -1;
+	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_STORE, 1, now, &na, &ns), JF_EINVAL);
+	assert_int_equal(na, 0);
 
 	/* close r2 first: floor(T0+2.0) to floor(T0+5.999) = 3 s */
 	assert_int_equal(jf_ledger_close(f->st, 502, T0 + 5999), JF_OK);
@@ -1537,6 +1554,7 @@ static void test_ledger(void **state)
 	assert_int_equal(l.r[1].amount, 20000);
 	assert_int_equal(l.r[2].seconds, 1);
 	assert_int_equal(l.r[2].amount, 1);
+	sum(f->st, JF_SCOPE_ATTEMPT, 502, now, 3 * 1080000 / 3600, 3);
 	/* every field comes back */
 	const struct jf_ledger_rec *x = &l.r[1];
 	assert_int_equal(x->queue_id, 1);
@@ -2973,6 +2991,111 @@ static void test_node_images(void **state)
 	assert_int_equal(jf_node_image_users(f->st, "h/a:1", ids, 4), 0);
 }
 
+struct attempt_seen {
+	int n;
+	int64_t id[8], attempt[8];
+};
+
+static int attempt_seen(void *ctx, int64_t id, int64_t attempt)
+{
+	struct attempt_seen *a = ctx;
+	a->id[a->n] = id;
+	a->attempt[a->n++] = attempt;
+	return a->n == 8;
+}
+
+/* 13 -> 14 (reference 9.2): every attempt keeps when it was made, how it
+ * ended and what it ran, while its node goes on to the next one; a
+ * node's attempts are listed in order, a page at a time. */
+static void test_attempts_kept(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t g = mkgroup(f->st, q, JF_KIND_GROUP, "g");
+	accept(f->st, g, 1, 1);
+	int64_t t0 = task_id(f->st, g, 0), n0 = 0, n1 = 0, a1 = 0, a2 = 0, b1 = 0;
+	assert_int_equal(jf_node_ensure(f->st, t0, 0, &n0), JF_OK);
+	assert_int_equal(jf_node_ensure(f->st, t0, 1, &n1), JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/r/1", "m0", "0", 1000, T0 + 1, &a1),
+			 JF_OK);
+	assert_int_equal(jf_node_set_run(f->st, n0, "m0", "0", 0, -1, 1, a1), JF_OK);
+	assert_int_equal(jf_node_set_image(f->st, n0, "oci", "h/a:1,h/b:2", ""), JF_OK);
+	assert_int_equal(jf_node_set_image(f->st, n0, "oci", "h/a:1,h/b:2", "sha256:aa"), JF_OK);
+	assert_int_equal(jf_attempt_ended(f->st, a1, T0 + 100, 3, "exit code 3"), JF_OK);
+	assert_int_equal(jf_attempt_set_outcome(f->st, a1, JF_ST_FAILED, "Error"), JF_OK);
+	/* the node's next attempt: what it runs is that one's, the first keeps its own */
+	assert_int_equal(jf_attempt_create(f->st, n0, 2, "/r/2", "m1", "1", 1000, T0 + 200, &a2),
+			 JF_OK);
+	assert_int_equal(jf_node_set_run(f->st, n0, "m1", "1", 0, -1, 2, a2), JF_OK);
+	assert_int_equal(jf_node_set_image(f->st, n0, "oci", "h/a:1", "sha256:bb"), JF_OK);
+	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/r/n1", "m0", "", 1000, T0 + 5, &b1),
+			 JF_OK);
+	struct jf_attempt_rec a;
+	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
+	assert_int_equal(a.created_ms, T0 + 1);
+	assert_int_equal(a.end_state, JF_ST_FAILED);
+	assert_string_equal(a.end_reason, "Error");
+	assert_string_equal(a.runtime, "oci");
+	assert_string_equal(a.images, "h/a:1,h/b:2");
+	assert_string_equal(a.image_digest, "sha256:aa");
+	jf_attempt_release(&a);
+	assert_int_equal(jf_attempt_get(f->st, a2, &a), JF_OK);
+	assert_int_equal(a.created_ms, T0 + 200);
+	assert_int_equal(a.end_state, -1); /* runs */
+	assert_string_equal(a.end_reason, "");
+	assert_string_equal(a.images, "h/a:1");
+	assert_string_equal(a.image_digest, "sha256:bb");
+	jf_attempt_release(&a);
+	assert_int_equal(jf_attempt_get(f->st, b1, &a), JF_OK);
+	assert_string_equal(a.images, ""); /* its node had none set */
+	jf_attempt_release(&a);
+	/* listed in order, from after on, at most limit */
+	struct attempt_seen seen = { 0 };
+	assert_int_equal(jf_attempt_list(f->st, n0, 0, 10, attempt_seen, &seen), JF_OK);
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.id[0], a1);
+	assert_int_equal(seen.attempt[0], 1);
+	assert_int_equal(seen.id[1], a2);
+	assert_int_equal(seen.attempt[1], 2);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(jf_attempt_list(f->st, n0, 1, 10, attempt_seen, &seen), JF_OK);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.attempt[0], 2);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(jf_attempt_list(f->st, n0, 0, 1, attempt_seen, &seen), JF_OK);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.attempt[0], 1);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(jf_attempt_list(f->st, 999999, 0, 10, attempt_seen, &seen), JF_OK);
+	assert_int_equal(seen.n, 0);
+
+	/* a version-13 database: its rows get what is known of them, each
+	 * node's last attempt what its node says */
+	assert_int_equal(jf_attempt_ended(f->st, a2, T0 + 300, 0, "exit code 0"), JF_OK);
+	assert_int_equal(jf_node_set_reason(f->st, n0, "Completed"), JF_OK);
+	assert_int_equal(jf_node_set_state(f->st, n0, JF_ST_SUCCEEDED, "", T0 + 300), JF_OK);
+	assert_int_equal(jf_attempt_started(f->st, a1, "h", 1, T0 + 50), JF_OK);
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_14 "PRAGMA user_version = 13");
+	f->st = open_store(f->db);
+	assert_int_equal(sql_int(f->db, "PRAGMA user_version"), JF_STORE_SCHEMA);
+	assert_int_equal(jf_attempt_get(f->st, a1, &a), JF_OK);
+	assert_int_equal(a.created_ms, T0 + 50); /* made when started, as far as known */
+	assert_int_equal(a.end_state, -1);
+	assert_string_equal(a.images, "");
+	jf_attempt_release(&a);
+	assert_int_equal(jf_attempt_get(f->st, a2, &a), JF_OK);
+	assert_int_equal(a.end_state, JF_ST_SUCCEEDED);
+	assert_string_equal(a.end_reason, "Completed");
+	assert_string_equal(a.runtime, "oci");
+	assert_string_equal(a.image_digest, "sha256:bb");
+	jf_attempt_release(&a);
+	assert_int_equal(jf_attempt_get(f->st, b1, &a), JF_OK);
+	assert_int_equal(a.end_state, -1); /* not its node's attempt: the node names none */
+	jf_attempt_release(&a);
+}
+
 /* 10 -> 11, and the trash: rows in order, taken a batch at a time and
  * removed up to the last taken; a group's directories all named; the
  * finished groups whose logs are kept, per queue, until marked freed. */
@@ -2991,9 +3114,9 @@ static void test_trash(void **state)
 	int64_t t0 = task_id(f->st, g, 0), t1 = task_id(f->st, g, 1), n0 = 0, n1 = 0, a = 0;
 	assert_int_equal(jf_node_ensure(f->st, t0, 0, &n0), JF_OK);
 	assert_int_equal(jf_node_ensure(f->st, t1, 0, &n1), JF_OK);
-	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/s/runs/1/1", "m0", "0", 1000, &a),
+	assert_int_equal(jf_attempt_create(f->st, n0, 1, "/s/runs/1/1", "m0", "0", 1000, T0, &a),
 			 JF_OK);
-	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/s/runs/2/1", "m0", "1", 1000, &a),
+	assert_int_equal(jf_attempt_create(f->st, n1, 1, "/s/runs/2/1", "m0", "1", 1000, T0, &a),
 			 JF_OK);
 
 	assert_int_equal(jf_trash_add(f->st, JF_TRASH_TIDY, "/s/runs/1/1"), JF_OK);
@@ -3129,6 +3252,7 @@ int main(void)
 		T(test_group_states),
 		T(test_tasks),
 		T(test_nodes_attempts),
+		T(test_attempts_kept),
 		T(test_events),
 		T(test_events_many),
 		T(test_ledger),
