@@ -242,7 +242,9 @@ def test_slurm_pending_reason(env):
     """A group Slurm cannot start yet says why, in jobfs's words and Slurm's
     (Resources: the nodes are taken); the message goes once it runs."""
     env.use_slurm()
-    big = env.group("completions: 4\n" + whole_node() + "command: [\"sleep\", \"5\"]\n",
+    go = os.path.join(env.tmp, "go")
+    big = env.group("completions: 4\n" + whole_node() +
+                    "command: [sh, -c, \"while [ ! -e %s ]; do sleep 0.1; done\"]\n" % go,
                     name="big")
     env.wait(big, pred=lambda s: s["running"] == 4, timeout=40, what="4 running")
     w = env.group(whole_node() + "command: [\"true\"]\n", name="w")
@@ -251,6 +253,25 @@ def test_slurm_pending_reason(env):
     check(st["state"] == "Waiting" and
           re.match(r"waiting in slurm \(job \d+\): Resources, the nodes, CPUs, memory or "
                    r"GPUs it asks for are in use$", st["message"]), "status: %s" % st)
+    # reference 9.1 on Slurm: the reason in jobfs's words, the place among
+    # what waits, and Slurm's own expected start when its backfill has one
+    w2 = env.group(whole_node() + "command: [\"true\"]\n", name="w2")
+    st2 = env.wait(w2, pred=lambda s: s["reason"] != "", timeout=20,
+                   what="the second waiting group's reason")
+    st = env.status(w)
+    check(st["reason"] == "Resources" and st["position"] == 1, "first: %s" % st)
+    check(st2["position"] == 2, "second: %s" % st2)
+    for x in (st, st2):
+        check((x["eta"] == "" and x["eta_basis"] == "") or x["eta_basis"] == "reservation",
+              "Slurm's expected start: %r %r" % (x["eta"], x["eta_basis"]))
+    # reference 9.3: what the running work costs now and will have cost
+    sb = env.status(big)
+    rate, _ = money(sb["cost_rate"][:-2])
+    check(sb["cost_rate"].endswith("/h") and rate > 0, "cost_rate %r" % sb["cost_rate"])
+    check(money(sb["cost_estimate"])[0] >= money(sb["cost"])[0], "estimate %r" % sb)
+    check(money(sb["spot_savings"])[0] == 0, "on-demand: %r" % sb["spot_savings"])
+    open(go, "w").close()
+    env.wait(w2, "Succeeded", timeout=90)
     st = env.wait(w, "Succeeded", timeout=60)
     check("waiting" not in st["message"], "status after: %s" % st)
     env.wait(big, "Succeeded", timeout=60)
