@@ -82,9 +82,19 @@ struct jf_whys {
 	struct snapshot *todo;
 	bool busy;
 	/* the engine's own */
+	struct jf_idmap qdur; /* queue id (INT64_MAX: batches) -> struct qdur */
 	int64_t snap_ms;
 	struct jf_eta_figures fig;
 };
+
+struct qdur { /* run times of the tasks of a queue's groups that ended this daemon's life */
+	int64_t n, sum_ms;
+};
+
+static int64_t qdur_key(const struct grt *g)
+{
+	return g->queue_id > 0 ? g->queue_id : INT64_MAX;
+}
 
 static void snapshot_free(struct snapshot *s)
 {
@@ -213,6 +223,7 @@ enum jf_err jf_eng_why_init(struct jf_engine *e, enum jf_eta_mode mode)
 		return JF_ENOMEM;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
+	jf_idmap_init(&w->qdur);
 	e->why = w;
 	e->eta_mode = mode;
 	return JF_OK;
@@ -231,6 +242,12 @@ void jf_eng_why_free(struct jf_engine *e)
 		pthread_join(w->th, NULL);
 	}
 	snapshot_free(w->todo);
+	size_t i = 0;
+	int64_t k;
+	void *v;
+	while (jf_idmap_next(&w->qdur, &i, &k, &v))
+		free(v);
+	jf_idmap_release(&w->qdur);
 	free(w->why);
 	free(w->eta);
 	pthread_cond_destroy(&w->cv);
@@ -289,7 +306,9 @@ bool jf_eng_why_stale(struct jf_engine *e)
 							: JF_ETA_STALE_MS);
 }
 
-/* The mean run time of g's finished tasks (ms), 0 = none finished. */
+/* The mean run time of g's finished tasks (ms); before any has finished,
+ * that of the tasks of its queue's groups (of the batches, for a batch)
+ * that ended while this daemon ran; 0 = none (the timeout is the bound). */
 static int64_t mean_run(struct jf_engine *e, struct grt *g)
 {
 	if (!g->dur_loaded) {
@@ -300,13 +319,26 @@ static int64_t mean_run(struct jf_engine *e, struct grt *g)
 		g->dur_sum_ms = sum;
 		g->dur_loaded = true;
 	}
-	return g->dur_n > 0 ? g->dur_sum_ms / g->dur_n : 0;
+	if (g->dur_n > 0)
+		return g->dur_sum_ms / g->dur_n;
+	const struct qdur *q = jf_idmap_get(&e->why->qdur, qdur_key(g));
+	return q && q->n > 0 ? q->sum_ms / q->n : 0;
 }
 
 void jf_eng_why_task_ran(struct jf_engine *e, struct grt *g, int64_t run_ms)
 {
-	(void)e;
-	if (!g->dur_loaded || run_ms < 0)
+	if (run_ms < 0 || !e->why)
+		return;
+	struct qdur *q = jf_idmap_get(&e->why->qdur, qdur_key(g));
+	if (!q && (q = calloc(1, sizeof(*q))) && !jf_idmap_put(&e->why->qdur, qdur_key(g), q)) {
+		free(q);
+		q = NULL;
+	}
+	if (q) {
+		q->n++;
+		q->sum_ms += run_ms;
+	}
+	if (!g->dur_loaded)
 		return; /* the first use reads them all from the store */
 	g->dur_n++;
 	g->dur_sum_ms += run_ms;

@@ -139,7 +139,7 @@
 
 static const char usage_text[] =
 	"usage: jobfs-sim [--cluster FILE] [--seed N] [--until DURATION] [--events]\n"
-	"                 [--spot-risk-threshold P] [--state DIR] WORKLOAD.yaml\n"
+	"                 [--spot-risk-threshold P] [--state DIR] [--eta] WORKLOAD.yaml\n"
 	"\n"
 	"  --cluster FILE    machines and prices (default: the workload's cluster:,\n"
 	"                    else the built-in cluster)\n"
@@ -151,6 +151,8 @@ static const char usage_text[] =
 	"                    forecast risk is at most P (0..1; 1 = forecast off;\n"
 	"                    default: the cluster file's spot_risk_threshold)\n"
 	"  --state DIR       keep the store in DIR (default: a temporary directory)\n"
+	"  --eta             simulate ETAs as the daemon does (slower) and report\n"
+	"                    their accuracy beside the reservation's\n"
 	"Exit codes: 0 ok, 1 usage, 2 bad workload, 3 setup or simulation error,\n"
 	"4 stalled (groups left waiting for room or a low-risk window that never\n"
 	"comes), 130 interrupted.\n";
@@ -172,6 +174,7 @@ struct opts {
 	int64_t until_s;  /* -1 = not given */
 	double spot_risk; /* < 0 = the cluster's */
 	bool events;
+	bool eta; /* --eta */
 };
 
 
@@ -359,6 +362,39 @@ static int popcount64(uint64_t v)
 	return n;
 }
 
+/*
+ * Reference 9.1: the time since the last instant goes to the reason each
+ * group that has not started yet waited for; then each says why it waits
+ * now, and the first ETA of each basis is kept (what it predicted at the
+ * group's submission, against its first start in the report).
+ */
+static void why_sample(struct replay *r)
+{
+	int64_t now = r->clk.now_ms, dt = r->last_sample_ms ? now - r->last_sample_ms : 0;
+	r->last_sample_ms = now;
+	for (size_t i = 0; i < r->ngroups; i++) {
+		struct sgroup *g = &r->groups[i];
+		if (g->started || g->final)
+			continue;
+		if (g->reason > 0 && g->reason < JF_REASON__COUNT)
+			g->wait_ms[g->reason] += dt;
+		struct jf_group_rec rec;
+		if (jf_group_get(r->st, g->id, &rec) != JF_OK)
+			continue;
+		g->started = rec.started_ms > 0;
+		jf_group_release(&rec);
+		struct jf_engine_why w;
+		g->reason = JF_REASON_NONE;
+		if (g->started || !jf_engine_why(r->e, g->id, 0, &w))
+			continue;
+		g->reason = jf_reason_lookup(w.reason);
+		if (!g->pred_resv_ms && w.eta_resv_ms > 0)
+			g->pred_resv_ms = w.eta_resv_ms;
+		if (!g->pred_sim_ms && w.eta_sim_ms > 0)
+			g->pred_sim_ms = w.eta_sim_ms;
+	}
+}
+
 /* Figures at the current instant, once it has settled. */
 static void sample(struct replay *r)
 {
@@ -384,6 +420,7 @@ static void sample(struct replay *r)
 	if (all - inq > r->peak_batch_nodes)
 		r->peak_batch_nodes = all - inq;
 	r->instants++;
+	why_sample(r);
 }
 
 
@@ -495,6 +532,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "seed", required_argument, NULL, 's' },
 		{ "until", required_argument, NULL, 'u' },
 		{ "events", no_argument, NULL, 'e' },
+		{ "eta", no_argument, NULL, 'E' },
 		{ "state", required_argument, NULL, 'S' },
 		{ "spot-risk-threshold", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
@@ -514,6 +552,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'e':
 			o->events = true;
+			break;
+		case 'E':
+			o->eta = true;
 			break;
 		case 's': {
 			char *end;
@@ -722,7 +763,10 @@ int main(int argc, char **argv)
 		.cluster = cluster,
 		.runner = be,
 		.clock = { .now_ms = jf_sim_now, .ctx = &r.clk },
+		/* the simulation basis costs a simulation per pass: asked for */
+		.eta = o.eta ? JF_ETA_INLINE : JF_ETA_OFF,
 	};
+	r.eta = o.eta;
 	if (jf_engine_new(&cfg, &r.e, &err) != JF_OK) {
 		fprintf(stderr, "jobfs-sim: %s\n", err.msg);
 		goto out;
@@ -765,6 +809,11 @@ int main(int argc, char **argv)
 	}
 	jf_simr_print_groups(&r, now);
 	jf_simr_print_cluster(&r, now, how);
+	if (jf_simr_print_why(&r) < 0) {
+		fprintf(stderr, "jobfs-sim: out of memory\n");
+		code = EXIT_SETUP;
+		goto out;
+	}
 	if (jf_simr_print_spot(&r, now, o.spot_risk >= 0) < 0) {
 		fprintf(stderr, "jobfs-sim: out of memory\n");
 		code = EXIT_SETUP;

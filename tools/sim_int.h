@@ -17,6 +17,7 @@
 
 #include "backends/sim/sim.h"
 #include "core/cluster.h"
+#include "core/why.h"
 #include "engine/engine.h"
 #include "tools/sim_workload.h"
 
@@ -26,6 +27,12 @@ struct sgroup { /* a group or batch submitted */
 	int queue;             /* -1 for batches */
 	size_t entry;          /* the submit[] item it came from */
 	bool final;            /* seen in a final state (cleared by a ctl) */
+	/* reference 9.1: its wait before its first start, split by reason,
+	 * and the first ETA each basis gave while it waited */
+	bool started;
+	int reason; /* enum jf_reason as of the last instant */
+	int64_t wait_ms[JF_REASON__COUNT];
+	int64_t pred_resv_ms, pred_sim_ms;
 };
 
 struct replay {
@@ -45,6 +52,8 @@ struct replay {
 	int64_t gpu_ms; /* integral of GPUs in use over time */
 	int64_t peak_nodes, peak_batch_nodes;
 	int64_t instants;
+	int64_t last_sample_ms; /* the instant sample() last saw */
+	bool eta;               /* --eta: the simulation basis too */
 	/* the replay in the engine's loop (engine/loop.h) */
 	struct jf_loop *loop;
 	int sub_timer, end_timer, until_timer;

@@ -486,3 +486,95 @@ int jf_simr_print_spot(struct replay *r, int64_t now, bool overridden)
 	free(a.ids.v);
 	return rc;
 }
+
+/* ---- why it waited and how well its start was predicted ---- */
+
+int jf_simr_print_why(struct replay *r)
+{
+	int lw = 5;
+	for (size_t i = 0; i < r->ngroups; i++) {
+		int l = (int)strlen(r->groups[i].label);
+		if (l > lw)
+			lw = l;
+	}
+	printf("\nwaiting before the first start, by reason\n");
+	printf("%-*s  %s\n", lw, "group", "reason=time ...");
+	int64_t total[JF_REASON__COUNT] = { 0 };
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct sgroup *g = &r->groups[i];
+		char line[1024];
+		size_t at = 0;
+		line[0] = '\0';
+		for (int k = 1; k < JF_REASON__COUNT; k++) {
+			if (!g->wait_ms[k])
+				continue;
+			total[k] += g->wait_ms[k];
+			char d[32];
+			jf_simr_rel_time(g->wait_ms[k], d, sizeof(d));
+			int n = snprintf(line + at, sizeof(line) - at, "%s%s=%s", at ? " " : "",
+					 jf_reason_name((enum jf_reason)k), d);
+			if (n > 0 && (size_t)n < sizeof(line) - at)
+				at += (size_t)n;
+		}
+		printf("%-*s  %s\n", lw, g->label, at ? line : "-");
+	}
+	char line[1024];
+	size_t at = 0;
+	line[0] = '\0';
+	for (int k = 1; k < JF_REASON__COUNT; k++) {
+		if (!total[k])
+			continue;
+		char d[32];
+		jf_simr_rel_time(total[k], d, sizeof(d));
+		int n = snprintf(line + at, sizeof(line) - at, "%s%s=%s", at ? " " : "",
+				 jf_reason_name((enum jf_reason)k), d);
+		if (n > 0 && (size_t)n < sizeof(line) - at)
+			at += (size_t)n;
+	}
+	printf("%-*s  %s\n", lw, "(all)", at ? line : "-");
+
+	/* the ETAs: |predicted - actual| of the first start, per basis */
+	printf("\neta accuracy (the first eta while it waited, against its first start)\n");
+	printf("%-12s  %7s  %12s  %12s  %12s\n", "basis", "groups", "median err", "p90 err",
+	       "median bias");
+	for (int basis = 0; basis < 2; basis++) {
+		if (basis == 1 && !r->eta) {
+			printf("%-12s  %7s  (run with --eta)\n", "simulation", "-");
+			continue;
+		}
+		struct i64s err = { 0 }, bias = { 0 };
+		for (size_t i = 0; i < r->ngroups; i++) {
+			const struct sgroup *g = &r->groups[i];
+			int64_t pred = basis ? g->pred_sim_ms : g->pred_resv_ms;
+			struct jf_group_rec rec;
+			if (!pred || jf_group_get(r->st, g->id, &rec) != JF_OK)
+				continue;
+			int64_t real = rec.started_ms;
+			jf_group_release(&rec);
+			if (!real)
+				continue;
+			int64_t d = (pred - real) / 1000;
+			if (!i64s_push(&err, d < 0 ? -d : d) || !i64s_push(&bias, d)) {
+				free(err.v);
+				free(bias.v);
+				return -1;
+			}
+		}
+		char m[32] = "-", p90[32] = "-", b[40] = "-";
+		if (err.n) {
+			qsort(err.v, err.n, sizeof(*err.v), i64_cmp);
+			qsort(bias.v, bias.n, sizeof(*bias.v), i64_cmp);
+			jf_simr_rel_time(nearest_rank(&err, 50) * 1000, m, sizeof(m));
+			jf_simr_rel_time(nearest_rank(&err, 90) * 1000, p90, sizeof(p90));
+			int64_t bm = nearest_rank(&bias, 50);
+			char bb[32];
+			jf_simr_rel_time((bm < 0 ? -bm : bm) * 1000, bb, sizeof(bb));
+			snprintf(b, sizeof(b), "%s%s", bm < 0 ? "-" : "+", bb);
+		}
+		printf("%-12s  %7zu  %12s  %12s  %12s\n", basis ? "simulation" : "reservation",
+		       err.n, m, p90, b);
+		free(err.v);
+		free(bias.v);
+	}
+	return 0;
+}

@@ -38,5 +38,9 @@ void jf_simr_print_cluster(struct replay *r, int64_t now, enum ending how);
 /* The spot report, when there is spot work; overridden: the threshold
  * came from --spot-risk-threshold.  0, or -1 when out of memory. */
 int jf_simr_print_spot(struct replay *r, int64_t now, bool overridden);
+/* Reference 9.1: each group's wait before its first start, split by the
+ * reasons it waited for, then how far the first ETA each basis gave was
+ * from the first start (median, p90).  -1 when out of memory. */
+int jf_simr_print_why(struct replay *r);
 
 #endif
