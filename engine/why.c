@@ -656,8 +656,10 @@ bool jf_engine_why(struct jf_engine *e, int64_t group_id, int64_t rank, struct j
 		return false;
 	int64_t now = jf_engine_now(e);
 	pthread_mutex_lock(&w->mu);
-	const struct why_entry *x = bsearch(&group_id, w->why, w->nwhy, sizeof(*w->why), entry_cmp);
-	const struct eta_entry *y = bsearch(&group_id, w->eta, w->neta, sizeof(*w->eta), entry_cmp);
+	const struct why_entry *x =
+		w->why ? bsearch(&group_id, w->why, w->nwhy, sizeof(*w->why), entry_cmp) : NULL;
+	const struct eta_entry *y =
+		w->eta ? bsearch(&group_id, w->eta, w->neta, sizeof(*w->eta), entry_cmp) : NULL;
 	if (x) {
 		snprintf(out->reason, sizeof(out->reason), "%s", jf_reason_name(x->reason));
 		snprintf(out->message, sizeof(out->message), "%s", x->message);
