@@ -302,6 +302,8 @@ bool jf_eng_why_snapshot_due(struct jf_engine *e);
 /* Is the last snapshot old while something waits (the tick asks for a pass)? */
 bool jf_eng_why_stale(struct jf_engine *e);
 void jf_eng_why_pass(struct jf_engine *e, const struct jf_why_pass *p);
+/* Why the planner skipped a group, in its message's words (schedule.c). */
+const char *jf_eng_skip_message(enum jf_plan_why why);
 /* A scheduling backend's pass: the reasons it told and where each stands. */
 void jf_eng_why_delegated(struct jf_engine *e);
 /* The reason a group's flags (JF_GF_*) give, or JF_REASON_NONE. */

@@ -303,15 +303,19 @@ static int collect(void *ctx, int64_t id, int64_t idx)
 	return 0;
 }
 
+const char *jf_eng_skip_message(enum jf_plan_why why)
+{
+	return why == JF_PLAN_OVER_CAPACITY
+		       ? "cannot run: a task needs more nodes than the queue's capacity"
+	       : why == JF_PLAN_OVER_CLUSTER
+		       ? "cannot run: a task needs more than the whole cluster has free when all "
+			 "known work has ended"
+		       : "cannot run: the request is out of range";
+}
+
 static void report_skip(struct jf_engine *e, struct grt *g, enum jf_plan_why why)
 {
-	const char *msg =
-		why == JF_PLAN_OVER_CAPACITY
-			? "cannot run: a task needs more nodes than the queue's capacity"
-		: why == JF_PLAN_OVER_CLUSTER
-			? "cannot run: a task needs more than the whole cluster has free when all "
-			  "known work has ended"
-			: "cannot run: the request is out of range";
+	const char *msg = jf_eng_skip_message(why);
 	struct jf_group_rec rec;
 	if (jf_group_get(e->st, g->id, &rec) != JF_OK)
 		return;

@@ -579,7 +579,13 @@ void jf_eng_why_pass(struct jf_engine *e, const struct jf_why_pass *p)
 			continue;
 		}
 		waiting = true;
-		if (pg) {
+		if (pg && out[i].reason == JF_REASON_UNSCHEDULABLE) {
+			/* the words its message says, from the same table as its reason */
+			for (size_t k = 0; k < p->plan->nskips; k++)
+				if (p->plan->skips[k].group == wg->plan)
+					snprintf(x->message, sizeof(x->message), "%s",
+						 jf_eng_skip_message(p->plan->skips[k].why));
+		} else if (pg) {
 			if (out[i].reason == JF_REASON_RESOURCES) {
 				int model = pg->req.gpus > 0 ? pg->req.model : -1;
 				if (model != held_model) {
