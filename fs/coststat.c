@@ -9,8 +9,8 @@
  * model's on-demand / spot price; the CPU prices for CPU-only nodes),
  * less what they cost.
  * cost_estimate of a group: what it cost so far when it has ended; else
- * the cost of its finished tasks plus each task not finished at their
- * mean cost; before any has finished, each task not finished at its
+ * its closed segments plus each task not finished at their mean over its
+ * finished tasks; before any has finished, each task not finished at its
  * bound (its nodes' rate for its timeout).  Never below what it cost so
  * far.  A queue's: what it cost so far plus, for each of its active
  * groups, its estimate less what it cost so far.
@@ -40,7 +40,7 @@ void jf_put_cost_rate(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t 
 {
 	int64_t rate = 0;
 	if (id)
-		jf_ledger_rate(ST(fs), scope, id, &rate);
+		jf_ledger_rate(ST(fs), scope, id, 0, &rate, NULL);
 	put_money(o, "cost_rate", "/h", rate, jf_engine_cluster(fs->e)->currency);
 }
 
@@ -74,11 +74,12 @@ static void spot_row(void *ctx, const char *gpu, int64_t rate, int64_t secs, int
 	x->paid = jf_bill_add(x->paid, amount);
 }
 
-void jf_put_spot_savings(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t id)
+void jf_put_spot_savings(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t id, bool maybe)
 {
 	const struct jf_cluster *c = jf_engine_cluster(fs->e);
 	struct spot x = { c, 0, 0 };
-	jf_ledger_spot(ST(fs), scope, id, jf_engine_now(fs->e), spot_row, &x);
+	if (maybe) /* an on-demand group has no spot segments: no query */
+		jf_ledger_spot(ST(fs), scope, id, jf_engine_now(fs->e), spot_row, &x);
 	int64_t saved = x.od > x.paid ? x.od - x.paid : 0;
 	put_money(o, "spot_savings", "", saved, c->currency);
 }
@@ -96,8 +97,13 @@ static int64_t group_estimate(struct jf_fs *fs, const struct jf_group_rec *g, in
 		return -1;
 	int64_t left = c[JF_ST_WAITING] + c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING] +
 		       c[JF_ST_PAUSED] + c[JF_ST_PREEMPTED];
-	int64_t done = 0, done_cost = 0, est;
-	jf_ledger_finished(ST(fs), g->id, &done, &done_cost);
+	/* a finished task's mean cost: the closed segments over the finished
+	 * tasks (closed segments of tasks not finished - an earlier attempt,
+	 * a pause - count too: a retried task costs more), without a scan of
+	 * the tasks (a status read stays cheap for a group of 10,000) */
+	int64_t done = c[JF_ST_SUCCEEDED] + c[JF_ST_FAILED], open = 0, rate = 0, est;
+	jf_ledger_rate(ST(fs), JF_SCOPE_GROUP, g->id, jf_engine_now(fs->e), &rate, &open);
+	int64_t done_cost = so_far > open ? so_far - open : 0;
 	if (done > 0) {
 		est = jf_bill_add(done_cost, scale(left, done_cost, done));
 	} else {
@@ -106,8 +112,9 @@ static int64_t group_estimate(struct jf_fs *fs, const struct jf_group_rec *g, in
 		struct jf_error err;
 		if (s->timeout <= 0 || !jf_sched_request(cl, s, &req, &err))
 			return -1;
-		int64_t rate = jf_bill_rate(cl, req.model, req.gpus, req.cpu_milli, s->billing);
-		int64_t bound = jf_bill_amount(s->timeout, rate);
+		int64_t node_rate =
+			jf_bill_rate(cl, req.model, req.gpus, req.cpu_milli, s->billing);
+		int64_t bound = jf_bill_amount(s->timeout, node_rate);
 		est = scale(left, bound, 1);
 		est = scale(est, s->nodes > 0 ? s->nodes : 1, 1);
 	}

@@ -121,7 +121,7 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 		put_str(o, "capacity", "unlimited");
 	put_int(o, "nodes_held", held);
 	jf_put_queue_estimate(fs, o, id);
-	jf_put_spot_savings(fs, o, JF_SCOPE_QUEUE, id);
+	jf_put_spot_savings(fs, o, JF_SCOPE_QUEUE, id, true);
 	put_int(o, "group_timeout_seconds", q.group_timeout);
 	jf_queue_release(&q);
 	return o;
@@ -197,8 +197,8 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	jf_group_count_preempted(ST(fs), id, &c[JF_ST_PREEMPTED]);
 	put_counts(o, c, g.completions, g.parallelism);
 	jf_put_group_estimate(fs, o, &g);
-	jf_put_spot_savings(fs, o, JF_SCOPE_GROUP, id);
 	const struct jf_spec *s = jf_fs_spec(fs, &g);
+	jf_put_spot_savings(fs, o, JF_SCOPE_GROUP, id, !s || s->billing == JF_BILL_SPOT);
 	if (s) {
 		put_str(o, "billing", s->billing == JF_BILL_SPOT ? "spot" : "on-demand");
 		put_str(o, "gpu", s->gpu && s->gpus > 0 ? s->gpu : "");

@@ -505,8 +505,10 @@ enum jf_err jf_ledger_last_end(struct jf_store *st, int64_t attempt_id, int64_t 
 enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
 			  int64_t *amount, int64_t *seconds);
 /* The rate (micro-units per hour) of the open segments in a scope: what
- * it costs right now (reference 9.3, cost_rate). */
-enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t *rate);
+ * it costs right now (reference 9.3, cost_rate); *open, if not NULL, what
+ * they cost up to now_ms (jf_ledger_sum less it: the closed ones). */
+enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
+			   int64_t *rate, int64_t *open);
 /* The spot segments of a scope (JF_SCOPE_ALL, _QUEUE or _GROUP), open
  * ones billed up to now_ms, summed per GPU model ("" CPU-only) and rate:
  * fn(ctx, gpu, rate, seconds, amount) for each (spot_savings). */
@@ -514,10 +516,6 @@ enum jf_err jf_ledger_spot(struct jf_store *st, enum jf_scope scope, int64_t id,
 			   void (*fn)(void *ctx, const char *gpu, int64_t rate, int64_t seconds,
 				      int64_t amount),
 			   void *ctx);
-/* Group id's tasks that ended Succeeded or Failed, and what their closed
- * segments cost (cost_estimate: the mean cost of a finished task). */
-enum jf_err jf_ledger_finished(struct jf_store *st, int64_t group_id, int64_t *tasks,
-			       int64_t *amount);
 /* Closed rows with seq > after, in closing order (ledger.csv). */
 enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 			   int (*fn)(void *ctx, const struct jf_ledger_rec *r), void *ctx);

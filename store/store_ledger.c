@@ -490,13 +490,16 @@ enum jf_err jf_demand_list(struct jf_store *st, const char *model,
 static const enum jf_q open_q[] = {
 	[JF_SCOPE_ALL] = Q_LEDGER_OPEN_ALL,     [JF_SCOPE_QUEUE] = Q_LEDGER_OPEN_QUEUE,
 	[JF_SCOPE_GROUP] = Q_LEDGER_OPEN_GROUP, [JF_SCOPE_TASK] = Q_LEDGER_OPEN_TASK,
-	[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,
+	[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,   [JF_SCOPE_ATTEMPT] = Q_LEDGER_OPEN_ATTEMPT,
 };
 
-enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t *rate)
+enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
+			   int64_t *rate, int64_t *open)
 {
 	*rate = 0;
-	if (scope > JF_SCOPE_NODE)
+	if (open)
+		*open = 0;
+	if (scope == JF_SCOPE_STORE || (size_t)scope >= sizeof(open_q) / sizeof(open_q[0]))
 		return JF_EINVAL;
 	sqlite3_stmt *s = jf_q(st, open_q[scope]);
 	if (!s)
@@ -504,8 +507,15 @@ enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id,
 	if (scope != JF_SCOPE_ALL)
 		sqlite3_bind_int64(s, 1, id);
 	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		*rate = jf_bill_add(*rate, sqlite3_column_int64(s, 1));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t r = sqlite3_column_int64(s, 1);
+		*rate = jf_bill_add(*rate, r);
+		if (open)
+			*open = jf_bill_add(
+				*open,
+				jf_bill_amount(jf_bill_seconds(sqlite3_column_int64(s, 0), now_ms),
+					       r));
+	}
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
 }
@@ -554,21 +564,4 @@ enum jf_err jf_ledger_spot(struct jf_store *st, enum jf_scope scope, int64_t id,
 		sqlite3_reset(s);
 	}
 	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
-}
-
-enum jf_err jf_ledger_finished(struct jf_store *st, int64_t group_id, int64_t *tasks,
-			       int64_t *amount)
-{
-	*tasks = *amount = 0;
-	sqlite3_stmt *s = jf_q(st, Q_LEDGER_FINISHED_COST);
-	if (!s)
-		return JF_EIO;
-	sqlite3_bind_int64(s, 1, group_id);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*tasks = sqlite3_column_int64(s, 0);
-		*amount = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_reset(s);
-	return rc == SQLITE_ROW ? JF_OK : JF_EIO;
 }
