@@ -224,6 +224,13 @@ static const char *const migrations[] = {
 	"ALTER TABLE events ADD COLUMN store_id INTEGER;"
 	"ALTER TABLE events ADD COLUMN store_off INTEGER;"
 	"CREATE INDEX events_store ON events(store_id, store_off) WHERE store_off IS NOT NULL;",
+	/* 13 -> 14: budgets (reference 10): whether the queue's budget is
+	 * exhausted as last announced (its BudgetExhausted event written, the
+	 * available one not yet), so that a restart does not say it twice;
+	 * and the segments of a queue that ended after a time, which a
+	 * rolling budget period counts, found without a scan of its ledger */
+	"ALTER TABLE queues ADD COLUMN budget_state INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX ledger_queue_end ON ledger(queue_id, end_ms);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
