@@ -147,6 +147,10 @@ static int add_group(void *ctx, int64_t gid)
 					    c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING], parallelism);
 	if (s->spot && g->spec->unit_runtime > 0 && tasks > 0 && window_wait(s, g, tasks))
 		return 0;
+	/* its queue's budget is spent (budget.c): nothing new starts (and a
+	 * group whose parallelism is full says so already) */
+	if (state != JF_ST_PAUSED && c[JF_ST_WAITING] > 0 && jf_eng_budget_waits(e, g))
+		return 0;
 	/* backing off after a failed pull (image.c): nothing starts yet */
 	if (tasks > 0 && jf_eng_pull_waits(e, g, jf_eng_now(e)))
 		return 0;
