@@ -314,7 +314,17 @@ int64_t jf_eng_budget_tick(struct jf_engine *e)
 	while (jf_idmap_next(&e->budgets, &i, &k, &v)) {
 		struct qbud *q = v;
 		exhausted_now(e, q, now);
-		if (q->next_ms >= 0 && (next < 0 || q->next_ms - now < next))
+		if (q->next_ms < 0)
+			continue;
+		/* exhausted with nothing waiting: its freeing matters to no one
+		 * (the daemon's periodic tick still says it when it comes; a
+		 * replay need not wait for it) */
+		int64_t c[JF_ST__COUNT];
+		if (q->exhausted &&
+		    jf_queue_count_tasks(e->st, q->queue_id, JF_KIND_GROUP, c) == JF_OK &&
+		    c[JF_ST_WAITING] == 0)
+			continue;
+		if (next < 0 || q->next_ms - now < next)
 			next = q->next_ms - now;
 	}
 	return next < 0 ? -1 : next > 0 ? next : 1;
