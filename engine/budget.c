@@ -98,7 +98,8 @@ static int unflag_one(void *ctx, int64_t gid)
 }
 
 /* The queue's BudgetExhausted or BudgetAvailable event (why: what freed
- * it), its state in the store, the flags; then a pass. */
+ * it; NULL: its budget is gone), its state in the store, the flags; then
+ * a pass. */
 static void announce(struct jf_engine *e, struct qbud *q, bool exhausted, const char *why)
 {
 	const char *cur = e->cluster->currency;
@@ -112,6 +113,9 @@ static void announce(struct jf_engine *e, struct qbud *q, bool exhausted, const 
 			 budget, per,
 			 q->stop ? "running work is stopped (budget_action: stop)"
 				 : "running work runs on (budget_action: hold)");
+	} else if (!why) {
+		snprintf(msg, sizeof(msg),
+			 "the queue has no budget any more: waiting work may start");
 	} else {
 		int64_t left = q->budget > q->spent ? q->budget - q->spent : 0;
 		char l[48];
@@ -136,6 +140,13 @@ static void announce(struct jf_engine *e, struct qbud *q, bool exhausted, const 
 	jf_eng_schedule(e);
 }
 
+/* A running task of q's that nothing is ending yet. */
+static struct grt *stoppable(struct jf_engine *e, const struct qbud *q, const struct trun *t)
+{
+	struct grt *g = t->why == JF_WHY_NONE ? jf_eng_group(e, t->group_id) : NULL;
+	return g && g->queue_id == q->queue_id ? g : NULL;
+}
+
 /* budget_action: stop: every task of q's groups that runs is stopped. */
 static void stop_running(struct jf_engine *e, struct qbud *q)
 {
@@ -143,21 +154,24 @@ static void stop_running(struct jf_engine *e, struct qbud *q)
 	int64_t k;
 	void *v;
 	bool any = false;
+	while (!any && jf_idmap_next(&e->tasks, &i, &k, &v))
+		any = stoppable(e, q, v) != NULL;
+	if (!any)
+		return;
+	i = 0;
 	jf_eng_step_begin(e);
 	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
 		struct trun *t = v;
-		struct grt *g = jf_eng_group(e, t->group_id);
-		if (!g || g->queue_id != q->queue_id || t->why != JF_WHY_NONE)
+		struct grt *g = stoppable(e, q, t);
+		if (!g)
 			continue;
 		jf_eng_event(e, g, t->task_id, t->idx, 0, 0, "Normal", "Stopped",
 			     "stopped: queue %s's budget is spent (budget_action: stop)", q->name);
 		jf_eng_kill_task(e, t, JF_WHY_STOP);
 		jf_eng_changed(e, JF_CH_TASK, g->queue_id, g->id, t->task_id, 0, false);
-		any = true;
 	}
 	jf_eng_step_end(e);
-	if (any)
-		jf_eng_schedule(e);
+	jf_eng_schedule(e);
 }
 
 /* Evaluate q at now: what it spent, whether that is the budget, when that
@@ -207,11 +221,8 @@ static bool qbud_set(struct jf_engine *e, int64_t queue_id, const char *name,
 	if (!s || !s->budget_set) {
 		if (!q)
 			return true;
-		if (q->said) {
-			q->spent = 0;
-			q->budget = 0;
-			announce(e, q, false, "the queue has no budget any more");
-		}
+		if (q->said)
+			announce(e, q, false, NULL);
 		free(jf_idmap_del(&e->budgets, queue_id));
 		return true;
 	}

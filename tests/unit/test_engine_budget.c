@@ -407,6 +407,7 @@ static void test_restart_and_removed(void **state)
 	assert_int_equal(task_state(f, g, 0), JF_ST_WAITING);
 	queue_spec(f, "capacity: 4\n");
 	assert_int_equal(queue_events(f, "BudgetAvailable"), 1);
+	assert_int_equal(budget_state(f), 0);
 	assert_true(run_until(f, task0_running, g, 10000));
 	struct jf_error err = { 0 };
 	assert_int_equal(jf_engine_ctl(f->e, g, 0, "stop", &err), JF_OK);
