@@ -204,7 +204,8 @@ static void evaluate(struct jf_engine *e, struct qbud *q, int64_t now, const cha
 static bool exhausted_now(struct jf_engine *e, struct qbud *q, int64_t now)
 {
 	if (!q->known || (q->next_ms >= 0 && now >= q->next_ms))
-		evaluate(e, q, now, "older costs left the window");
+		evaluate(e, q, now,
+			 q->period_s > 0 ? "older costs left the window" : "its cost is below it");
 	return q->exhausted;
 }
 
