@@ -4,15 +4,19 @@
  * Keys: capacity (nodes, >= 0, 0 = unlimited), group_timeout (a duration,
  * 0 = off), partition and spot_partition (Slurm partitions for the
  * queue's on-demand and spot work), private (bool), keep_logs (a duration
- * or "forever": how long a finished group's logs stay).  Unknown
- * keys are errors; an empty text (or only comments) is all defaults.  *out
- * is written only on success, so a refused spec leaves it unchanged.
+ * or "forever": how long a finished group's logs stay), budget (an amount
+ * of the cluster's currency, "100.00": parsed exactly into micro-units),
+ * budget_period (a duration: the rolling window the budget covers) and
+ * budget_action (hold or stop).  Unknown keys are errors; an empty text
+ * (or only comments) is all defaults.  *out is written only on success,
+ * so a refused spec leaves it unchanged.
  */
 #include "core/spec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/billing.h"
 #include "core/quantity.h"
 #include "core/yamltree.h"
 
@@ -32,13 +36,95 @@ static bool partition_ok(const char *s)
 	return true;
 }
 
+/* "100.00": digits, then at most 6 decimals (the micro-unit), no sign,
+ * no exponent; each way of getting it wrong has its own message. */
+static enum jf_err parse_budget(const struct jf_ynode *n, const char *t, int64_t *out,
+				struct jf_error *err)
+{
+	static const char digits[] = "0123456789";
+	const char *p = t + (t[0] == '-');
+	size_t whole = strspn(p, digits), frac = 0;
+	const char *q = p + whole;
+	bool dot = *q == '.';
+	if (dot) {
+		frac = strspn(q + 1, digits);
+		q += 1 + frac;
+	}
+	if (whole == 0 || (dot && frac == 0) || *q)
+		return jf_yerror(err, JF_EINVAL, n, "budget",
+				 "\"%.64s\" is not an amount: write it in the cluster's currency "
+				 "as a number, e.g. \"100.00\"",
+				 t);
+	if (t[0] == '-')
+		return jf_yerror(err, JF_EINVAL, n, "budget",
+				 "%.64s is negative: a budget is 0 or more (0: nothing new "
+				 "starts)",
+				 t);
+	if (frac > 6)
+		return jf_yerror(err, JF_EINVAL, n, "budget",
+				 "%.64s has %zu decimals: at most 6 (the smallest amount is "
+				 "0.000001, one micro-unit)",
+				 t, frac);
+	int64_t v = 0;
+	if (!jf_money_parse(t, &v) || v / 1000000 >= JF_BUDGET_MAX_UNITS)
+		return jf_yerror(err, JF_EINVAL, n, "budget",
+				 "%.64s is out of range: at most %lld (less than 10^12)", t,
+				 (long long)JF_BUDGET_MAX_UNITS - 1);
+	*out = v;
+	return JF_OK;
+}
+
+static enum jf_err parse_budget_keys(const struct jf_ynode *root, struct jf_queue_spec *q,
+				     struct jf_error *err)
+{
+	const struct jf_ynode *n;
+	const char *t;
+	enum jf_err rc;
+	if ((n = jf_ymap_get(root, "budget"))) {
+		if ((rc = jf_ynode_text(n, "budget", 0, &t, err)) ||
+		    (rc = parse_budget(n, t, &q->budget, err)))
+			return rc;
+		q->budget_set = true;
+	}
+	if ((n = jf_ymap_get(root, "budget_period"))) {
+		if ((rc = jf_ynode_text(n, "budget_period", 0, &t, err)))
+			return rc;
+		if (!jf_duration_parse(t, &q->budget_period))
+			return jf_yerror(err, JF_EINVAL, n, "budget_period",
+					 "bad duration \"%.64s\": use e.g. 1d, 7d or 30d (a "
+					 "rolling window; absent: the queue's whole life)",
+					 t);
+		if (q->budget_period < JF_BUDGET_PERIOD_MIN ||
+		    q->budget_period > JF_BUDGET_PERIOD_MAX)
+			return jf_yerror(err, JF_EINVAL, n, "budget_period",
+					 "duration %.64s is out of range: 1m to 366d", t);
+		if (!q->budget_set)
+			return jf_yerror(err, JF_EINVAL, n, "budget_period",
+					 "a period needs a budget (budget: \"100.00\")");
+	}
+	if ((n = jf_ymap_get(root, "budget_action"))) {
+		if ((rc = jf_ynode_text(n, "budget_action", 0, &t, err)))
+			return rc;
+		if (strcmp(t, "stop") && strcmp(t, "hold"))
+			return jf_yerror(err, JF_EINVAL, n, "budget_action",
+					 "\"%.64s\": use hold (running work runs on, the "
+					 "default) or stop (running work is stopped)",
+					 t);
+		q->budget_stop = strcmp(t, "stop") == 0;
+		if (!q->budget_set)
+			return jf_yerror(err, JF_EINVAL, n, "budget_action",
+					 "an action needs a budget (budget: \"100.00\")");
+	}
+	return JF_OK;
+}
+
 static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec *q,
 			      struct jf_error *err)
 {
-	static const char *const known[] = { "capacity",  "group_timeout",
-					     "partition", "spot_partition",
-					     "private",   "keep_logs",
-					     NULL };
+	static const char *const known[] = {
+		"capacity",  "group_timeout", "partition",     "spot_partition", "private",
+		"keep_logs", "budget",        "budget_period", "budget_action",  NULL
+	};
 	enum jf_err rc = jf_ymap_check_keys(root, "", known, err);
 	if (rc)
 		return rc;
@@ -96,7 +182,7 @@ static enum jf_err parse_root(const struct jf_ynode *root, struct jf_queue_spec 
 	if ((n = jf_ymap_get(root, "private")) &&
 	    (rc = jf_ynode_bool(n, "private", &q->private_, err)))
 		return rc;
-	return JF_OK;
+	return parse_budget_keys(root, q, err);
 }
 
 enum jf_err jf_queue_spec_parse(const char *text, size_t len, struct jf_queue_spec *out,

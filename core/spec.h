@@ -215,7 +215,17 @@ struct jf_queue_spec {
 	bool private_;         /* `private: true` */
 	bool keep_logs_set;    /* keep_logs given: it overrides the daemon's --keep-logs */
 	int64_t keep_logs;     /* seconds a finished group's logs are kept; 0 = forever */
+	/* reference 10: once the queue's cost within budget_period reaches
+	 * budget, nothing new starts in it */
+	bool budget_set;       /* budget given */
+	int64_t budget;        /* micro-units of the cluster's currency */
+	int64_t budget_period; /* seconds of the rolling window; 0 = the queue's whole life */
+	bool budget_stop;      /* budget_action: stop (running work is stopped); else hold */
 };
+
+#define JF_BUDGET_MAX_UNITS  INT64_C(1000000000000) /* 10^12 currency units */
+#define JF_BUDGET_PERIOD_MIN 60
+#define JF_BUDGET_PERIOD_MAX (366 * 86400)
 
 /* How many times jf_spec_parse ran in this process (the tests check that
  * a submission parses its spec once). */

@@ -86,6 +86,7 @@ static void adopt_orphan(struct jf_engine *e, const struct jf_attempt_rec *a, in
 			return;
 		}
 		snprintf(r->handle, sizeof(r->handle), "%s", handle);
+		start_ms = jf_eng_from_wall(e, start_ms);
 		jf_attempt_started(e->st, a->id, handle, 0, start_ms);
 	} else {
 		jf_ledger_reopen(e->st, a->id, 0);
@@ -191,6 +192,7 @@ static int adopt_one(struct jf_engine *e, const struct jf_attempt_rec *a)
 					       &start_ms, &err) == JF_OK) {
 		/* the daemon died inside start(), after the run got going: record
 		 * the start it never did, and adopt the run (not a second one) */
+		start_ms = jf_eng_from_wall(e, start_ms);
 		snprintf(r->handle, sizeof(r->handle), "%s", handle);
 		r->started = true;
 		t->nstarted++;

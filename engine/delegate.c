@@ -717,6 +717,12 @@ static void pass_group(struct pass *p, int64_t gid)
 	 * engine's tick schedules again then) */
 	if (jf_eng_pull_waits(e, g, jf_eng_now(e)))
 		room = 0;
+	/* its queue's budget is spent (budget.c): no new batch, and those it
+	 * has are held while it has tasks that wait */
+	int64_t c[JF_ST__COUNT];
+	if (state != JF_ST_PAUSED && jf_group_count_tasks(e->st, gid, c) == JF_OK &&
+	    c[JF_ST_WAITING] > 0 && jf_eng_budget_waits(e, g))
+		room = 0;
 	/* its object sources sync first (storage.c) */
 	if (room > 0 && jf_eng_stor_waits(e, g))
 		room = 0;
@@ -938,5 +944,9 @@ void jf_eng_delegate_start(struct jf_engine *e)
 
 void jf_eng_delegate_resumed(struct jf_engine *e, int64_t group_id)
 {
+	/* held for its queue's budget too: that hold stays (budget.c) */
+	struct grt *g = jf_eng_group(e, group_id);
+	if (g && g->budget_held)
+		return;
 	release_holds(e, group_id);
 }

@@ -136,7 +136,8 @@ static void on_pending(struct jf_engine *e, const struct jf_note *n)
 {
 	struct jf_sub_rec sr;
 	struct grt *g = jf_dlg_group_of_sub(e, (int64_t)n->key, &sr);
-	if (!g || g->unsendable_said)
+	/* held for its queue's budget: its message says that (budget.c) */
+	if (!g || g->unsendable_said || g->budget_held)
 		return;
 	/* reference 9.1: the reason in jobfs's words, Slurm's expected start */
 	const char *word = n->message[0] ? jf_dlg_slurm_reason(n->message, NULL) : "";
@@ -490,6 +491,9 @@ void jf_eng_delegate_notes(struct jf_engine *e)
 	size_t n;
 	while ((n = jf_scheduler_notes(e->sch, notes, NOTES_AT_ONCE)) > 0) {
 		for (size_t i = 0; i < n; i++) {
+			/* the backend's times, on the engine's clock */
+			notes[i].start_ms = jf_eng_from_wall(e, notes[i].start_ms);
+			notes[i].end_ms = jf_eng_from_wall(e, notes[i].end_ms);
 			const struct jf_note *no = &notes[i];
 			switch (no->kind) {
 			case JF_NOTE_ACCEPTED:

@@ -610,6 +610,7 @@ void jf_eng_finish(struct jf_engine *e, const struct jf_run_result *res)
 	if (g && g->spec->nstorage)
 		jf_eng_stor_unmounted(e, g, t ? t->idx : 0, r->node_idx, r->node_id);
 	jf_ledger_close(e->st, attempt_id, end_ms);
+	jf_eng_budget_touch(e, g ? g->queue_id : -1);
 	if (!r->no_dirs) {
 		/* its records are the store's now: they go, its logs stay */
 		char dir[4096], scratch[4200];

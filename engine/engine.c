@@ -44,6 +44,13 @@ int64_t jf_engine_now(struct jf_engine *e)
 	return jf_eng_now(e);
 }
 
+int64_t jf_eng_from_wall(struct jf_engine *e, int64_t wall_ms)
+{
+	if (wall_ms <= 0 || !e->clock.skew_ms)
+		return wall_ms;
+	return wall_ms + e->clock.skew_ms(e->clock.ctx);
+}
+
 static enum jf_err forecasts_load(struct jf_engine *e);
 static void fail_unparsable(struct jf_engine *e);
 
@@ -89,6 +96,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	jf_idmap_init(&e->groups);
 	jf_idmap_init(&e->tasks);
 	jf_idmap_init(&e->runs);
+	jf_idmap_init(&e->budgets);
 	if (!e->state_dir || !e->machines || !e->use || !e->excl || !e->partition_ondemand ||
 	    !e->partition_spot) {
 		jf_engine_free(e);
@@ -100,6 +108,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 		jf_engine_free(e);
 		return jf_error_set(err, JF_ENOMEM, 0, "out of memory");
 	}
+	jf_eng_budget_load(e);
 	jf_eng_enter(e);
 	fail_unparsable(e);
 	if (e->delegated) {
@@ -213,6 +222,10 @@ void jf_eng_resync(struct jf_engine *e)
 	e->making = true; /* a failed step may have been the one that made rows */
 	if (forecasts_load(e) != JF_OK)
 		fprintf(stderr, "jobfs: out of memory reloading the spot forecasts\n");
+	/* what was announced may have been rolled back: as the store says */
+	jf_eng_budget_free(e);
+	jf_idmap_init(&e->budgets);
+	jf_eng_budget_load(e);
 	jf_eng_step_begin(e);
 	if (e->delegated) {
 		jf_eng_delegate_start(e);
@@ -229,6 +242,7 @@ void jf_engine_free(struct jf_engine *e)
 		return;
 	jf_eng_why_free(e); /* its thread first: it reads nothing of the tables */
 	jf_eng_stor_free(e);
+	jf_eng_budget_free(e);
 	tables_free(e);
 	jf_eng_step_release(e);
 	jf_eng_view_free(e);
@@ -756,6 +770,8 @@ void jf_engine_on_backend(struct jf_engine *e)
 	size_t n;
 	while ((n = jf_runner_reap(e->run, res, JF_ENGINE_BATCH)) > 0) {
 		for (size_t i = 0; i < n; i++) {
+			res[i].start_ms = jf_eng_from_wall(e, res[i].start_ms);
+			res[i].end_ms = jf_eng_from_wall(e, res[i].end_ms);
 			if (res[i].note)
 				jf_eng_note(e, &res[i]);
 			else if (res[i].started)
@@ -924,6 +940,10 @@ int64_t jf_engine_group_deadline(const struct jf_engine *e)
 int64_t jf_engine_tick(struct jf_engine *e)
 {
 	jf_eng_enter(e);
+	/* a clock that jumped (--test-clock): every deadline below is looked
+	 * at against the new time in this tick, and a pass plans from it */
+	if (e->clock.refresh && e->clock.refresh(e->clock.ctx))
+		jf_eng_schedule(e);
 	bool more = tick_make(e);
 	int64_t next = jf_eng_group_timers(e);
 	/* not a timer of its own either: a virtual clock (jobfs-sim) would
@@ -955,6 +975,16 @@ int64_t jf_engine_tick(struct jf_engine *e)
 	 * that overran its predicted end moves what waits behind it */
 	if (jf_eng_why_stale(e))
 		jf_eng_schedule(e);
+	/* queue budgets (budget.c): reached while work runs, or freed as old
+	 * costs leave a rolling window; a replay waits for it as for a group
+	 * timer */
+	int64_t budget_next = jf_eng_budget_tick(e);
+	if (budget_next >= 0) {
+		if (next < 0 || budget_next < next)
+			next = budget_next;
+		if (e->group_deadline_ms < 0 || now + budget_next < e->group_deadline_ms)
+			e->group_deadline_ms = now + budget_next;
+	}
 	size_t i = 0;
 	int64_t k;
 	void *v;

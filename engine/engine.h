@@ -30,6 +30,14 @@ struct jf_engine;
 struct jf_clock {
 	int64_t (*now_ms)(void *ctx); /* wall clock, ms since the epoch */
 	void *ctx;
+	/* optional: how far now_ms runs ahead of the real wall clock, in
+	 * which backends report when a node started and ended (their times
+	 * are moved by it as they come in, so that billing follows now_ms);
+	 * NULL: not at all */
+	int64_t (*skew_ms)(void *ctx);
+	/* optional: look at the clock's source again (the engine's tick
+	 * does); true when now_ms jumped.  NULL: it never jumps */
+	bool (*refresh)(void *ctx);
 };
 
 /* Which object changed, for the tree. */

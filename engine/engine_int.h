@@ -94,6 +94,7 @@ struct grt { /* an accepted group's runtime */
 	size_t why_index;
 	unsigned why_stamp, hold_stamp;
 	int64_t why_first_end, why_last_end, hold_amount, hold_tasks;
+	bool budget_held; /* delegated: its batches are held for its queue's budget (budget.c) */
 };
 
 #define JF_PULL_BACKOFF_FIRST_MS 10000
@@ -210,6 +211,7 @@ struct jf_engine {
 	int64_t window_check_ms;   /* spot tasks wait for a low-risk window: look again then */
 	int64_t pull_check_ms;     /* a group's pull back-off ends: schedule then */
 	struct jf_stor *stor;      /* storage.c: volumes and object sources */
+	struct jf_idmap budgets;   /* budget.c: queue id -> its budget, for queues with one */
 	int64_t evict_check_ms;    /* how often a node's emptydirs are measured, 0 = default */
 	const struct jf_runtime_conf *rt; /* containers (reference 8.1), NULL: on the host */
 	bool scheduling;                  /* guards re-entry */
@@ -343,6 +345,9 @@ void jf_eng_resync(struct jf_engine *e);
 
 /* engine.c */
 int64_t jf_eng_now(struct jf_engine *e);
+/* A time a backend reported on the real wall clock (a node's start or
+ * end), on the engine's clock (struct jf_clock's skew_ms); 0 stays 0. */
+int64_t jf_eng_from_wall(struct jf_engine *e, int64_t wall_ms);
 /* Yielding and the loop has a request waiting: stop after this step. */
 bool jf_eng_should_yield(struct jf_engine *e);
 /* Read r's RUN_DIR/rotation if it changed and write a Warning LogRotated
@@ -402,6 +407,23 @@ void jf_eng_stor_mounted(struct jf_engine *e, const struct grt *g, int64_t task_
 			 int64_t node_idx, int64_t node_id);
 void jf_eng_stor_unmounted(struct jf_engine *e, const struct grt *g, int64_t task_idx,
 			   int64_t node_idx, int64_t node_id);
+
+/* budget.c (reference 10): a queue's budget, once spent, lets nothing new
+ * start in it.  load: the queues' budgets from the store (start, resync);
+ * spec: a queue's accepted spec (s NULL: none), evaluated at once;
+ * forget: the queue is gone; touch: a ledger segment of the queue opened
+ * or closed (queue_id -1: of any); tick: evaluate what is due, the ms
+ * until the next deadline (-1 none); waits: the scheduling gate (the
+ * group starts nothing: flagged, and on a scheduling backend held). */
+struct jf_queue_spec;
+void jf_eng_budget_load(struct jf_engine *e);
+void jf_eng_budget_free(struct jf_engine *e);
+void jf_eng_budget_spec(struct jf_engine *e, int64_t queue_id, const char *name,
+			const struct jf_queue_spec *s);
+void jf_eng_budget_forget(struct jf_engine *e, int64_t queue_id);
+void jf_eng_budget_touch(struct jf_engine *e, int64_t queue_id);
+int64_t jf_eng_budget_tick(struct jf_engine *e);
+bool jf_eng_budget_waits(struct jf_engine *e, struct grt *g);
 
 /* requests.c: make a chunk (store.h) more task rows of the first group (in
  * submission order) that has rows not made yet, in one step, and tell the

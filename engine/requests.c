@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/billing.h"
 #include "core/names.h"
+#include "core/quantity.h"
 
 /*
  * Owners (defence in depth: fs/perm.c decides first).  Root and the
@@ -88,6 +90,7 @@ static enum jf_err req_rmqueue(struct jf_engine *e, int64_t id, struct jf_error 
 		return jf_error_set(err, rc, 0, "the queue still has groups: remove them first");
 	if (rc)
 		return jf_error_set(err, rc, 0, "cannot remove the queue: %s", jf_err_name(rc));
+	jf_eng_budget_forget(e, id);
 	jf_eng_changed(e, JF_CH_QUEUE, id, 0, 0, 0, true);
 	return JF_OK;
 }
@@ -189,16 +192,33 @@ static enum jf_err req_queue_spec(struct jf_engine *e, int64_t id, const char *t
 	char cap[32] = "unlimited";
 	if (q.capacity)
 		snprintf(cap, sizeof(cap), "%lld nodes", (long long)q.capacity);
-	char msg[160];
-	snprintf(msg, sizeof(msg), "queue spec accepted: capacity %s, group_timeout %llds%s", cap,
-		 (long long)q.group_timeout,
+	char budget[160] = "";
+	if (q.budget_set) {
+		char money[48], per[32] = "";
+		jf_money_format(q.budget, e->cluster->currency, money, sizeof(money));
+		if (q.budget_period)
+			jf_duration_format(q.budget_period, per, sizeof(per));
+		snprintf(budget, sizeof(budget), ", budget %s%s%s (budget_action: %s)", money,
+			 per[0] ? " per " : "", per, q.budget_stop ? "stop" : "hold");
+	}
+	char msg[400];
+	snprintf(msg, sizeof(msg), "queue spec accepted: capacity %s, group_timeout %llds%s%s", cap,
+		 (long long)q.group_timeout, budget,
 		 q.private_ ? ", private (only its owner and root see inside)" : "");
 	jf_event_add(e->st, &sc, jf_eng_now(e), "Normal", "Updated", "queue", msg);
 	rc = jf_eng_step_end(e) ? JF_OK : JF_EIO;
 	free(copy);
-	jf_queue_spec_release(&q);
-	if (rc)
+	if (rc) {
+		jf_queue_spec_release(&q);
 		return jf_error_set(err, rc, 0, "cannot store the queue spec");
+	}
+	/* a budget set, raised, lowered or gone: judged now (budget.c) */
+	struct jf_queue_rec qr;
+	if (jf_queue_get(e->st, id, &qr) == JF_OK) {
+		jf_eng_budget_spec(e, id, qr.name, &q);
+		jf_queue_release(&qr);
+	}
+	jf_queue_spec_release(&q);
 	jf_eng_changed(e, JF_CH_QUEUE, id, 0, 0, 0, false);
 	jf_eng_schedule(e);
 	return JF_OK;

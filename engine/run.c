@@ -191,6 +191,7 @@ void jf_eng_bill_start(struct jf_engine *e, const struct grt *g, int64_t task_id
 	lr.rate = jf_bill_rate(e->cluster, g->req.model, g->req.gpus, g->req.cpu_milli,
 			       g->spec->billing);
 	jf_ledger_open(e->st, &lr, NULL);
+	jf_eng_budget_touch(e, g->queue_id);
 }
 
 /*
@@ -404,7 +405,7 @@ void jf_eng_launch_node(struct jf_engine *e, struct grt *g, struct trun *t, int6
 	snprintf(r->handle, sizeof(r->handle), "%s", started.handle);
 	r->deadline_ms = s->timeout > 0 ? jf_eng_now(e) + s->timeout * 1000 : 0;
 	if (!started.pending)
-		record_start(e, g, t, r, started.pid, started.start_ms);
+		record_start(e, g, t, r, started.pid, jf_eng_from_wall(e, started.start_ms));
 }
 
 /*

@@ -163,6 +163,12 @@ static int add_group(void *ctx, int64_t gid)
 		note_why(s, gid, queue_id, JF_REASON_WINDOW);
 		return 0;
 	}
+	/* its queue's budget is spent (budget.c): nothing new starts (and a
+	 * group whose parallelism is full says so already) */
+	if (state != JF_ST_PAUSED && c[JF_ST_WAITING] > 0 && jf_eng_budget_waits(e, g)) {
+		note_why(s, gid, queue_id, JF_REASON_BUDGET);
+		return 0;
+	}
 	/* backing off after a failed pull (image.c): nothing starts yet */
 	if (tasks > 0 && jf_eng_pull_waits(e, g, jf_eng_now(e))) {
 		note_why(s, gid, queue_id, JF_REASON_IMAGEPULL);

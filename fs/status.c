@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/billing.h"
+#include "core/budget.h"
 #include "core/lifecycle.h"
 #include "core/quantity.h"
 #include "core/timefmt.h"
@@ -88,6 +89,44 @@ static void put_counts(json_t *o, const int64_t *c, int64_t completions, int64_t
 	put_str(o, "progress", prog);
 }
 
+/* Reference 10: the queue's budget, what is left of it within its period
+ * (the amounts as `cost` writes them), the period and the action; without
+ * a budget "unlimited". */
+static void put_budget(struct jf_fs *fs, json_t *o, const struct jf_queue_rec *q)
+{
+	const struct jf_cluster *c = jf_engine_cluster(fs->e);
+	struct jf_queue_spec s;
+	memset(&s, 0, sizeof(s));
+	if (q->spec && q->spec[0] &&
+	    jf_queue_spec_parse(q->spec, strlen(q->spec), &s, NULL) != JF_OK)
+		memset(&s, 0, sizeof(s));
+	char budget[64], left[64], spent[64], period[32] = "lifetime";
+	if (s.budget_period > 0)
+		jf_duration_format(s.budget_period, period, sizeof(period));
+	if (!s.budget_set) {
+		put_str(o, "budget", "unlimited");
+		put_str(o, "budget_left", "unlimited");
+	} else {
+		int64_t now = jf_engine_now(fs->e), base = 0, used = 0;
+		struct jf_budget_seg *segs = NULL;
+		size_t n = 0;
+		if (jf_ledger_budget_segs(ST(fs), q->id, s.budget_period, now, &segs, &n, &base) ==
+		    JF_OK)
+			used = jf_budget_spent(segs, n, base, now, s.budget_period);
+		free(segs);
+		jf_money_format(s.budget, c->currency, budget, sizeof(budget));
+		jf_money_format(s.budget > used ? s.budget - used : 0, c->currency, left,
+				sizeof(left));
+		jf_money_format(used, c->currency, spent, sizeof(spent));
+		put_str(o, "budget", budget);
+		put_str(o, "budget_left", left);
+		put_str(o, "budget_spent", spent);
+	}
+	put_str(o, "budget_period", period);
+	put_str(o, "budget_action", s.budget_stop ? "stop" : "hold");
+	jf_queue_spec_release(&s);
+}
+
 static json_t *queue_status(struct jf_fs *fs, int64_t id)
 {
 	struct jf_queue_rec q;
@@ -123,6 +162,7 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	jf_put_queue_estimate(fs, o, id);
 	jf_put_spot_savings(fs, o, JF_SCOPE_QUEUE, id, true);
 	put_int(o, "group_timeout_seconds", q.group_timeout);
+	put_budget(fs, o, &q);
 	jf_queue_release(&q);
 	return o;
 }
@@ -144,7 +184,12 @@ static void put_why_keys(json_t *o, const char *reason, int64_t position, int64_
 static void put_why(json_t *o, const struct jf_group_rec *g, const struct jf_engine_why *w)
 {
 	const char *reason = w ? w->reason : "";
-	if (!reason[0] && g->state == JF_ST_WAITING)
+	/* before the engine's first pass has seen it: what its flags say (a
+	 * running group whose other tasks its queue's budget holds back too) */
+	if (!reason[0] && (g->state == JF_ST_WAITING || g->state == JF_ST_RUNNING) &&
+	    (g->flags & JF_GF_BUDGET))
+		reason = "Budget";
+	else if (!reason[0] && g->state == JF_ST_WAITING)
 		reason = (g->flags & JF_GF_IMAGEPULL) ? "ImagePull"
 			 : (g->flags & JF_GF_WINDOW)  ? "Window"
 			 : (g->flags & JF_GF_SYNCING) ? "Syncing"

@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 14
+#define JF_STORE_SCHEMA 15
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -77,6 +77,8 @@ struct jf_group_rec {
 #define JF_GF_WINDOW    1u /* spot: waiting for a low-risk window */
 #define JF_GF_IMAGEPULL 2u /* backing off after an image pull failed (engine/image.c) */
 #define JF_GF_SYNCING   4u /* waiting for its object sources to sync (engine/storage.c) */
+/* 8u: taken (another waiting reason) */
+#define JF_GF_BUDGET 16u /* its queue's budget is spent: nothing new starts (engine/budget.c) */
 
 struct jf_task_rec {
 	int64_t id;
@@ -205,6 +207,10 @@ enum jf_err jf_queue_delete(struct jf_store *st, int64_t id);
 /* How many groups the queue has, and how many of them are live (not
  * final, not a draft). */
 enum jf_err jf_queue_group_counts(struct jf_store *st, int64_t id, int64_t *all, int64_t *live);
+/* A queue's budget state as last announced (reference 10): 1 exhausted
+ * (its BudgetExhausted event written), 0 not. */
+enum jf_err jf_queue_budget_state(struct jf_store *st, int64_t id, int *state);
+enum jf_err jf_queue_set_budget_state(struct jf_store *st, int64_t id, int state);
 /* List queues with id > after, in id order, calling fn until it returns
  * non-zero; at most limit rows. */
 enum jf_err jf_queue_list(struct jf_store *st, int64_t after, int limit,
@@ -516,6 +522,16 @@ enum jf_err jf_ledger_spot(struct jf_store *st, enum jf_scope scope, int64_t id,
 			   void (*fn)(void *ctx, const char *gpu, int64_t rate, int64_t seconds,
 				      int64_t amount),
 			   void *ctx);
+/* What a queue's budget counts at now_ms (core/budget.h): with no period
+ * (period_s 0) its open segments, and in *base its closed total (so that
+ * the spent amount is the queue's cost to the micro-unit, as
+ * jf_ledger_sum's); with a period every segment of it open or ended after
+ * now - period, and *base 0.  *segs (NULL when none) is the caller's to
+ * free. */
+struct jf_budget_seg;
+enum jf_err jf_ledger_budget_segs(struct jf_store *st, int64_t queue_id, int64_t period_s,
+				  int64_t now_ms, struct jf_budget_seg **segs, size_t *n,
+				  int64_t *base);
 /* Closed rows with seq > after, in closing order (ledger.csv). */
 enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 			   int (*fn)(void *ctx, const struct jf_ledger_rec *r), void *ctx);

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "core/billing.h"
+#include "core/budget.h"
 
 struct satsum {
 	int64_t sum;
@@ -325,6 +326,59 @@ enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, 
 	}
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
+}
+
+enum jf_err jf_ledger_budget_segs(struct jf_store *st, int64_t queue_id, int64_t period_s,
+				  int64_t now_ms, struct jf_budget_seg **segs, size_t *n,
+				  int64_t *base)
+{
+	*segs = NULL;
+	*n = 0;
+	*base = 0;
+	if (period_s <= 0) {
+		int64_t secs = 0;
+		/* now 0: the closed rows alone (the memo, most of the time) */
+		enum jf_err rc = jf_ledger_sum(st, JF_SCOPE_QUEUE, queue_id, 0, base, &secs);
+		if (rc)
+			return rc;
+	}
+	sqlite3_stmt *s = jf_q(st, period_s > 0 ? Q_LEDGER_WINDOW_QUEUE : Q_LEDGER_OPEN_QUEUE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, queue_id);
+	if (period_s > 0)
+		sqlite3_bind_int64(s, 2, now_ms - period_s * 1000);
+	struct jf_budget_seg *v = NULL;
+	size_t cap = 0, m = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (m == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct jf_budget_seg *p = realloc(v, ncap * sizeof(*p));
+			if (!p) {
+				sqlite3_reset(s);
+				free(v);
+				return JF_ENOMEM;
+			}
+			v = p;
+			cap = ncap;
+		}
+		if (period_s > 0)
+			v[m++] = (struct jf_budget_seg){ sqlite3_column_int64(s, 0),
+							 sqlite3_column_int64(s, 1),
+							 sqlite3_column_int64(s, 2) };
+		else
+			v[m++] = (struct jf_budget_seg){ sqlite3_column_int64(s, 0), 0,
+							 sqlite3_column_int64(s, 1) };
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return JF_EIO;
+	}
+	*segs = v;
+	*n = m;
+	return JF_OK;
 }
 
 enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,

@@ -111,6 +111,29 @@ enum jf_err jf_queue_set_message(struct jf_store *st, int64_t id, const char *me
 	return jf_q_exec(st, s);
 }
 
+enum jf_err jf_queue_budget_state(struct jf_store *st, int64_t id, int *state)
+{
+	sqlite3_stmt *s = jf_q(st, Q_QUEUE_BUDGET_STATE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	*state = 0;
+	if (!STEP_ROW(s))
+		return finish(s, JF_ENOENT);
+	*state = (int)sqlite3_column_int64(s, 0);
+	return finish(s, JF_OK);
+}
+
+enum jf_err jf_queue_set_budget_state(struct jf_store *st, int64_t id, int state)
+{
+	sqlite3_stmt *s = jf_q(st, Q_QUEUE_SET_BUDGET_STATE);
+	if (!s)
+		return JF_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, state);
+	return jf_q_exec(st, s);
+}
+
 enum jf_err jf_queue_group_counts(struct jf_store *st, int64_t id, int64_t *all, int64_t *live)
 {
 	sqlite3_stmt *s = jf_q(st, Q_QUEUE_GROUP_COUNTS);

@@ -246,6 +246,13 @@ static const char *const migrations[] = {
 	"    CASE WHEN attempts.end_ms != 0 AND n.state BETWEEN 5 AND 9 THEN n.state ELSE -1 END"
 	"   FROM nodes n WHERE n.attempt_id = attempts.id)"
 	" WHERE id IN (SELECT attempt_id FROM nodes);",
+	/* 14 -> 15: budgets (reference 10): whether the queue's budget is
+	 * exhausted as last announced (its BudgetExhausted event written, the
+	 * available one not yet), so that a restart does not say it twice;
+	 * and the segments of a queue that ended after a time, which a
+	 * rolling budget period counts, found without a scan of its ledger */
+	"ALTER TABLE queues ADD COLUMN budget_state INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX ledger_queue_end ON ledger(queue_id, end_ms);",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -6,7 +6,8 @@
  *         [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]
  *         [--runtime auto|oci|host] [--oci-runtime PATH] [--insecure-registry HOST]...
  *         [--registry-auth FILE]
- *         [--reader-nice N] [--foreground] [--allow-other] [--debug] MOUNTPOINT
+ *         [--reader-nice N] [--test-clock FILE] [--foreground] [--allow-other]
+ *         [--debug] MOUNTPOINT
  *
  * Without --foreground the command returns once the tree is usable (a
  * script may `ls` it on the next line), leaving the daemon behind; errors
@@ -38,6 +39,7 @@
 #include "core/cluster.h"
 #include "core/quantity.h"
 #include "engine/engine.h"
+#include "engine/testclock.h"
 #include "fs/fs.h"
 #include "fs/mountrec.h"
 #include "store/store.h"
@@ -53,7 +55,8 @@ static const char usage_text[] =
 	"             [--slurm-poll MS] [--slurm-array-max N] [--slurm-jobcomp FILE]\n"
 	"             [--runtime auto|oci|host] [--oci-runtime PATH]\n"
 	"             [--insecure-registry HOST[:PORT]]... [--registry-auth FILE]\n"
-	"             [--reader-nice N] [--foreground] [--allow-other] [--debug] MOUNTPOINT\n"
+	"             [--reader-nice N] [--test-clock FILE] [--foreground] [--allow-other]\n"
+	"             [--debug] MOUNTPOINT\n"
 	"       jobfs --version | --help\n"
 	"\n"
 	"  --state DIR     database, logs and scratch (default $XDG_STATE_HOME/jobfs,\n"
@@ -98,6 +101,9 @@ static const char usage_text[] =
 	"                  19 (default -10: `cat status` does not queue behind the\n"
 	"                  tasks for the CPU; needs CAP_SYS_NICE, else they stay at\n"
 	"                  the daemon's own)\n"
+	"  --test-clock FILE  for tests: the daemon's clock is the real one plus the\n"
+	"                  seconds FILE holds (\"86400\": a day ahead), read again\n"
+	"                  when FILE changes; it only ever moves ahead\n"
 	"  --foreground    stay in the foreground; log to stderr\n"
 	"  --allow-other   let other users see the tree (FUSE allow_other)\n"
 	"  --debug         print every FUSE request\n"
@@ -125,6 +131,7 @@ struct opts {
 	const char *registry_auth;
 	const char *volumes;    /* --volumes DIR, NULL = STATE/volumes */
 	int64_t evict_check_ms; /* --evict-check-ms (tests), 0 = the shim's default */
+	const char *test_clock; /* --test-clock FILE (tests), NULL = the real clock */
 	bool foreground;
 	bool allow_other;
 	bool debug;
@@ -402,6 +409,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "registry-auth", required_argument, NULL, 'U' },
 		{ "volumes", required_argument, NULL, 'W' },
 		{ "evict-check-ms", required_argument, NULL, 'E' },
+		{ "test-clock", required_argument, NULL, 'T' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -441,6 +449,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->evict_check_ms = v;
 			break;
 		}
+		case 'T':
+			o->test_clock = optarg;
+			break;
 		case 'b':
 			o->backend = optarg;
 			break;
@@ -671,6 +682,14 @@ int main(int argc, char **argv)
 	state = abs_state;
 	/* what is read after the chdir("/") below */
 	char *jobcomp = absolute(o.slurm_jobcomp);
+	static char test_clock[PATH_MAX];
+	if (o.test_clock) {
+		char *abs_clock = absolute(o.test_clock);
+		snprintf(test_clock, sizeof(test_clock), "%s",
+			 abs_clock ? abs_clock : o.test_clock);
+		free(abs_clock);
+		o.test_clock = test_clock;
+	}
 	char *slurm_url = NULL;
 	if (o.slurm_url && !strncmp(o.slurm_url, "unix:", 5)) {
 		char *sock = absolute(o.slurm_url + 5);
@@ -799,6 +818,13 @@ int main(int argc, char **argv)
 		jf_store_close(st);
 		return EXIT_SETUP;
 	}
+	/* --test-clock: the engine's clock, ahead of the real one by FILE */
+	struct jf_testclock *tclock = NULL;
+	if (o.test_clock && jf_testclock_new(o.test_clock, &tclock, &err) != JF_OK) {
+		fail("%s", err.msg);
+		jf_store_close(st);
+		return EXIT_SETUP;
+	}
 	struct jf_runtime_conf rt;
 	static char img_tool[PATH_MAX + 32], img_cache[PATH_MAX + 16];
 	bool oci = false;
@@ -823,6 +849,8 @@ int main(int argc, char **argv)
 		.volumes_dir = o.volumes,
 		.evict_check_ms = o.evict_check_ms,
 	};
+	if (tclock)
+		cfg.clock = jf_testclock_clock(tclock);
 	struct jf_engine *e = NULL;
 	if (jf_engine_new(&cfg, &e, &err) != JF_OK) {
 		fail("%s", err.msg);
@@ -882,6 +910,7 @@ int main(int argc, char **argv)
 	jf_fs_free(fs);
 	jf_loop_free(loop);
 	jf_mountrec_remove(state);
+	jf_testclock_free(tclock);
 	free(state);
 	free(jobcomp);
 	free(slurm_url);

@@ -28,6 +28,10 @@
  *   queues:                 # made at time 0, in this order
  *     - name: batch
  *       spec: "capacity: 20\ngroup_timeout: 60m"   # optional queue spec.yaml text
+ *     - name: lab           # every key of a queue's spec.yaml, budgets too:
+ *       spec: |             #   nothing new starts once 2.00 is spent in a
+ *         budget: "2.00"    #   rolling day (reference 10)
+ *         budget_period: 1d
  *   submit:                 # in any order; replayed by `at`, then file order
  *     - at: 0s              # a duration from the start: 90s, 30m, 2h, 1d2h
  *       queue: batch        # a group of queue `batch` ...
@@ -68,7 +72,10 @@
  * wait from submission to first start, node-seconds and cost from the
  * ledger); then the cluster: simulated span, peak GPUs and nodes in use
  * (per queue and for /tasks), mean GPU utilisation over the span, runs and
- * the ledger's total; then, when the workload has spot work, one line per
+ * the ledger's total; then, when a queue has a budget, per such queue its
+ * budget, the times it was exhausted and available again (its
+ * BudgetExhausted and BudgetAvailable events) and what it had spent at
+ * the end; then, when the workload has spot work, one line per
  * submit entry whose groups are spot (all repeats of an `every` entry
  * together; see SPOT REPORT).  stderr: wall time against simulated time.
  *
@@ -94,8 +101,9 @@
  * file, state directory, store, engine, a simulation that does not
  * settle, a report that cannot be written); 4 stalled: nothing more could
  * happen, yet some groups never reached a final state (they wait for room
- * that never comes, or for a low-risk window through 8 simulated days in
- * which nothing ran and nothing was left to submit); 130 interrupted
+ * that never comes, for a budget with no period that stays spent, or for
+ * a low-risk window through 8 simulated days in which nothing ran and
+ * nothing was left to submit); 130 interrupted
  * (SIGINT, SIGTERM: the temporary state is removed first).
  *
  * THE CODE: this file holds main(), the options, the set-up and the replay
@@ -809,12 +817,8 @@ int main(int argc, char **argv)
 	}
 	jf_simr_print_groups(&r, now);
 	jf_simr_print_cluster(&r, now, how);
-	if (jf_simr_print_why(&r) < 0) {
-		fprintf(stderr, "jobfs-sim: out of memory\n");
-		code = EXIT_SETUP;
-		goto out;
-	}
-	if (jf_simr_print_spot(&r, now, o.spot_risk >= 0) < 0) {
+	if (jf_simr_print_why(&r) < 0 || jf_simr_print_budgets(&r, now) < 0 ||
+	    jf_simr_print_spot(&r, now, o.spot_risk >= 0) < 0) {
 		fprintf(stderr, "jobfs-sim: out of memory\n");
 		code = EXIT_SETUP;
 		goto out;

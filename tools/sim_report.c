@@ -17,6 +17,7 @@
 
 #include "backends/sim/sim.h"
 #include "core/billing.h"
+#include "core/budget.h"
 #include "core/lifecycle.h"
 #include "core/quantity.h"
 #include "core/spec.h"
@@ -223,6 +224,104 @@ void jf_simr_print_cluster(struct replay *r, int64_t now, enum ending how)
 	       " cut short, %zu still running\n",
 	       ss.started, ss.failed, ss.signalled, jf_sim_running(r->be));
 	printf("  ledger             %lld node-seconds, %s\n", (long long)secs, money);
+}
+
+/* ---- budgets ---- */
+
+#define BUDGET_TIMES_SHOWN 8
+
+/* "N times: T1, T2, ..." of the queue's events of reason, into buf. */
+static void budget_times(const struct replay *r, const char *events, const char *reason, char *buf,
+			 size_t n)
+{
+	char key[48];
+	snprintf(key, sizeof(key), " %s queue ", reason);
+	size_t off = 0;
+	int count = 0;
+	buf[0] = '\0';
+	for (const char *l = events; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		const char *hit = strstr(l, key);
+		if (hit && hit < l + len) {
+			char ts[JF_TIME_BUF];
+			const char *sp = memchr(l, ' ', len);
+			int64_t ms = 0;
+			snprintf(ts, sizeof(ts), "%.*s", sp ? (int)(sp - l) : 0, l);
+			if (++count <= BUDGET_TIMES_SHOWN && jf_time_parse_rfc3339(ts, &ms) &&
+			    off < n) {
+				char rel[32];
+				jf_simr_rel_time(ms - r->t0, rel, sizeof(rel));
+				off += (size_t)snprintf(buf + off, n - off, "%s%s",
+							count > 1 ? ", " : "", rel);
+			} else if (count == BUDGET_TIMES_SHOWN + 1 && off < n) {
+				off += (size_t)snprintf(buf + off, n - off, ", ...");
+			}
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	char head[32];
+	snprintf(head, sizeof(head), "%d time%s%s", count, count == 1 ? "" : "s",
+		 count ? ": " : "");
+	size_t hl = strlen(head);
+	if (hl + strlen(buf) + 1 <= n) {
+		memmove(buf + hl, buf, strlen(buf) + 1);
+		memcpy(buf, head, hl);
+	}
+}
+
+int jf_simr_print_budgets(struct replay *r, int64_t now)
+{
+	bool first = true;
+	for (size_t i = 0; i < r->w->nqueues; i++) {
+		const struct wqueue *wq = &r->w->queues[i];
+		struct jf_queue_spec s;
+		if (!wq->spec || jf_queue_spec_parse(wq->spec, wq->spec_len, &s, NULL) != JF_OK)
+			continue;
+		if (!s.budget_set) {
+			jf_queue_spec_release(&s);
+			continue;
+		}
+		int64_t size = 0;
+		size_t got = 0;
+		char *ev = NULL;
+		if (jf_event_size(r->st, JF_SCOPE_QUEUE, wq->id, &size) == JF_OK &&
+		    size < (64 << 20) && (ev = malloc((size_t)size + 1)) &&
+		    jf_event_read(r->st, JF_SCOPE_QUEUE, wq->id, 0, ev, (size_t)size, &got) !=
+			    JF_OK)
+			got = 0;
+		if (!ev) {
+			jf_queue_spec_release(&s);
+			return -1;
+		}
+		ev[got] = '\0';
+		struct jf_budget_seg *segs = NULL;
+		size_t n = 0;
+		int64_t base = 0, spent = 0;
+		if (jf_ledger_budget_segs(r->st, wq->id, s.budget_period, now, &segs, &n, &base) ==
+		    JF_OK)
+			spent = jf_budget_spent(segs, n, base, now, s.budget_period);
+		free(segs);
+		char budget[48], used[48], per[32] = "", ex[512], av[512];
+		jf_money_format(s.budget, r->cl->currency, budget, sizeof(budget));
+		jf_money_format(spent, r->cl->currency, used, sizeof(used));
+		if (s.budget_period)
+			jf_duration_format(s.budget_period, per, sizeof(per));
+		budget_times(r, ev, "BudgetExhausted", ex, sizeof(ex));
+		budget_times(r, ev, "BudgetAvailable", av, sizeof(av));
+		free(ev);
+		if (first)
+			printf("\nbudgets\n");
+		first = false;
+		printf("  queue %s: %s%s%s, budget_action %s\n", wq->name, budget,
+		       per[0] ? " per " : "", per, s.budget_stop ? "stop" : "hold");
+		printf("    exhausted        %s\n", ex);
+		printf("    available again  %s\n", av);
+		printf("    spent at the end %s %s%s\n", used, per[0] ? "in the last " : "in all",
+		       per);
+		jf_queue_spec_release(&s);
+	}
+	return 0;
 }
 
 /* ---- the spot report ---- */

@@ -35,6 +35,11 @@ int jf_simr_print_events(struct replay *r);
 void jf_simr_print_groups(struct replay *r, int64_t now);
 /* The cluster: span, groups by state, GPU and node figures, runs, ledger. */
 void jf_simr_print_cluster(struct replay *r, int64_t now, enum ending how);
+/* The queues' budgets (reference 10), when some queue has one: its
+ * budget, when it was exhausted and available again (its BudgetExhausted
+ * and BudgetAvailable events), and what it had spent at the end.  0, or
+ * -1 when out of memory. */
+int jf_simr_print_budgets(struct replay *r, int64_t now);
 /* The spot report, when there is spot work; overridden: the threshold
  * came from --spot-risk-threshold.  0, or -1 when out of memory. */
 int jf_simr_print_spot(struct replay *r, int64_t now, bool overridden);

@@ -112,6 +112,83 @@ static void every_key(void **state)
 	jf_queue_spec_release(&q);
 }
 
+/* budget (reference 10): an amount of the cluster's currency parsed
+ * exactly into micro-units, its period and its action. */
+static void budget(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		int64_t micro;
+	} good[] = {
+		{ "budget: \"100.00\"\n", 100000000 },
+		{ "budget: 100\n", 100000000 },
+		{ "budget: 100.5\n", 100500000 },
+		{ "budget: '0.000001'\n", 1 },
+		{ "budget: \"0\"\n", 0 },
+		{ "budget: 0.10\n", 100000 },
+		{ "budget: \"999999999999.999999\"\n", INT64_C(999999999999999999) },
+		{ "budget: \"0012.300\"\n", 12300000 },
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct jf_queue_spec q = parse_ok(good[i].text);
+		assert_true(q.budget_set);
+		assert_int_equal(q.budget, good[i].micro);
+		assert_int_equal(q.budget_period, 0); /* the queue's whole life */
+		assert_false(q.budget_stop);          /* hold */
+		jf_queue_spec_release(&q);
+	}
+	struct jf_queue_spec q = parse_ok("capacity: 2\n");
+	assert_false(q.budget_set);
+	jf_queue_spec_release(&q);
+	q = parse_ok("budget: \"5.00\"\nbudget_period: 1d\nbudget_action: stop\n");
+	assert_int_equal(q.budget, 5000000);
+	assert_int_equal(q.budget_period, 86400);
+	assert_true(q.budget_stop);
+	jf_queue_spec_release(&q);
+	q = parse_ok("budget_action: hold\nbudget_period: 30d\nbudget: 1\n"); /* any order */
+	assert_int_equal(q.budget_period, 30 * 86400);
+	assert_false(q.budget_stop);
+	jf_queue_spec_release(&q);
+	q = parse_ok("budget: 1\nbudget_period: 7d\n");
+	assert_int_equal(q.budget_period, 7 * 86400);
+	jf_queue_spec_release(&q);
+}
+
+static void budget_errors(void **state)
+{
+	(void)state;
+	/* negative */
+	ERR("budget: \"-5\"\n", 1, "key 'budget'", "-5 is negative");
+	ERR("budget: -0.01\n", 1, "key 'budget'", "negative");
+	/* too many decimals */
+	ERR("budget: \"1.1234567\"\n", 1, "key 'budget'", "has 7 decimals: at most 6");
+	ERR("capacity: 1\nbudget: 0.0000001\n", 2, "key 'budget'", "one micro-unit");
+	/* not a number */
+	ERR("budget: abc\n", 1, "key 'budget'", "\"abc\" is not an amount");
+	ERR("budget: \"100 CNY\"\n", 1, "key 'budget'", "not an amount");
+	ERR("budget: 1e3\n", 1, "key 'budget'", "not an amount");
+	ERR("budget: \"\"\n", 1, "key 'budget'", "not an amount");
+	ERR("budget: \"1.\"\n", 1, "key 'budget'", "not an amount");
+	ERR("budget: .5\n", 1, "key 'budget'", "not an amount");
+	ERR("budget: \"+5\"\n", 1, "key 'budget'", "not an amount");
+	ERR("budget: \"1,000\"\n", 1, "key 'budget'", "not an amount");
+	ERR("budget: true\n", 1, "key 'budget'", "not an amount");
+	ERR("budget: [1]\n", 1, "key 'budget'", "a list");
+	/* huge */
+	ERR("budget: \"1000000000000\"\n", 1, "key 'budget'", "out of range");
+	ERR("budget: 99999999999999999999999\n", 1, "key 'budget'", "out of range");
+	ERR("budget: \"9223372036854.775807\"\n", 1, "key 'budget'", "out of range");
+	/* the period and the action */
+	ERR("budget: 1\nbudget_period: 1x\n", 2, "key 'budget_period'", "bad duration \"1x\"");
+	ERR("budget: 1\nbudget_period: 30s\n", 2, "key 'budget_period'", "out of range");
+	ERR("budget: 1\nbudget_period: 367d\n", 2, "key 'budget_period'", "out of range");
+	ERR("budget: 1\nbudget_action: kill\n", 2, "key 'budget_action'", "use hold");
+	ERR("budget_period: 1d\n", 1, "key 'budget_period'", "needs a budget");
+	ERR("budget_action: stop\n", 1, "key 'budget_action'", "needs a budget");
+	ERR("budget: 1\nbudget: 2\n", 2, "duplicate key 'budget'", NULL);
+}
+
 static void errors(void **state)
 {
 	(void)state;
@@ -191,10 +268,9 @@ static void limits_and_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(defaults),
-		cmocka_unit_test(every_key),
-		cmocka_unit_test(errors),
-		cmocka_unit_test(limits_and_messages),
+		cmocka_unit_test(defaults),      cmocka_unit_test(every_key),
+		cmocka_unit_test(errors),        cmocka_unit_test(budget),
+		cmocka_unit_test(budget_errors), cmocka_unit_test(limits_and_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,9 @@
  *
  * The tool: the sample workloads of tests/sim run, exit 0, print what the
  * scenarios promise, and print the same twice; bad and stalled workloads
- * give their exit codes; the spot report counts preemptions and wasted
+ * give their exit codes; a queue's budget holds its work back (a burst a
+ * day in tests/sim/budget-days.yaml, held for good without a period, the
+ * running task stopped with budget_action: stop); the spot report counts preemptions and wasted
  * GPU time, and --spot-risk-threshold 1 turns the forecast off.
  */
 #include <errno.h>
@@ -1194,6 +1196,68 @@ static void write_file(const char *path, const char *text)
 	fclose(fp);
 }
 
+/* Budgets (reference 10) in the replay: tests/sim/budget-days.yaml (its
+ * numbers worked out in its comments) holds lab's work back to a burst a
+ * day, beside the same work in a queue without a budget; without a period
+ * the work left is held for good (stalled); budget_action: stop cuts the
+ * running task short. */
+static void test_tool_budget(void **state)
+{
+	(void)state;
+	if (access(SIM_TOOL, X_OK) != 0)
+		skip();
+	int st;
+	char *b = tool(SAMPLES "/budget-days.yaml", &st);
+	assert_int_equal(st, 0);
+	expect_line(b, "free/sweep",
+		    (const char *const[]){ "00:00:00", "02:00:00", "Succeeded", "12/0", "7200",
+					   "7.20 CNY", NULL });
+	expect_line(b, "lab/sweep",
+		    (const char *const[]){ "00:00:00", "2d00:53:22", "Succeeded", "12/0", "7200",
+					   "7.20 CNY", NULL });
+	assert_non_null(strstr(b, "  queue lab: 2.00 CNY per 1d, budget_action hold\n"));
+	assert_non_null(
+		strstr(b, "    exhausted        3 times: 00:33:20, 1d00:40:01, 2d00:46:42\n"));
+	assert_non_null(strstr(b, "    available again  2 times: 1d00:06:41, 2d00:13:22\n"));
+	assert_null(strstr(b, "queue free:"));
+	/* the same twice */
+	char *b2 = tool(SAMPLES "/budget-days.yaml", &st);
+	assert_string_equal(b, b2);
+	free(b);
+	free(b2);
+
+	char dir[256], path[300];
+	snprintf(dir, sizeof(dir), "%s/jf-simb-XXXXXX", jft_tmp_base());
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/w.yaml", dir);
+	/* no period: 2.00 is spent during the fourth task (00:33:20), which
+	 * runs on; the other eight wait for good */
+	write_file(path, "queues: [{name: q, spec: 'budget: \"2.00\"'}]\n"
+			 "submit: [{at: 0s, queue: q, group: g, spec: \"completions: 12\\n"
+			 "parallelism: 1\\ngpu: '4090'\\nenv: {RUN_SECONDS: '600'}\\n"
+			 "command: [sim]\"}]\n");
+	char *out = tool(path, &st);
+	assert_int_equal(st, 4);
+	expect_line(out, "q/g",
+		    (const char *const[]){ "Waiting", "4/0", "2400", "2.40 CNY", NULL });
+	assert_non_null(strstr(out, "exhausted        1 time: 00:33:20\n"));
+	assert_non_null(strstr(out, "available again  0 times\n"));
+	assert_non_null(strstr(out, "spent at the end 2.40 CNY in all"));
+	free(out);
+	/* stop: the fourth task is stopped at 00:33:20 */
+	write_file(path, "queues: [{name: q, spec: 'budget: \"2.00\"\n\nbudget_action: stop'}]\n"
+			 "submit: [{at: 0s, queue: q, group: g, spec: \"completions: 12\\n"
+			 "parallelism: 1\\ngpu: '4090'\\nenv: {RUN_SECONDS: '600'}\\n"
+			 "command: [sim]\"}]\n");
+	out = tool(path, &st);
+	assert_int_equal(st, 4);
+	expect_line(out, "q/g",
+		    (const char *const[]){ "Waiting", "3/0", "2000", "2.00 CNY", NULL });
+	assert_non_null(strstr(out, "budget_action stop"));
+	free(out);
+	jft_rmtree(dir);
+}
+
 static void test_tool_exit_codes(void **state)
 {
 	(void)state;
@@ -1570,6 +1634,7 @@ int main(void)
 		cmocka_unit_test(test_spot_forecast),
 		cmocka_unit_test(test_tool_samples),
 		cmocka_unit_test(test_tool_exit_codes),
+		cmocka_unit_test(test_tool_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #include <sqlite3.h>
 
 #include "core/billing.h"
+#include "core/budget.h"
 #include "core/lifecycle.h"
 #include "core/timefmt.h"
 #include "store/store.h"
@@ -144,15 +145,20 @@ static int task_state(struct jf_store *st, int64_t id)
 
 /* ---- schema ---- */
 
+/* What migration 14 -> 15 added, taken away again: a version-14 database. */
+#define UNDO_15 "DROP INDEX ledger_queue_end; ALTER TABLE queues DROP COLUMN budget_state; "
+
 /* What migration 13 -> 14 added, taken away again: a version-13 database. */
 #define UNDO_14                                                                                    \
-	"ALTER TABLE attempts DROP COLUMN created_ms; ALTER TABLE attempts DROP COLUMN "           \
-	"end_state; "                                                                              \
-	"ALTER TABLE attempts DROP COLUMN end_reason; ALTER TABLE attempts DROP COLUMN runtime; "  \
-	"ALTER TABLE attempts DROP COLUMN images; "                                                \
-	"ALTER TABLE attempts DROP COLUMN image_digest; "
+	UNDO_15 "ALTER TABLE attempts DROP COLUMN created_ms; ALTER TABLE attempts DROP COLUMN "   \
+		"end_state; "                                                                      \
+		"ALTER TABLE attempts DROP COLUMN end_reason; ALTER TABLE attempts DROP COLUMN "   \
+		"runtime; "                                                                        \
+		"ALTER TABLE attempts DROP COLUMN images; "                                        \
+		"ALTER TABLE attempts DROP COLUMN image_digest; "
 
 /* What migration 12 -> 13 added, taken away again: a version-12 database. */
+
 #define UNDO_13                                                                                    \
 	UNDO_14 "DROP INDEX events_store; ALTER TABLE events DROP COLUMN store_off; "              \
 		"ALTER TABLE events DROP COLUMN store_id; DROP TABLE store_use; DROP TABLE "       \
@@ -228,7 +234,7 @@ static void test_open_schema(void **state)
 			 1);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
 					"type = 'index' AND tbl_name = 'ledger'"),
-			 8);
+			 9);
 }
 
 static void test_reopen(void **state)
@@ -1725,7 +1731,7 @@ static void test_migrate_4_to_5(void **state)
 			 0);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
 					"type = 'index' AND tbl_name = 'ledger'"),
-			 8);
+			 9);
 	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM sqlite_master WHERE "
 					"name = 'ledger_new'"),
 			 0);
@@ -2856,6 +2862,77 @@ static int path_seen(void *ctx, const char *path)
 	return 0;
 }
 
+/* 14 -> 15: a queue's budget state, and the segments a budget counts
+ * (reference 10): with no period the open ones over the closed total (the
+ * queue's cost, as jf_ledger_sum), with one those inside the window. */
+static void test_budget_segs(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "b");
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_15 "PRAGMA user_version = 14");
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
+	int state_ = -1;
+	assert_int_equal(jf_queue_budget_state(f->st, q, &state_), JF_OK);
+	assert_int_equal(state_, 0);
+	assert_int_equal(jf_queue_set_budget_state(f->st, q, 1), JF_OK);
+	assert_int_equal(jf_queue_budget_state(f->st, q, &state_), JF_OK);
+	assert_int_equal(state_, 1);
+	assert_int_equal(jf_queue_budget_state(f->st, 999, &state_), JF_ENOENT);
+
+	/* queue q: a segment closed long ago, one closed recently, one open;
+	 * another queue's open segment is not q's */
+	struct jf_ledger_rec old =
+		row(q, "b", 10, "g", 100, 1000, 701, "on-demand", "", 0, T0, 3600000);
+	struct jf_ledger_rec recent =
+		row(q, "b", 10, "g", 101, 1001, 702, "on-demand", "", 0, T0 + 86400000, 3600000);
+	struct jf_ledger_rec open =
+		row(q, "b", 10, "g", 102, 1002, 703, "on-demand", "", 0, T0 + 90000000, 7200000);
+	struct jf_ledger_rec other =
+		row(q + 1, "c", 20, "h", 200, 2000, 704, "on-demand", "", 0, T0, 7200000);
+	assert_int_equal(jf_ledger_open(f->st, &old, NULL), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 701, T0 + 10000), JF_OK); /* 10 s: 10000 */
+	assert_int_equal(jf_ledger_open(f->st, &recent, NULL), JF_OK);
+	assert_int_equal(jf_ledger_close(f->st, 702, T0 + 86420000), JF_OK); /* 20 s: 20000 */
+	assert_int_equal(jf_ledger_open(f->st, &open, NULL), JF_OK);
+	assert_int_equal(jf_ledger_open(f->st, &other, NULL), JF_OK);
+	int64_t now = T0 + 90030000; /* the open one: 30 s at 2000 a second */
+
+	struct jf_budget_seg *segs = NULL;
+	size_t n = 0;
+	int64_t base = -1;
+	assert_int_equal(jf_ledger_budget_segs(f->st, q, 0, now, &segs, &n, &base), JF_OK);
+	assert_int_equal(base, 30000);
+	assert_int_equal(n, 1);
+	assert_int_equal(segs[0].start_ms, T0 + 90000000);
+	assert_int_equal(segs[0].end_ms, 0);
+	assert_int_equal(segs[0].rate, 7200000);
+	int64_t amount = 0, secs = 0;
+	assert_int_equal(jf_ledger_sum(f->st, JF_SCOPE_QUEUE, q, now, &amount, &secs), JF_OK);
+	assert_int_equal(jf_budget_spent(segs, n, base, now, 0), amount);
+	assert_int_equal(amount, 30000 + 60000);
+	free(segs);
+
+	/* a day's window: the old one has left it, the recent one is in */
+	assert_int_equal(jf_ledger_budget_segs(f->st, q, 86400, now, &segs, &n, &base), JF_OK);
+	assert_int_equal(base, 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(jf_budget_spent(segs, n, base, now, 86400), 20000 + 60000);
+	free(segs);
+	/* an hour's: only the open one */
+	assert_int_equal(jf_ledger_budget_segs(f->st, q, 3600, now, &segs, &n, &base), JF_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(jf_budget_spent(segs, n, base, now, 3600), 60000);
+	free(segs);
+	/* a queue with no rows */
+	assert_int_equal(jf_ledger_budget_segs(f->st, q + 7, 0, now, &segs, &n, &base), JF_OK);
+	assert_null(segs);
+	assert_int_equal(n, 0);
+	assert_int_equal(base, 0);
+}
+
 /* 12 -> 13: volumes and object sources, who mounts them, their events */
 static void test_stores(void **state)
 {
@@ -3266,6 +3343,7 @@ int main(void)
 		T(test_txn_accept_nested),
 		T(test_submissions),
 		T(test_migrate_6_to_7),
+		T(test_budget_segs),
 		T(test_migrate_7_to_8),
 		T(test_migrate_8_to_9),
 		T(test_migrate_9_to_10),
