@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/deps.h"
 #include "core/spec_priv.h"
 
 #define NATIVE_MAX_STORAGE JF_SPEC_MAX_STORAGE
@@ -552,7 +553,8 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 					    "cpu_exclusive", "image",        "image_pull_policy",
 					    "registry_auth", "command",      "args",
 					    "env",           "resources",    "containers",
-					    "storage",       "ports",        NULL };
+					    "storage",       "ports",        "after",
+					    NULL };
 	const struct jf_ynode *n;
 	enum jf_err rc;
 
@@ -634,6 +636,10 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 		return rc;
 	if ((n = jf_ymap_get(root, "ports")) && (rc = native_ports(n, s, err)))
 		return rc;
+	if ((n = jf_ymap_get(root, "after")) &&
+	    (rc = jf_deps_parse(n, "after", &s->after, &s->nafter, err)))
+		return rc;
+	s->after_key = "after";
 	if ((n = jf_ymap_get(root, "storage"))) {
 		if ((rc = native_storage(n, s, err)))
 			return rc;

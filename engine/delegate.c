@@ -717,13 +717,19 @@ static void pass_group(struct pass *p, int64_t gid)
 	 * engine's tick schedules again then) */
 	if (jf_eng_pull_waits(e, g, jf_eng_now(e)))
 		room = 0;
+	/* its after: entries (deps.c): none may go yet, or (each) only the
+	 * tasks whose pairs hold */
+	int64_t c[JF_ST__COUNT];
+	if (room > 0 && jf_group_count_tasks(e->st, gid, c) == JF_OK && c[JF_ST_WAITING] > 0 &&
+	    jf_eng_dep_waits(e, g, &c[JF_ST_WAITING]))
+		room = 0;
 	/* its object sources sync first (storage.c) */
 	if (room > 0 && jf_eng_stor_waits(e, g))
 		room = 0;
 	/* new batches for the waiting tasks that have none */
 	while (room > 0) {
 		struct unsub us = { .span = e->array_max };
-		jf_task_list_unsubmitted(e->st, gid, (int)(e->array_max + 1), add_unsub, &us);
+		jf_eng_dep_list(e, g, true, (int)(e->array_max + 1), add_unsub, &us);
 		if (us.n == 0) {
 			free(us.idx);
 			break;

@@ -159,6 +159,13 @@ static int check_group_timers(void *ctx, int64_t gid)
 		}
 		timer_ahead(tc, at);
 	}
+	/* waiting for its after: entries holds no room in the queue: the
+	 * queue's group_timeout counts from when they came to hold (deps.c) */
+	if (queue_id && started == 0 && submitted > 0 && g->dep_any) {
+		bool waits = g->dep_wait || g->dep_each;
+		int64_t since = waits ? 0 : jf_eng_dep_since(e, g);
+		submitted = waits ? 0 : since > submitted ? since : submitted;
+	}
 	if (queue_id && started == 0 && submitted > 0) {
 		struct jf_queue_rec q;
 		int64_t limit = 0;
