@@ -261,7 +261,7 @@ enum jf_err jf_deps_parse(const struct jf_ynode *n, const char *path, struct jf_
 /* ---- the cycle check ---- */
 
 struct idset {
-	int64_t *slot; /* 0 = empty; ids are > 0, or stored as given if not */
+	int64_t *slot; /* open addressing; used[i] says whether slot[i] holds one */
 	bool *used;
 	size_t cap, n;
 };
@@ -329,6 +329,9 @@ enum jf_err jf_deps_cycle(int64_t self, const int64_t *targets, size_t n, jf_dep
 	bool nomem = false;
 	*npath = 0;
 
+	/* room for a spec's entries: most nodes are answered at the first ask */
+	if (!jf_grow(&buf, &bufcap, JF_SPEC_MAX_AFTER, sizeof(*buf)))
+		return JF_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		if (!jf_grow(&walk, &cap, nwalk + 1, sizeof(*walk))) {
 			rc = JF_ENOMEM;

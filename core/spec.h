@@ -164,7 +164,7 @@ struct jf_spec {
 	struct jf_dep *after; /* `after:` (K8s: the annotation jobfs/after), in order */
 	size_t nafter;
 	const char *after_key; /* where it is written: "after", or the annotation's path */
-	char **ignored; /* K8s paths not modelled, e.g. "spec.template.metadata.labels" */
+	char **ignored;        /* K8s paths not modelled, e.g. "spec.template.metadata.labels" */
 	size_t nignored;
 	bool indexed; /* K8s completionMode: Indexed (jobfs exports
 		       * JOB_COMPLETION_INDEX either way) */

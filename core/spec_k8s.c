@@ -123,7 +123,12 @@ static enum jf_err after_annotation(struct k8s *k, const struct jf_ynode *v, con
 		const char *m = e.msg;
 		if (strncmp(m, "line ", 5) == 0 && strstr(m, ": "))
 			m = strstr(m, ": ") + 2;
-		rc = jf_error_set(k->err, JF_EINVAL, e.line ? e.line : line,
+		/* a problem at the end of the text is one of its last line */
+		int last = line;
+		for (const char *c = t; *c; c++)
+			last += *c == '\n';
+		int at = e.line < line ? line : e.line > last ? last : e.line;
+		rc = jf_error_set(k->err, JF_EINVAL, at,
 				  "key '%s': not a YAML list of entries (e.g. \"[prep, {group: "
 				  "tasks/x, when: failed}]\"): %s",
 				  kp, m);

@@ -545,16 +545,20 @@ static enum jf_err place_checks(const struct jf_ynode *root, enum jf_spec_place 
 enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place, struct jf_spec *s,
 			   struct jf_spec_src *src, struct jf_error *err)
 {
-	static const char *const keys[] = { "name",          "billing",      "gpu",
-					    "gpus",          "completions",  "parallelism",
-					    "count",         "nodes",        "node_index",
-					    "unit_runtime",  "timeout",      "restart_policy",
-					    "retries",       "max_failures", "shm_size",
-					    "cpu_exclusive", "image",        "image_pull_policy",
-					    "registry_auth", "command",      "args",
-					    "env",           "resources",    "containers",
-					    "storage",       "ports",        "after",
-					    NULL };
+	static const char *const keys[] = { "name",          "billing",
+					    "gpu",           "gpus",
+					    "completions",   "parallelism",
+					    "count",         "nodes",
+					    "node_index",    "unit_runtime",
+					    "timeout",       "restart_policy",
+					    "retries",       "max_failures",
+					    "shm_size",      "cpu_exclusive",
+					    "image",         "image_pull_policy",
+					    "registry_auth", "command",
+					    "args",          "env",
+					    "resources",     "containers",
+					    "storage",       "ports",
+					    "after",         NULL };
 	const struct jf_ynode *n;
 	enum jf_err rc;
 

@@ -55,9 +55,9 @@
 #include "core/deps.h"
 #include "core/grow.h"
 
-#define DEP_READY_MAX 1024 /* ready tasks a pass counts, at most */
-#define DEP_STOP_CHUNK 256 /* tasks stopped per query */
-#define DEP_PATH_MAX 160
+#define DEP_READY_MAX  1024 /* ready tasks a pass counts, at most */
+#define DEP_STOP_CHUNK 256  /* tasks stopped per query */
+#define DEP_PATH_MAX   160
 
 static bool admin(uid_t uid)
 {
@@ -120,8 +120,9 @@ static bool hidden_from(struct jf_engine *e, int64_t queue_id, uid_t uid)
 }
 
 /* Find the group entry d names, for group g; ENOENT says why in err. */
-static enum jf_err resolve(struct jf_engine *e, const struct jf_group_rec *g, const struct jf_dep *d,
-			   const char *key, struct jf_group_rec *t, struct jf_error *err)
+static enum jf_err resolve(struct jf_engine *e, const struct jf_group_rec *g,
+			   const struct jf_dep *d, const char *key, struct jf_group_rec *t,
+			   struct jf_error *err)
 {
 	int64_t qid = 0;
 	enum jf_group_kind kind = JF_KIND_GROUP;
@@ -268,7 +269,7 @@ enum jf_err jf_eng_dep_check(struct jf_engine *e, const struct jf_group_rec *g,
 		jf_ypath_index(key, sizeof(key), base, i);
 		cycle_words(e, path, np, words, sizeof(words));
 		rc = jf_error_set(err, JF_EINVAL, s->after[i].line,
-				  "key '%s': %s would wait for itself, a cycle: %s", key,
+				  "key '%s': waiting for %s would make a cycle: %s", key,
 				  res[i].path, words);
 	} else if (rc) {
 		rc = jf_error_set(err, rc, 0, "out of memory checking after: for a cycle");
@@ -422,7 +423,8 @@ static void end_never(struct jf_engine *e, struct grt *g, const struct jf_dep_re
 		snprintf(msg, sizeof(msg),
 			 "dependency never satisfied: %s[%d] %s (when: %s) was removed before it "
 			 "ended",
-			 after_key(g), r->pos, r->path, jf_dep_when_name((enum jf_dep_when)r->when));
+			 after_key(g), r->pos, r->path,
+			 jf_dep_when_name((enum jf_dep_when)r->when));
 	else
 		snprintf(msg, sizeof(msg),
 			 "dependency never satisfied: %s[%d] needs %s to have %s, and it ended %s",
@@ -595,8 +597,7 @@ static void refresh(struct jf_engine *e, int64_t gid, bool accepted)
 			waiting_words(&l, false, words, sizeof(words));
 			if (words[0])
 				jf_eng_group_event(e, 0, gid, g->kind, "Normal",
-						   "WaitingForDependency", "waiting for %s",
-						   words);
+						   "WaitingForDependency", "waiting for %s", words);
 			waiting_words(&l, true, words, sizeof(words));
 			if (words[0])
 				jf_eng_group_event(e, 0, gid, g->kind, "Normal",

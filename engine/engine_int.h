@@ -378,7 +378,8 @@ void jf_eng_stor_unmounted(struct jf_engine *e, const struct grt *g, int64_t tas
  * same task count; no cycle); *out (the caller's to free) one per entry,
  * or an error naming the entry and its line. */
 enum jf_err jf_eng_dep_check(struct jf_engine *e, const struct jf_group_rec *g,
-			     const struct jf_spec *s, struct jf_dep_res **out, struct jf_error *err);
+			     const struct jf_spec *s, struct jf_dep_res **out,
+			     struct jf_error *err);
 /* In the step that accepts group_id: its rows, decided where the target
  * has ended already (an each row: by jf_eng_dep_accepted). */
 void jf_eng_dep_record(struct jf_engine *e, int64_t group_id, const struct jf_spec *s,

@@ -472,7 +472,7 @@ static void yaml_members(FILE *f, json_t *o, int indent)
 					yaml_flow(f, it);
 				else
 					yaml_scalar(f, json_string_value(it) ? json_string_value(it)
-									      : "");
+									     : "");
 				fputc('\n', f);
 			}
 		} else {

@@ -74,9 +74,9 @@ struct jf_group_rec {
 };
 
 /* groups.flags */
-#define JF_GF_WINDOW    1u /* spot: waiting for a low-risk window */
-#define JF_GF_IMAGEPULL 2u /* backing off after an image pull failed (engine/image.c) */
-#define JF_GF_SYNCING   4u /* waiting for its object sources to sync (engine/storage.c) */
+#define JF_GF_WINDOW     1u /* spot: waiting for a low-risk window */
+#define JF_GF_IMAGEPULL  2u /* backing off after an image pull failed (engine/image.c) */
+#define JF_GF_SYNCING    4u /* waiting for its object sources to sync (engine/storage.c) */
 #define JF_GF_DEPENDENCY 8u /* waiting for its after: entries to hold (engine/deps.c) */
 
 struct jf_task_rec {
