@@ -547,6 +547,15 @@ static void make_all(struct jf_engine *e, struct grt *g)
 
 /* ---- deciding ---- */
 
+static int count_one(void *ctx, int64_t id, int64_t idx, int64_t attempt)
+{
+	(void)id;
+	(void)idx;
+	(void)attempt;
+	(*(int64_t *)ctx)++;
+	return 0;
+}
+
 /*
  * Group gid's rows changed (or may have): act on what they say now.  A
  * row that can never hold ends it; each rows that can never hold stop
@@ -587,11 +596,13 @@ static void refresh(struct jf_engine *e, int64_t gid, bool accepted)
 		g->dep_each = sum.each_waits > 0;
 		g->dep_none = false;
 		jf_eng_step_begin(e);
-		if (g->dep_wait) {
-			say_rows(e, g, &l, false);
-		} else if (g->dep_said && !g->dep_each) {
+		int64_t ready = 0;
+		if (!g->dep_wait && g->dep_each)
+			jf_dep_ready_tasks(e->st, gid, false, 1, count_one, &ready);
+		if (g->dep_wait || (g->dep_each && ready == 0))
+			say_rows(e, g, &l, !g->dep_wait);
+		else if (g->dep_said)
 			unsay(e, g);
-		}
 		char words[700];
 		if (accepted && (g->dep_wait || g->dep_each)) {
 			waiting_words(&l, false, words, sizeof(words));
@@ -831,6 +842,20 @@ int64_t jf_eng_dep_since(struct jf_engine *e, const struct grt *g)
 	return since;
 }
 
+void jf_eng_dep_renamed(struct jf_engine *e, int64_t group_id)
+{
+	struct rows l = { 0 };
+	jf_dep_waiting_on(e->st, group_id, take_row, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		bool dup = false;
+		for (size_t j = 0; j < i; j++)
+			dup = dup || l.v[j].group_id == l.v[i].group_id;
+		if (!dup)
+			jf_eng_after(e, dep_act, -l.v[i].group_id, 0, 0);
+	}
+	free(l.v);
+}
+
 void jf_eng_dep_removing(struct jf_engine *e, const struct jf_group_rec *t)
 {
 	struct rows l = { 0 };
@@ -875,15 +900,6 @@ void jf_eng_dep_sweep(struct jf_engine *e)
 }
 
 /* ---- gating ---- */
-
-static int count_one(void *ctx, int64_t id, int64_t idx, int64_t attempt)
-{
-	(void)id;
-	(void)idx;
-	(void)attempt;
-	(*(int64_t *)ctx)++;
-	return 0;
-}
 
 bool jf_eng_dep_waits(struct jf_engine *e, struct grt *g, int64_t *waiting)
 {

@@ -399,6 +399,8 @@ void jf_eng_dep_restarted(struct jf_engine *e, struct grt *g);
  * that holds), 0 if it has none: a queue's group_timeout counts from
  * then, not from a submission that had to wait for them. */
 int64_t jf_eng_dep_since(struct jf_engine *e, const struct grt *g);
+/* group_id was renamed: the messages of the groups waiting for it. */
+void jf_eng_dep_renamed(struct jf_engine *e, int64_t group_id);
 /* In the step that removes t: the rows waiting on it can never hold. */
 void jf_eng_dep_removing(struct jf_engine *e, const struct jf_group_rec *t);
 /* At start: rows whose target ended or went without their dependents told. */

@@ -791,6 +791,8 @@ static enum jf_err req_rename_group(struct jf_engine *e, int64_t group_id, const
 	jf_group_release(&g);
 	if (rc == JF_OK) {
 		jf_eng_group_drop(e, group_id);
+		/* what waits for it names it anew (deps.c) */
+		jf_eng_dep_renamed(e, group_id);
 		notify_group(e, q, group_id, true);
 	}
 	return rc;
