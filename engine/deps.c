@@ -136,7 +136,7 @@ static enum jf_err resolve(struct jf_engine *e, const struct jf_group_rec *g,
 		kind = JF_KIND_BATCH;
 		break;
 	case JF_DEP_REF_QUEUE: {
-		struct jf_queue_rec q;
+		struct jf_queue_rec q = { 0 };
 		if (jf_queue_find(e->st, d->queue, &q) != JF_OK ||
 		    hidden_from(e, q.id, (uid_t)g->uid)) {
 			if (q.id)
@@ -152,7 +152,7 @@ static enum jf_err resolve(struct jf_engine *e, const struct jf_group_rec *g,
 	}
 	}
 	if (kind == JF_KIND_GROUP) {
-		struct jf_queue_rec q;
+		struct jf_queue_rec q = { 0 };
 		if (jf_queue_get(e->st, qid, &q) == JF_OK) {
 			snprintf(qname, sizeof(qname), "%s", q.name);
 			jf_queue_release(&q);
@@ -522,13 +522,19 @@ static bool stop_unready(struct jf_engine *e, struct grt *g, const struct jf_dep
 		struct idxs l = { 0 };
 		jf_dep_unready_tasks(e->st, g->id, r->target_id, r->ok_mask, DEP_STOP_CHUNK,
 				     take_task, &l);
-		for (size_t i = 0; i < l.n; i++)
+		size_t stopped = 0;
+		for (size_t i = 0; i < l.n; i++) {
+			/* (one still being killed for a restart ends as that says) */
+			if (jf_idmap_get(&e->tasks, l.id[i]))
+				continue;
 			stop_task(e, g, l.id[i], l.idx[i], r, pair_state(e, r, l.idx[i]));
+			stopped++;
+		}
 		size_t n = l.n;
 		free(l.id);
 		free(l.idx);
-		any = any || n > 0;
-		if (n < DEP_STOP_CHUNK || !jf_eng_step_ok(e))
+		any = any || stopped > 0;
+		if (n < DEP_STOP_CHUNK || !stopped || !jf_eng_step_ok(e))
 			return any;
 	}
 }
