@@ -76,6 +76,12 @@ def test_chain(env):
     check("reason: Dependency\n" in text and
           "after:\n- {group: queues/q/groups/a, when: succeeded, each: false, state: waits}\n"
           in text, "b status:\n%s" % text)
+    try:
+        import yaml
+    except ImportError:
+        yaml = None
+    if yaml is not None:  # the same object as status.json
+        check(yaml.safe_load(text)["after"] == st["after"], "YAML after: %s" % text)
     ev = env.read(b + "/events")
     check("Normal WaitingForDependency group waiting for queues/q/groups/a" in ev,
           "b events: %s" % ev)
