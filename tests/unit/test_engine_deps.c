@@ -739,6 +739,30 @@ static void test_group_timeout(void **state)
 	assert_int_equal(task_started(f, b, 0), T0 + 7200 * SEC);
 }
 
+/* activeDeadlineSeconds (a K8s Job) counts from when the entries hold. */
+static void test_active_deadline(void **state)
+{
+	struct fix *f = *state;
+	int64_t a = submit(f, f->q, "a", RUN(600));
+	int64_t b = submit(f, f->q, "b",
+			   "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: b\n"
+			   "  annotations: {jobfs/after: \"[a]\"}\n"
+			   "spec:\n  activeDeadlineSeconds: 300\n  template:\n    spec:\n"
+			   "      restartPolicy: Never\n"
+			   "      containers: [{name: c, image: busybox, command: [sim], env: "
+			   "[{name: RUN_SECONDS, value: \"400\"}]}]\n");
+	waits_for(f, b, "queues/q/groups/a");
+	play(f, -1);
+	assert_int_equal(gstate(f, a), JF_ST_SUCCEEDED);
+	/* started at 600, past its deadline at 900 (not at 300) */
+	assert_int_equal(task_started(f, b, 0), T0 + 600 * SEC);
+	struct jf_group_rec r = group(f, b);
+	assert_int_equal(r.state, JF_ST_FAILED);
+	assert_int_equal(r.finished_ms, T0 + 900 * SEC);
+	assert_non_null(strstr(r.message, "activeDeadlineSeconds"));
+	jf_group_release(&r);
+}
+
 /* Paused while waiting, resumed: it waits again, then runs. */
 static void test_pause(void **state)
 {
@@ -775,6 +799,7 @@ int main(void)
 		T(test_engine_restart_stale),
 		T(test_restart_dependent),
 		T(test_group_timeout),
+		T(test_active_deadline),
 		T(test_pause),
 	};
 #undef T
