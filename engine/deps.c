@@ -650,7 +650,12 @@ static size_t decide(struct jf_engine *e, struct rows *l, int tstate, int64_t *d
 		} else {
 			/* the pairs that can never hold stop now; once the target
 			 * has ended every pair is decided and the row holds */
-			struct grt *g = jf_eng_group(e, r->group_id);
+			int ds = -1;
+			jf_group_state(e->st, r->group_id, &ds);
+			struct grt *g =
+				ds == JF_ST_WAITING || ds == JF_ST_RUNNING || ds == JF_ST_PAUSED
+					? jf_eng_group(e, r->group_id)
+					: NULL; /* a dependent that ended has nothing to stop */
 			bool ended = jf_state_final((enum jf_state)tstate);
 			if (g && ended)
 				make_all(e, g);
