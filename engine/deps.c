@@ -10,7 +10,11 @@
  * accepted, stored as a row of the store's `deps` table (store.h:
  * jf_dep_*), whose state says what the entry says: waits, holds, or can
  * never hold.  A row that holds or can never hold stays so (Slurm's
- * dependencies work the same: a target run again later changes nothing).
+ * dependencies work the same: a target run again later changes nothing),
+ * but for a ctl restart of the dependent, which judges its rows that could
+ * never hold again by their targets as they are then
+ * (jf_eng_dep_restarted).  A group's timers count from when its rows came
+ * to hold (jf_eng_dep_since; ending.c).
  *
  * What moves a row: its target ending or being removed.  move.c tells
  * jf_eng_dep_moved() of every state it writes; a group (or, while some
