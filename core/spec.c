@@ -64,6 +64,7 @@ void jf_spec_free(struct jf_spec *s)
 	for (size_t i = 0; i < s->nsuccess; i++)
 		free(s->success[i].indexes);
 	free(s->success);
+	free(s->after);
 	for (size_t i = 0; i < s->nignored; i++)
 		free(s->ignored[i]);
 	free(s->ignored);

@@ -45,6 +45,8 @@
 #define JF_SPEC_MAX_ARGV_BYTES     (256 * 1024) /* per container: command + args, NULs counted */
 #define JF_SPEC_MAX_IGNORED        1000         /* K8s fields listed under ignored: */
 
+struct jf_dep; /* core/deps.h: one entry of `after:` */
+
 enum jf_billing { JF_BILL_ONDEMAND = 0, JF_BILL_SPOT = 1 };
 enum jf_restart { JF_RESTART_NEVER = 0, JF_RESTART_ONFAILURE = 1 };
 enum jf_spec_form { JF_FORM_NATIVE = 0, JF_FORM_K8S = 1 };
@@ -159,7 +161,10 @@ struct jf_spec {
 	size_t npfp;
 	struct jf_success_rule *success;
 	size_t nsuccess;
-	char **ignored; /* K8s paths not modelled, e.g. "spec.template.metadata.labels" */
+	struct jf_dep *after; /* `after:` (K8s: the annotation jobfs/after), in order */
+	size_t nafter;
+	const char *after_key; /* where it is written: "after", or the annotation's path */
+	char **ignored;        /* K8s paths not modelled, e.g. "spec.template.metadata.labels" */
 	size_t nignored;
 	bool indexed; /* K8s completionMode: Indexed (jobfs exports
 		       * JOB_COMPLETION_INDEX either way) */

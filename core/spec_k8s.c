@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/deps.h"
 #include "core/spec_priv.h"
 
 #define K8S_MAX_RULES     20 /* as the Kubernetes API */
@@ -87,6 +88,55 @@ static enum jf_err get_int(struct k8s *k, const struct jf_ynode *map, const char
 
 /* ---- metadata ---- */
 
+/*
+ * jobfs/after: the native `after:` list, written as one YAML flow list in
+ * the annotation's string ("[prep, {group: tasks/x, when: failed}]").  The
+ * string is parsed as a document of its own, after as many newlines as
+ * lines come before it, so that its nodes, and so every message, carry
+ * the spec's line.
+ */
+static enum jf_err after_annotation(struct k8s *k, const struct jf_ynode *v, const char *kp)
+{
+	const char *t;
+	enum jf_err rc = jf_ynode_text(v, kp, 0, &t, k->err);
+	if (rc)
+		return rc;
+	int line = v->line + (v->block ? 1 : 0);
+	size_t pad = line > 1 ? (size_t)line - 1 : 0, len = strlen(t);
+	char *text = malloc(pad + len + 1);
+	if (!text)
+		return jf_error_set(k->err, JF_ENOMEM, 0, "out of memory");
+	memset(text, '\n', pad);
+	memcpy(text + pad, t, len + 1);
+	struct jf_ydoc *doc = NULL;
+	struct jf_error e = { 0 };
+	struct jf_yopts opts = { .no_aliases = true };
+	rc = jf_ydoc_parse_opts(text, pad + len, &opts, &doc, &e);
+	free(text);
+	if (rc == JF_OK) {
+		rc = jf_deps_parse(jf_ydoc_root(doc), kp, &k->s->after, &k->s->nafter, k->err);
+		k->s->after_key = "metadata.annotations.jobfs/after";
+	} else if (rc == JF_ENOMEM) {
+		*k->err = e;
+	} else {
+		/* the document's own message, without its "line N: " */
+		const char *m = e.msg;
+		if (strncmp(m, "line ", 5) == 0 && strstr(m, ": "))
+			m = strstr(m, ": ") + 2;
+		/* a problem at the end of the text is one of its last line */
+		int last = line;
+		for (const char *c = t; *c; c++)
+			last += *c == '\n';
+		int at = e.line < line ? line : e.line > last ? last : e.line;
+		rc = jf_error_set(k->err, JF_EINVAL, at,
+				  "key '%s': not a YAML list of entries (e.g. \"[prep, {group: "
+				  "tasks/x, when: failed}]\"): %s",
+				  kp, m);
+	}
+	jf_ydoc_free(doc);
+	return rc;
+}
+
 static enum jf_err annotation(struct k8s *k, const struct jf_ynode *key, const struct jf_ynode *v,
 			      const char *kp)
 {
@@ -113,6 +163,8 @@ static enum jf_err annotation(struct k8s *k, const struct jf_ynode *key, const s
 		k->retries_annotated = true;
 		return jf_ynode_int(v, kp, 0, INT32_MAX, &s->retries, k->err);
 	}
+	if (strcmp(name, "after") == 0)
+		return after_annotation(k, v, kp);
 	if (strcmp(name, "shm-size") == 0) {
 		if ((rc = jf_spec_mem(v, kp, &s->shm_size, k->err)))
 			return rc;
@@ -121,8 +173,8 @@ static enum jf_err annotation(struct k8s *k, const struct jf_ynode *key, const s
 	}
 	return jf_error_set(k->err, JF_EINVAL, key->line,
 			    "unknown annotation '%s': jobfs reads jobfs/billing, jobfs/gpu, "
-			    "jobfs/nodes, jobfs/unit-runtime, jobfs/shm-size, jobfs/timeout "
-			    "and jobfs/retries",
+			    "jobfs/nodes, jobfs/unit-runtime, jobfs/shm-size, jobfs/timeout, "
+			    "jobfs/retries and jobfs/after",
 			    key->str);
 }
 

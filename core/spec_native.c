@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/deps.h"
 #include "core/spec_priv.h"
 
 #define NATIVE_MAX_STORAGE JF_SPEC_MAX_STORAGE
@@ -544,15 +545,20 @@ static enum jf_err place_checks(const struct jf_ynode *root, enum jf_spec_place 
 enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place, struct jf_spec *s,
 			   struct jf_spec_src *src, struct jf_error *err)
 {
-	static const char *const keys[] = { "name",          "billing",      "gpu",
-					    "gpus",          "completions",  "parallelism",
-					    "count",         "nodes",        "node_index",
-					    "unit_runtime",  "timeout",      "restart_policy",
-					    "retries",       "max_failures", "shm_size",
-					    "cpu_exclusive", "image",        "image_pull_policy",
-					    "registry_auth", "command",      "args",
-					    "env",           "resources",    "containers",
-					    "storage",       "ports",        NULL };
+	static const char *const keys[] = { "name",          "billing",
+					    "gpu",           "gpus",
+					    "completions",   "parallelism",
+					    "count",         "nodes",
+					    "node_index",    "unit_runtime",
+					    "timeout",       "restart_policy",
+					    "retries",       "max_failures",
+					    "shm_size",      "cpu_exclusive",
+					    "image",         "image_pull_policy",
+					    "registry_auth", "command",
+					    "args",          "env",
+					    "resources",     "containers",
+					    "storage",       "ports",
+					    "after",         NULL };
 	const struct jf_ynode *n;
 	enum jf_err rc;
 
@@ -634,6 +640,10 @@ enum jf_err jf_spec_native(const struct jf_ynode *root, enum jf_spec_place place
 		return rc;
 	if ((n = jf_ymap_get(root, "ports")) && (rc = native_ports(n, s, err)))
 		return rc;
+	if ((n = jf_ymap_get(root, "after")) &&
+	    (rc = jf_deps_parse(n, "after", &s->after, &s->nafter, err)))
+		return rc;
+	s->after_key = "after";
 	if ((n = jf_ymap_get(root, "storage"))) {
 		if ((rc = native_storage(n, s, err)))
 			return rc;

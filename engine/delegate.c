@@ -720,8 +720,13 @@ static void pass_group(struct pass *p, int64_t gid)
 	/* its queue's budget is spent (budget.c): no new batch, and those it
 	 * has are held while it has tasks that wait */
 	int64_t c[JF_ST__COUNT];
-	if (state != JF_ST_PAUSED && jf_group_count_tasks(e->st, gid, c) == JF_OK &&
-	    c[JF_ST_WAITING] > 0 && jf_eng_budget_waits(e, g))
+	bool counted = jf_group_count_tasks(e->st, gid, c) == JF_OK;
+	if (state != JF_ST_PAUSED && counted && c[JF_ST_WAITING] > 0 && jf_eng_budget_waits(e, g))
+		room = 0;
+	/* its after: entries (deps.c): none may go yet, or (each) only the
+	 * tasks whose pairs hold */
+	if (room > 0 && counted && c[JF_ST_WAITING] > 0 &&
+	    jf_eng_dep_waits(e, g, &c[JF_ST_WAITING]))
 		room = 0;
 	/* its object sources sync first (storage.c) */
 	if (room > 0 && jf_eng_stor_waits(e, g))
@@ -729,7 +734,7 @@ static void pass_group(struct pass *p, int64_t gid)
 	/* new batches for the waiting tasks that have none */
 	while (room > 0) {
 		struct unsub us = { .span = e->array_max };
-		jf_task_list_unsubmitted(e->st, gid, (int)(e->array_max + 1), add_unsub, &us);
+		jf_eng_dep_list(e, g, true, (int)(e->array_max + 1), add_unsub, &us);
 		if (us.n == 0) {
 			free(us.idx);
 			break;

@@ -146,6 +146,17 @@ static int check_group_timers(void *ctx, int64_t gid)
 	if (!g)
 		return 0;
 	char msg[160];
+	/* a group that waits for its after: entries (deps.c) is not active
+	 * yet and holds no room in its queue: its timers count from when its
+	 * entries came to hold (an each entry: from its first start) */
+	if (g->dep_any && submitted > 0) {
+		if (g->dep_wait || (g->dep_each && started == 0)) {
+			submitted = 0;
+		} else {
+			int64_t since = jf_eng_dep_since(e, g);
+			submitted = since > submitted ? since : submitted;
+		}
+	}
 	if (g->spec->active_deadline > 0 && submitted > 0) {
 		int64_t at = submitted + g->spec->active_deadline * 1000;
 		if (tc->now >= at) {

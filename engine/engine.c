@@ -117,6 +117,7 @@ enum jf_err jf_engine_new(const struct jf_engine_config *cfg, struct jf_engine *
 	} else {
 		jf_eng_adopt_all(e);
 	}
+	jf_eng_dep_sweep(e);
 	jf_eng_schedule(e);
 	jf_eng_leave(e);
 	*out = e;
@@ -233,6 +234,7 @@ void jf_eng_resync(struct jf_engine *e)
 	} else {
 		jf_eng_adopt_all(e);
 	}
+	jf_eng_dep_sweep(e);
 	jf_eng_step_end(e);
 }
 
@@ -366,6 +368,7 @@ static struct grt *group_make(struct jf_engine *e, const struct jf_group_rec *re
 	g->sync_after_ms = jf_eng_now(e);
 	/* flagged by the last daemon: cleared once its sources are ready */
 	g->syncing_said = (rec->flags & JF_GF_SYNCING) != 0;
+	jf_eng_dep_load(e, g, rec->flags);
 	if (g->ended)
 		e->trim = true;
 	int64_t counts[JF_ST__COUNT];

@@ -95,6 +95,22 @@ struct grt { /* an accepted group's runtime */
 	unsigned why_stamp, hold_stamp;
 	int64_t why_first_end, why_last_end, hold_amount, hold_tasks;
 	bool budget_held; /* delegated: its batches are held for its queue's budget (budget.c) */
+	/* deps.c: its after: entries (store: deps) */
+	bool dep_any;             /* it has entries */
+	bool dep_wait;            /* an entry (not each) waits: nothing of it starts */
+	bool dep_each;            /* an each entry waits: a task starts once its pair has */
+	bool dep_said;            /* flagged JF_GF_DEPENDENCY, its message says why: */
+	char dep_msg[512];        /* this */
+	bool dep_none;            /* each: the last count found no task ready ... */
+	int64_t dep_seen_epoch;   /* ... at this e->dep_epoch */
+	int64_t dep_seen_waiting; /* ... with this many tasks waiting */
+};
+
+/* deps.c: an entry of a spec's after: as resolved when it is written */
+struct jf_dep_res {
+	int64_t target_id;
+	int target_state; /* enum jf_state */
+	char path[160];   /* "queues/q/groups/g", "tasks/x" */
 };
 
 #define JF_PULL_BACKOFF_FIRST_MS 10000
@@ -254,6 +270,8 @@ struct jf_engine {
 	bool why_waiting;                  /* the last pass left something waiting */
 	bool why_dirty;                    /* ... and took no snapshot for the simulation */
 	unsigned why_stamp;                /* why.c: a pass's stamp in struct grt */
+	bool dep_each_live;                /* deps.c: some each entry waits (task ends matter) */
+	int64_t dep_epoch;                 /* deps.c: bumped by whatever may make a task ready */
 	unsigned (*hook_leave)(void *ctx); /* jf_engine_set_step_hooks */
 	void (*hook_enter)(void *ctx, unsigned held);
 	void *hook_ctx;
@@ -424,6 +442,47 @@ void jf_eng_budget_forget(struct jf_engine *e, int64_t queue_id);
 void jf_eng_budget_touch(struct jf_engine *e, int64_t queue_id);
 int64_t jf_eng_budget_tick(struct jf_engine *e);
 bool jf_eng_budget_waits(struct jf_engine *e, struct grt *g);
+/* deps.c (reference 10): after: entries */
+/* At submission: resolve spec's entries for group g and check them (the
+ * target exists and may be seen, is not g, is named once; each: accepted,
+ * same task count; no cycle); *out (the caller's to free) one per entry,
+ * or an error naming the entry and its line. */
+enum jf_err jf_eng_dep_check(struct jf_engine *e, const struct jf_group_rec *g,
+			     const struct jf_spec *s, struct jf_dep_res **out,
+			     struct jf_error *err);
+/* In the step that accepts group_id: its rows, decided where the target
+ * has ended already (an each row: by jf_eng_dep_accepted). */
+void jf_eng_dep_record(struct jf_engine *e, int64_t group_id, const struct jf_spec *s,
+		       const struct jf_dep_res *res);
+/* After the acceptance (g installed): end it, stop tasks, flag it, say
+ * it waits, as its rows say. */
+void jf_eng_dep_accepted(struct jf_engine *e, struct grt *g);
+/* The cache entry's fields from the store (flags: the group's). */
+void jf_eng_dep_load(struct jf_engine *e, struct grt *g, unsigned flags);
+/* move.c: group_id (task_id 0), a task of it (task_id > 0) or its tasks
+ * together (task_id < 0) moved to state to. */
+void jf_eng_dep_moved(struct jf_engine *e, int64_t group_id, int64_t task_id, int to);
+/* ctl restart of g: entries that could never hold are judged again by
+ * their targets as they are now; each entries pair again. */
+void jf_eng_dep_restarted(struct jf_engine *e, struct grt *g);
+/* When g's entries came to hold (the latest end of a target of an entry
+ * that holds), 0 if it has none: a queue's group_timeout counts from
+ * then, not from a submission that had to wait for them. */
+int64_t jf_eng_dep_since(struct jf_engine *e, const struct grt *g);
+/* group_id was renamed: the messages of the groups waiting for it. */
+void jf_eng_dep_renamed(struct jf_engine *e, int64_t group_id);
+/* In the step that removes t: the rows waiting on it can never hold. */
+void jf_eng_dep_removing(struct jf_engine *e, const struct jf_group_rec *t);
+/* At start: rows whose target ended or went without their dependents told. */
+void jf_eng_dep_sweep(struct jf_engine *e);
+/* The gate of a pass: nothing of g may start (flagged, with its message);
+ * else *waiting (g's waiting tasks) lowered to how many may start. */
+bool jf_eng_dep_waits(struct jf_engine *e, struct grt *g, int64_t *waiting);
+/* The waiting tasks of g (unsubmitted: in no submission) a pass may take,
+ * lowest index first: with each entries waiting, those whose pairs hold. */
+enum jf_err jf_eng_dep_list(struct jf_engine *e, struct grt *g, bool unsubmitted, int limit,
+			    int (*fn)(void *ctx, int64_t id, int64_t idx, int64_t attempt),
+			    void *ctx);
 
 /* requests.c: make a chunk (store.h) more task rows of the first group (in
  * submission order) that has rows not made yet, in one step, and tell the

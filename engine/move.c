@@ -92,6 +92,9 @@ int jf_eng_move(struct jf_engine *e, const struct jf_obj *o, enum jf_event ev, c
 		       o->queue_id, o->group_id, o->task_id, o->node_id, false);
 	if (lv == JF_LV_GROUP && o->queue_id)
 		jf_eng_changed(e, JF_CH_QUEUE, o->queue_id, 0, 0, 0, false);
+	/* a group or task that ended may decide what waits for it (deps.c) */
+	if (lv != JF_LV_NODE)
+		jf_eng_dep_moved(e, o->group_id, lv == JF_LV_TASK ? o->task_id : 0, to);
 	return to;
 }
 
@@ -129,7 +132,9 @@ int64_t jf_eng_move_tasks(struct jf_engine *e, const struct jf_obj *group, unsig
 	if (jf_task_set_state_all(e->st, group->group_id, from_mask, to, message, jf_eng_now(e),
 				  &changed) != JF_OK)
 		return -1;
-	if (changed)
+	if (changed) {
 		jf_eng_changed(e, JF_CH_GROUP, group->queue_id, group->group_id, 0, 0, false);
+		jf_eng_dep_moved(e, group->group_id, -1, to);
+	}
 	return changed;
 }

@@ -424,6 +424,10 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 	/* the volumes and object sources it names exist, and it may use them */
 	if (rc == JF_OK)
 		rc = jf_eng_stor_check(e, spec, g.uid, err);
+	/* the groups its after: names exist, and waiting for them makes no cycle */
+	struct jf_dep_res *deps = NULL;
+	if (rc == JF_OK)
+		rc = jf_eng_dep_check(e, &g, spec, &deps, err);
 	/* Slurm runs the jobs as their owner, and containers run as root */
 	for (size_t i = 0;
 	     rc == JF_OK && e->rt && e->delegated && g.uid != 0 && i < spec->ncontainers; i++)
@@ -477,6 +481,7 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 	if (rc != JF_OK) {
 		record_refusal(e, &g, text, len, err->msg);
 		jf_spec_free(spec);
+		free(deps);
 		goto out;
 	}
 	int64_t completions = g.kind == JF_KIND_BATCH ? spec->count : spec->completions;
@@ -490,6 +495,8 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 		jf_eng_step_begin(e);
 		rc = jf_group_accept(e->st, group_id, copy, display, ignored, completions,
 				     parallelism, spec->nodes, g.dirname, jf_eng_now(e));
+		if (rc == JF_OK && spec->nafter)
+			jf_eng_dep_record(e, group_id, spec, deps);
 		char gpu[96] = "CPU only";
 		if (spec->gpu && spec->gpus > 0)
 			snprintf(gpu, sizeof(gpu), "%d x %s", spec->gpus, spec->gpu);
@@ -514,12 +521,16 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 	}
 	free(ignored);
 	free(copy);
+	free(deps);
 	if (rc == JF_OK) {
 		/* the rows past the first chunk come one chunk a turn */
 		if (completions > jf_store_tasks_chunk(e->st))
 			e->making = true;
 		/* the spec parsed here is the one the engine keeps: no second parse */
-		jf_eng_group_install(e, group_id, spec);
+		struct grt *rt = jf_eng_group_install(e, group_id, spec);
+		/* what its after: says already (deps.c) */
+		if (rt && rt->dep_any)
+			jf_eng_dep_accepted(e, rt);
 		notify_group(e, g.queue_id, group_id, true);
 		jf_eng_schedule(e);
 	} else {
@@ -573,6 +584,7 @@ bool jf_eng_make_tasks(struct jf_engine *e)
 	}
 	e->making_said = false;
 	e->chunks_made++;
+	e->dep_epoch++; /* the rows made may be ready (deps.c) */
 	if (left > 0)
 		return true;
 	/* this group is done: another may have rows to make */
@@ -657,6 +669,9 @@ static enum jf_err ctl_group(struct jf_engine *e, struct jf_group_rec *g, const 
 		if (rt) {
 			rt->failed_tasks = 0;
 			jf_eng_group_ended(e, rt, false);
+			/* its after: entries as they stand now (deps.c) */
+			if (rt->dep_any)
+				jf_eng_dep_restarted(e, rt);
 		}
 	} else {
 		return jf_error_set(err, JF_EINVAL, 0,
@@ -796,6 +811,8 @@ static enum jf_err req_rename_group(struct jf_engine *e, int64_t group_id, const
 	jf_group_release(&g);
 	if (rc == JF_OK) {
 		jf_eng_group_drop(e, group_id);
+		/* what waits for it names it anew (deps.c) */
+		jf_eng_dep_renamed(e, group_id);
 		notify_group(e, q, group_id, true);
 	}
 	return rc;
@@ -885,6 +902,8 @@ static enum jf_err req_rmgroup(struct jf_engine *e, int64_t group_id, struct jf_
 			/* its run and checkpoint directories go with it (its
 			 * ledger rows stay), a batch of them a tick */
 			int64_t dirs = 0;
+			/* what waits for it can never be satisfied now (deps.c) */
+			jf_eng_dep_removing(e, &g);
 			rc = jf_trash_group(e->st, group_id, e->state_dir, &dirs);
 			if (rc == JF_OK)
 				rc = jf_group_delete(e->st, group_id);

@@ -155,6 +155,13 @@ static int add_group(void *ctx, int64_t gid)
 	int64_t c[JF_ST__COUNT];
 	if (jf_group_count_tasks(e->st, gid, c) != JF_OK)
 		return 0;
+	/* its after: entries (deps.c): none may start yet, or (each) only the
+	 * tasks whose pairs hold, which is then its waiting count */
+	if (state != JF_ST_PAUSED && c[JF_ST_WAITING] > 0 &&
+	    jf_eng_dep_waits(e, g, &c[JF_ST_WAITING])) {
+		note_why(s, gid, queue_id, JF_REASON_DEPENDENCY);
+		return 0;
+	}
 	int64_t tasks = state == JF_ST_PAUSED
 				? 0
 				: startable(c[JF_ST_WAITING],
@@ -294,8 +301,9 @@ static int waiting_needed(struct jf_engine *e, const struct jf_plan *plan, int64
 	return (int)(n < (1 << 30) ? n : (1 << 30));
 }
 
-static int collect(void *ctx, int64_t id, int64_t idx)
+static int collect(void *ctx, int64_t id, int64_t idx, int64_t attempt)
 {
+	(void)attempt;
 	struct waiting *w = ctx;
 	size_t cap = w->cap;
 	if (!jf_grow(&w->ids, &cap, w->n + 1, sizeof(*w->ids)) ||
@@ -608,9 +616,11 @@ static void pass(struct jf_engine *e)
 		if (wgroup != st->group_id) {
 			w.n = w.next = 0;
 			wgroup = st->group_id;
-			jf_task_list_state(e->st, st->group_id, JF_ST_WAITING,
-					   waiting_needed(e, &plan, st->group_id, pg->waiting),
-					   collect, &w);
+			/* lowest index first; with each entries (deps.c) the
+			 * tasks whose pairs hold, which pg->waiting counted */
+			jf_eng_dep_list(e, g, false,
+					waiting_needed(e, &plan, st->group_id, pg->waiting),
+					collect, &w);
 		}
 		/* a task still being killed (restart) waits for its last attempt */
 		while (w.next < w.n && jf_idmap_get(&e->tasks, w.ids[w.next]))

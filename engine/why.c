@@ -764,7 +764,8 @@ void jf_eng_why_delegated(struct jf_engine *e)
 
 enum jf_reason jf_eng_flags_reason(unsigned flags)
 {
-	return (flags & JF_GF_BUDGET)      ? JF_REASON_BUDGET
+	return (flags & JF_GF_DEPENDENCY)  ? JF_REASON_DEPENDENCY
+	       : (flags & JF_GF_BUDGET)    ? JF_REASON_BUDGET
 	       : (flags & JF_GF_IMAGEPULL) ? JF_REASON_IMAGEPULL
 	       : (flags & JF_GF_WINDOW)    ? JF_REASON_WINDOW
 	       : (flags & JF_GF_SYNCING)   ? JF_REASON_SYNCING

@@ -59,6 +59,8 @@ static const char readme_text[] =
 	"                                  (beside every events file; not listed, so that\n"
 	"                                  grep -r, cp -r and tar end: open it by name)\n"
 	"  echo stop > .../ctl             pause | resume | stop | restart\n"
+	"  after: [a, {group: tasks/b, when: failed}]   in a spec: start once those have\n"
+	"                                  ended so (succeeded | failed | finished)\n"
 	"  cat billing/ledger.csv          one row per billed segment; billing/summary\n"
 	"  cat cluster/gpus                GPU models, stock and prices\n"
 	"  ls images/                      the image cache; rmdir images/I drops an unused one\n"

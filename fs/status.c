@@ -20,6 +20,7 @@
 
 #include "core/billing.h"
 #include "core/budget.h"
+#include "core/deps.h"
 #include "core/lifecycle.h"
 #include "core/quantity.h"
 #include "core/timefmt.h"
@@ -190,15 +191,29 @@ static void put_why(json_t *o, const struct jf_group_rec *g, const struct jf_eng
 	    (g->flags & JF_GF_BUDGET))
 		reason = "Budget";
 	else if (!reason[0] && g->state == JF_ST_WAITING)
-		reason = (g->flags & JF_GF_IMAGEPULL) ? "ImagePull"
-			 : (g->flags & JF_GF_WINDOW)  ? "Window"
-			 : (g->flags & JF_GF_SYNCING) ? "Syncing"
-						      : "";
+		reason = (g->flags & JF_GF_IMAGEPULL)    ? "ImagePull"
+			 : (g->flags & JF_GF_WINDOW)     ? "Window"
+			 : (g->flags & JF_GF_SYNCING)    ? "Syncing"
+			 : (g->flags & JF_GF_DEPENDENCY) ? "Dependency"
+							 : "";
 	put_why_keys(o, reason, w && w->reason[0] ? w->position : 0,
 		     w && w->reason[0] ? w->eta_ms : 0, w ? w->eta_basis : "");
 	bool running = g->state == JF_ST_RUNNING;
 	put_time(o, "eta_finish", running && w ? w->finish_ms : 0);
 	put_str(o, "eta_finish_basis", running && w && w->finish_ms > 0 ? w->finish_basis : "");
+}
+
+/* One after: entry as its status shows it: the target's path now, when,
+ * each, and what it says (holds, waits, never). */
+static int put_dep(void *ctx, const struct jf_dep_rec *r)
+{
+	json_t *o = json_object();
+	put_str(o, "group", r->path);
+	put_str(o, "when", jf_dep_when_name((enum jf_dep_when)r->when));
+	json_object_set_new(o, "each", json_boolean(r->each));
+	put_str(o, "state", jf_dep_verdict_name((enum jf_dep_verdict)r->state));
+	json_array_append_new(ctx, o);
+	return 0;
 }
 
 static json_t *group_status(struct jf_fs *fs, int64_t id)
@@ -263,6 +278,10 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 			break;
 	}
 	json_object_set_new(o, "ignored", ign);
+	/* reference 10: what it waits for, one entry per after: entry */
+	json_t *after = json_array();
+	jf_dep_list(ST(fs), id, put_dep, after);
+	json_object_set_new(o, "after", after);
 	jf_group_release(&g);
 	return o;
 }
@@ -561,6 +580,28 @@ static void yaml_scalar(FILE *f, const char *s)
 	json_decref(j);
 }
 
+/* A flat object as a YAML flow mapping on one line, "{a: x, b: true}"
+ * (a list item of status: an after: entry).  Plain scalars never hold
+ * the flow indicators (yaml_plain_ok), so they stay plain here too. */
+static void yaml_flow(FILE *f, json_t *o)
+{
+	const char *k;
+	json_t *v;
+	size_t n = 0;
+	fputc('{', f);
+	json_object_foreach(o, k, v)
+	{
+		fprintf(f, "%s%s: ", n++ ? ", " : "", k);
+		if (json_is_integer(v))
+			fprintf(f, "%lld", (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			fputs(json_is_true(v) ? "true" : "false", f);
+		else
+			yaml_scalar(f, json_string_value(v) ? json_string_value(v) : "");
+	}
+	fputc('}', f);
+}
+
 /* An object's members at indent (status files nest one level: a
  * source's last_sync, a sync's progress). */
 static void yaml_members(FILE *f, json_t *o, int indent)
@@ -590,7 +631,11 @@ static void yaml_members(FILE *f, json_t *o, int indent)
 			json_array_foreach(v, i, it)
 			{
 				fprintf(f, "%*s- ", indent, "");
-				yaml_scalar(f, json_string_value(it) ? json_string_value(it) : "");
+				if (json_is_object(it))
+					yaml_flow(f, it);
+				else
+					yaml_scalar(f, json_string_value(it) ? json_string_value(it)
+									     : "");
 				fputc('\n', f);
 			}
 		} else {

@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 15
+#define JF_STORE_SCHEMA 16
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96
@@ -74,11 +74,11 @@ struct jf_group_rec {
 };
 
 /* groups.flags */
-#define JF_GF_WINDOW    1u /* spot: waiting for a low-risk window */
-#define JF_GF_IMAGEPULL 2u /* backing off after an image pull failed (engine/image.c) */
-#define JF_GF_SYNCING   4u /* waiting for its object sources to sync (engine/storage.c) */
-/* 8u: taken (another waiting reason) */
-#define JF_GF_BUDGET 16u /* its queue's budget is spent: nothing new starts (engine/budget.c) */
+#define JF_GF_WINDOW     1u /* spot: waiting for a low-risk window */
+#define JF_GF_IMAGEPULL  2u /* backing off after an image pull failed (engine/image.c) */
+#define JF_GF_SYNCING    4u /* waiting for its object sources to sync (engine/storage.c) */
+#define JF_GF_DEPENDENCY 8u /* waiting for its after: entries to hold (engine/deps.c) */
+#define JF_GF_BUDGET     16u /* its queue's budget is spent: nothing new starts (engine/budget.c) */
 
 struct jf_task_rec {
 	int64_t id;
@@ -607,6 +607,75 @@ enum jf_err jf_task_sub(struct jf_store *st, int64_t task_id, int64_t *sub_id);
 enum jf_err jf_task_list_unsubmitted(struct jf_store *st, int64_t group_id, int limit,
 				     int (*fn)(void *ctx, int64_t id, int64_t idx, int64_t attempt),
 				     void *ctx);
+
+/*
+ * dependencies (reference 10): a group's `after:` entries as accepted,
+ * each resolved to the group or batch it names.  A row's state is what
+ * the entry says: 0 waits, 1 holds, 2 can never hold (core/deps.h's
+ * enum jf_dep_verdict); once it holds or can never hold it stays so.  An
+ * `each` entry waits per task: its row says 0 while its target has not
+ * ended, then 1 (the tasks whose pair can never hold were stopped), or 2
+ * when the target went before it ended.
+ */
+struct jf_dep_rec {
+	int64_t id, group_id; /* the row, the group that waits */
+	int pos;              /* its place in after: */
+	int64_t target_id;    /* 0 once the target is removed */
+	char path[160];       /* the target now ("queues/q/groups/g", "tasks/x"), or
+			       * where it was when it was removed */
+	int when;             /* enum jf_dep_when */
+	bool each;
+	unsigned ok_mask;           /* 1 << each state of the target that satisfies it */
+	int state;                  /* 0 waits, 1 holds, 2 never */
+	int target_state;           /* the target's state now, -1 when removed */
+	int64_t target_completions; /* its completions (count for a batch), 0 in Draft */
+	int64_t target_finished_ms; /* when it ended, 0 if it has not (or is removed) */
+};
+/* Every row of group_id goes (before its rows are written again). */
+enum jf_err jf_dep_clear(struct jf_store *st, int64_t group_id);
+/* A row of group_id (pos: its place; target_id > 0; path: the target's
+ * path now, kept if it is removed). */
+enum jf_err jf_dep_add(struct jf_store *st, int64_t group_id, int pos, int64_t target_id,
+		       const char *path, int when, bool each, unsigned ok_mask, int state);
+/* The rows of group_id, in their order, to fn (until it returns nonzero). */
+enum jf_err jf_dep_list(struct jf_store *st, int64_t group_id,
+			int (*fn)(void *ctx, const struct jf_dep_rec *r), void *ctx);
+/* The rows that wait (state 0) on target_id, by group then place. */
+enum jf_err jf_dep_waiting_on(struct jf_store *st, int64_t target_id,
+			      int (*fn)(void *ctx, const struct jf_dep_rec *r), void *ctx);
+/* The rows that wait (state 0) of groups still active (Waiting, Running,
+ * Paused) whose target has ended or gone: what a daemon that stopped
+ * between an end and its consequence left to do. */
+enum jf_err jf_dep_stale(struct jf_store *st, int (*fn)(void *ctx, const struct jf_dep_rec *r),
+			 void *ctx);
+enum jf_err jf_dep_set_state(struct jf_store *st, int64_t id, int state);
+/* The targets of group_id (removed ones left out), at most max into out;
+ * *n the count of all. */
+enum jf_err jf_dep_targets(struct jf_store *st, int64_t group_id, int64_t *out, size_t max,
+			   size_t *n);
+/* target_id is about to be removed: its rows keep path as where it was. */
+enum jf_err jf_dep_target_gone(struct jf_store *st, int64_t target_id, const char *path);
+/* Of group_id's rows: those not each that wait, those each that wait,
+ * those that can never hold, all. */
+struct jf_dep_summary {
+	int64_t waits, each_waits, never, all;
+};
+enum jf_err jf_dep_summary(struct jf_store *st, int64_t group_id, struct jf_dep_summary *s);
+/* How many each rows wait, of every group. */
+enum jf_err jf_dep_each_waiting(struct jf_store *st, int64_t *n);
+/* Up to limit Waiting tasks of group_id (unsubmitted: only those that
+ * belong to no submission), lowest index first, for which every waiting
+ * each row of the group holds: task i of its target is in a state of its
+ * ok_mask (a row not made yet: in the state it will be made with). */
+enum jf_err jf_dep_ready_tasks(struct jf_store *st, int64_t group_id, bool unsubmitted, int limit,
+			       int (*fn)(void *ctx, int64_t id, int64_t idx, int64_t attempt),
+			       void *ctx);
+/* Up to limit Waiting or Paused tasks of group_id whose pair in target_id
+ * (0: removed) has ended outside ok_mask, or is gone: tasks that can never
+ * start; lowest index first. */
+enum jf_err jf_dep_unready_tasks(struct jf_store *st, int64_t group_id, int64_t target_id,
+				 unsigned ok_mask, int limit,
+				 int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx);
 
 /* meta: small facts about this state directory ("uuid") */
 enum jf_err jf_meta_get(struct jf_store *st, const char *key, char *buf, size_t n);

@@ -253,6 +253,23 @@ static const char *const migrations[] = {
 	 * rolling budget period counts, found without a scan of its ledger */
 	"ALTER TABLE queues ADD COLUMN budget_state INTEGER NOT NULL DEFAULT 0;"
 	"CREATE INDEX ledger_queue_end ON ledger(queue_id, end_ms);",
+	/* 15 -> 16: dependencies (reference 10): each accepted `after:` entry
+	 * of a group (pos: its place in the list) resolved to the group it
+	 * names (target_id, NULL once that is removed; path: where it was,
+	 * kept for the status of a removed target), its condition (when_: 0
+	 * succeeded, 1 failed, 2 finished; ok_mask: 1 << each state that
+	 * satisfies it; each: task i waits for task i) and what it says
+	 * (state: 0 waits, 1 holds, 2 can never hold; once 1 or 2 it stays) */
+	"CREATE TABLE deps ("
+	"  id INTEGER PRIMARY KEY,"
+	"  group_id INTEGER NOT NULL REFERENCES groups(id) ON DELETE CASCADE,"
+	"  pos INTEGER NOT NULL,"
+	"  target_id INTEGER REFERENCES groups(id) ON DELETE SET NULL,"
+	"  path TEXT NOT NULL,"
+	"  when_ INTEGER NOT NULL, each INTEGER NOT NULL DEFAULT 0,"
+	"  ok_mask INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0,"
+	"  UNIQUE(group_id, pos));"
+	"CREATE INDEX deps_target ON deps(target_id) WHERE target_id IS NOT NULL;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

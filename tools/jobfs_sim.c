@@ -56,6 +56,11 @@
  *       group: a
  *       ctl: stop
  *
+ * A spec's `after:` (reference 10) names groups and batches submitted
+ * earlier in the replay (each directory is made at its entry's `at`, so a
+ * dependent comes after its targets: at a later `at`, or later in the file
+ * at the same one); tests/sim/deps.yaml is a sample.
+ *
  * Every key is checked (unknown keys, bad names, durations, duplicates, a
  * queue not listed, a ctl before its target are errors naming the line).  A
  * spec or queue spec the engine refuses stops the replay with its message:

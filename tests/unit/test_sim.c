@@ -34,7 +34,8 @@
  * the earliest of those and the engine's own deadline.
  *
  * The tool: the sample workloads of tests/sim run, exit 0, print what the
- * scenarios promise, and print the same twice; bad and stalled workloads
+ * scenarios promise (deps.yaml: `after:` chains, each and a fan-in), and
+ * print the same twice; bad and stalled workloads
  * give their exit codes; a queue's budget holds its work back (a burst a
  * day in tests/sim/budget-days.yaml, held for good without a period, the
  * running task stopped with budget_action: stop); the spot report counts preemptions and wasted
@@ -1179,6 +1180,26 @@ static void test_tool_samples(void **state)
 	free(m1);
 	free(m2);
 	free(m3);
+
+	/* dependencies (reference 10): a chain, each task after its pair, a
+	 * fan-in across /tasks, a cleanup that never runs */
+	char *d = tool("--events " SAMPLES "/deps.yaml", &st);
+	assert_int_equal(st, 0);
+	expect_line(d, "ml/prep",
+		    (const char *const[]){ "00:00:00", "00:10:00", "Succeeded", NULL });
+	expect_line(d, "ml/train",
+		    (const char *const[]){ "00:10:00", "01:10:00", "Succeeded", "4/0", NULL });
+	expect_line(d, "ml/eval",
+		    (const char *const[]){ "01:10:00", "01:15:00", "Succeeded", "4/0", NULL });
+	expect_line(d, "tasks/fetch", (const char *const[]){ "00:10:00", "00:40:00", NULL });
+	expect_line(d, "ml/report",
+		    (const char *const[]){ "00:10:00", "01:15:00", "01:16:00", "Succeeded", NULL });
+	expect_line(d, "ml/cleanup",
+		    (const char *const[]){ "00:00:00", "-", "01:10:00", "Stopped", "0/0", NULL });
+	assert_non_null(strstr(d, "00:00:00 ml/train Normal WaitingForDependency group waiting "
+				  "for queues/ml/groups/prep to succeed"));
+	assert_non_null(strstr(d, "01:10:00 ml/cleanup Warning DependencyNeverSatisfied group"));
+	free(d);
 
 	/* --until stops the clock; the rest is still running */
 	char *u = tool("--until 30m " SAMPLES "/scenario-a.yaml", &st);

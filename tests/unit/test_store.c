@@ -145,8 +145,11 @@ static int task_state(struct jf_store *st, int64_t id)
 
 /* ---- schema ---- */
 
+/* What migration 15 -> 16 added, taken away again: a version-15 database. */
+#define UNDO_16 "DROP TABLE deps; "
+
 /* What migration 14 -> 15 added, taken away again: a version-14 database. */
-#define UNDO_15 "DROP INDEX ledger_queue_end; ALTER TABLE queues DROP COLUMN budget_state; "
+#define UNDO_15 UNDO_16 "DROP INDEX ledger_queue_end; ALTER TABLE queues DROP COLUMN budget_state; "
 
 /* What migration 13 -> 14 added, taken away again: a version-13 database. */
 #define UNDO_14                                                                                    \
@@ -158,7 +161,6 @@ static int task_state(struct jf_store *st, int64_t id)
 		"ALTER TABLE attempts DROP COLUMN image_digest; "
 
 /* What migration 12 -> 13 added, taken away again: a version-12 database. */
-
 #define UNDO_13                                                                                    \
 	UNDO_14 "DROP INDEX events_store; ALTER TABLE events DROP COLUMN store_off; "              \
 		"ALTER TABLE events DROP COLUMN store_id; DROP TABLE store_use; DROP TABLE "       \
@@ -3308,6 +3310,229 @@ static void test_migrate_8_to_9(void **state)
 	assert_int_equal(jf_store_check(f->st, &err), JF_OK);
 }
 
+/* ---- dependencies (reference 10) ---- */
+
+struct dep_rows {
+	struct jf_dep_rec r[16];
+	int n;
+};
+
+static int dep_seen(void *ctx, const struct jf_dep_rec *r)
+{
+	struct dep_rows *l = ctx;
+	if (l->n < 16)
+		l->r[l->n++] = *r;
+	return 0;
+}
+
+static int task_seen(void *ctx, int64_t id, int64_t idx)
+{
+	struct ids *l = ctx;
+	l->id[l->n] = id;
+	l->idx[l->n++] = idx;
+	return 0;
+}
+
+static int task_seen3(void *ctx, int64_t id, int64_t idx, int64_t attempt)
+{
+	(void)attempt;
+	return task_seen(ctx, id, idx);
+}
+
+static void set_task(struct jf_store *st, int64_t g, int64_t idx, int state)
+{
+	assert_int_equal(jf_task_set_state(st, task_id(st, g, idx), state, "", T0 + 5), JF_OK);
+}
+
+/* 15 -> 16: the rows of after: entries, the target's path through a
+ * rename and after its removal, and the task pairs of each entries */
+static void test_deps(void **state)
+{
+	struct fix *f = *state;
+	/* an old database: the table comes with the migration */
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_16 "PRAGMA user_version = 15");
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
+	int64_t q = mkqueue(f->st, "q");
+	int64_t a = mkgroup(f->st, q, JF_KIND_GROUP, "a");
+	int64_t b = mkgroup(f->st, q, JF_KIND_GROUP, "b");
+	int64_t x = mkgroup(f->st, 0, JF_KIND_BATCH, "x");
+	int64_t d = mkgroup(f->st, q, JF_KIND_GROUP, "d");
+	accept(f->st, a, 4, 4);
+	accept(f->st, x, 4, 4);
+	accept(f->st, d, 4, 4);
+	/* d after a (succeeded, each), b (failed), x (finished) */
+	assert_int_equal(jf_dep_add(f->st, d, 0, a, "queues/q/groups/a", 0, true, 1u << 5, 0),
+			 JF_OK);
+	assert_int_equal(jf_dep_add(f->st, d, 1, b, "queues/q/groups/b", 1, false, 1u << 6, 0),
+			 JF_OK);
+	assert_int_equal(jf_dep_add(f->st, d, 2, x, "tasks/x", 2, false, 7u << 5, 1), JF_OK);
+	/* one row per place */
+	assert_int_equal(jf_dep_add(f->st, d, 2, x, "tasks/x", 2, false, 7u << 5, 1), JF_EEXIST);
+	struct dep_rows l = { .n = 0 };
+	assert_int_equal(jf_dep_list(f->st, d, dep_seen, &l), JF_OK);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(l.r[0].target_id, a);
+	assert_string_equal(l.r[0].path, "queues/q/groups/a");
+	assert_true(l.r[0].each);
+	assert_int_equal(l.r[0].ok_mask, 1u << 5);
+	assert_int_equal(l.r[0].target_state, JF_ST_WAITING);
+	assert_int_equal(l.r[0].target_completions, 4);
+	assert_int_equal(l.r[1].target_state, JF_ST_DRAFT);
+	assert_int_equal(l.r[1].when, 1);
+	assert_string_equal(l.r[2].path, "tasks/x");
+	assert_int_equal(l.r[2].state, 1);
+	struct jf_dep_summary sum;
+	assert_int_equal(jf_dep_summary(f->st, d, &sum), JF_OK);
+	assert_int_equal(sum.waits, 1);
+	assert_int_equal(sum.each_waits, 1);
+	assert_int_equal(sum.never, 0);
+	assert_int_equal(sum.all, 3);
+	int64_t n = 0;
+	assert_int_equal(jf_dep_each_waiting(f->st, &n), JF_OK);
+	assert_int_equal(n, 1);
+	int64_t t[4];
+	size_t nt = 0;
+	assert_int_equal(jf_dep_targets(f->st, d, t, 4, &nt), JF_OK);
+	assert_int_equal(nt, 3);
+	assert_int_equal(t[0], a);
+	assert_int_equal(t[2], x);
+	assert_int_equal(jf_dep_targets(f->st, d, t, 1, &nt), JF_OK);
+	assert_int_equal(nt, 3); /* the count of all, one written */
+
+	/* the pairs: none of a's tasks has succeeded, so none of d's is ready */
+	struct ids r = { .n = 0 };
+	assert_int_equal(jf_dep_ready_tasks(f->st, d, false, 10, task_seen3, &r), JF_OK);
+	assert_int_equal(r.n, 0);
+	set_task(f->st, a, 2, JF_ST_SUCCEEDED);
+	set_task(f->st, a, 0, JF_ST_SUCCEEDED);
+	set_task(f->st, a, 1, JF_ST_FAILED);
+	set_task(f->st, a, 3, JF_ST_RUNNING);
+	assert_int_equal(jf_dep_ready_tasks(f->st, d, false, 10, task_seen3, &r), JF_OK);
+	assert_int_equal(r.n, 2); /* lowest index first */
+	assert_int_equal(r.idx[0], 0);
+	assert_int_equal(r.idx[1], 2);
+	r.n = 0;
+	assert_int_equal(jf_dep_ready_tasks(f->st, d, false, 1, task_seen3, &r), JF_OK);
+	assert_int_equal(r.n, 1);
+	/* unsubmitted: task 0 belongs to a submission */
+	assert_int_equal(jf_task_set_sub(f->st, task_id(f->st, d, 0), 9), JF_OK);
+	r.n = 0;
+	assert_int_equal(jf_dep_ready_tasks(f->st, d, true, 10, task_seen3, &r), JF_OK);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.idx[0], 2);
+	/* only Waiting tasks of d: task 2 running is not ready any more */
+	set_task(f->st, d, 2, JF_ST_RUNNING);
+	r.n = 0;
+	assert_int_equal(jf_dep_ready_tasks(f->st, d, true, 10, task_seen3, &r), JF_OK);
+	assert_int_equal(r.n, 0);
+	/* the pairs that can never hold: task 1 (its pair failed); task 3's
+	 * pair runs; a Paused task counts too */
+	r.n = 0;
+	assert_int_equal(jf_dep_unready_tasks(f->st, d, a, 1u << 5, 10, task_seen, &r), JF_OK);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.idx[0], 1);
+	set_task(f->st, d, 1, JF_ST_PAUSED);
+	set_task(f->st, a, 3, JF_ST_STOPPED);
+	r.n = 0;
+	assert_int_equal(jf_dep_unready_tasks(f->st, d, a, 1u << 5, 10, task_seen, &r), JF_OK);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.idx[1], 3);
+	/* finished: a Stopped pair satisfies it */
+	r.n = 0;
+	assert_int_equal(jf_dep_unready_tasks(f->st, d, a, 7u << 5, 10, task_seen, &r), JF_OK);
+	assert_int_equal(r.n, 0);
+	/* a removed target (0): every pair is gone */
+	r.n = 0;
+	assert_int_equal(jf_dep_unready_tasks(f->st, d, 0, 1u << 5, 10, task_seen, &r), JF_OK);
+	assert_int_equal(r.n, 3); /* 0 (in a submission), 1, 3; 2 runs */
+
+	/* waiting on a target; a rename shows in the path */
+	l.n = 0;
+	assert_int_equal(jf_dep_waiting_on(f->st, b, dep_seen, &l), JF_OK);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.r[0].group_id, d);
+	assert_int_equal(jf_group_rename(f->st, b, "b2"), JF_OK);
+	l.n = 0;
+	jf_dep_list(f->st, d, dep_seen, &l);
+	assert_string_equal(l.r[1].path, "queues/q/groups/b2");
+	/* the stale rows: waiting, of an active group, on a target that ended */
+	l.n = 0;
+	assert_int_equal(jf_dep_stale(f->st, dep_seen, &l), JF_OK);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(jf_group_set_state(f->st, a, JF_ST_FAILED, "", T0 + 9), JF_OK);
+	assert_int_equal(jf_dep_stale(f->st, dep_seen, &l), JF_OK);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.r[0].target_id, a);
+	assert_int_equal(l.r[0].target_finished_ms, T0 + 9);
+	/* decided: it holds (each: the target ended) */
+	assert_int_equal(jf_dep_set_state(f->st, l.r[0].id, 1), JF_OK);
+	assert_int_equal(jf_dep_each_waiting(f->st, &n), JF_OK);
+	assert_int_equal(n, 0);
+	/* removed: the row keeps where it was, and has no target */
+	assert_int_equal(jf_dep_target_gone(f->st, b, "queues/q/groups/b2"), JF_OK);
+	assert_int_equal(jf_group_delete(f->st, b), JF_OK);
+	l.n = 0;
+	jf_dep_list(f->st, d, dep_seen, &l);
+	assert_int_equal(l.r[1].target_id, 0);
+	assert_int_equal(l.r[1].target_state, -1);
+	assert_string_equal(l.r[1].path, "queues/q/groups/b2");
+	assert_int_equal(jf_dep_targets(f->st, d, t, 4, &nt), JF_OK);
+	assert_int_equal(nt, 2);
+	l.n = 0;
+	assert_int_equal(jf_dep_stale(f->st, dep_seen, &l), JF_OK);
+	assert_int_equal(l.n, 1); /* the removed target's row still waits */
+	assert_int_equal(l.r[0].target_id, 0);
+	/* a target removed without being told (the foreign key) */
+	assert_int_equal(jf_group_delete(f->st, x), JF_OK);
+	l.n = 0;
+	jf_dep_list(f->st, d, dep_seen, &l);
+	assert_int_equal(l.r[2].target_id, 0);
+	assert_string_equal(l.r[2].path, "tasks/x");
+	/* the group's rows go with it */
+	assert_int_equal(jf_dep_clear(f->st, d), JF_OK);
+	assert_int_equal(jf_dep_summary(f->st, d, &sum), JF_OK);
+	assert_int_equal(sum.all, 0);
+	assert_int_equal(jf_dep_add(f->st, d, 0, a, "queues/q/groups/a", 0, false, 1u << 5, 0),
+			 JF_OK);
+	assert_int_equal(jf_group_delete(f->st, d), JF_OK);
+	assert_int_equal(sql_int(f->db, "SELECT count(*) FROM deps"), 0);
+}
+
+/* each pairs with rows not made yet (store.h: JF_TASKS_CHUNK): a pair in
+ * the target's unmade rows is read in the state they will be made with */
+static void test_deps_unmade(void **state)
+{
+	struct fix *f = *state;
+	jf_store_set_tasks_chunk(f->st, 2);
+	int64_t q = mkqueue(f->st, "q");
+	int64_t a = mkgroup(f->st, q, JF_KIND_GROUP, "a");
+	int64_t d = mkgroup(f->st, q, JF_KIND_GROUP, "d");
+	accept(f->st, a, 5, 5); /* rows 0, 1 made; 2..4 not */
+	accept(f->st, d, 5, 5);
+	int64_t left = 0;
+	assert_int_equal(jf_group_make_tasks(f->st, d, 10, &left), JF_OK);
+	assert_int_equal(left, 0);
+	assert_int_equal(jf_dep_add(f->st, d, 0, a, "queues/q/groups/a", 2, true, 7u << 5, 0),
+			 JF_OK);
+	struct ids r = { .n = 0 };
+	assert_int_equal(jf_dep_unready_tasks(f->st, d, a, 7u << 5, 10, task_seen, &r), JF_OK);
+	assert_int_equal(r.n, 0);
+	/* the whole target stopped: its unmade rows will be made Stopped */
+	int64_t changed = 0;
+	assert_int_equal(jf_task_set_state_all(f->st, a, 1u << JF_ST_WAITING, JF_ST_STOPPED, "",
+					       T0 + 3, &changed),
+			 JF_OK);
+	assert_int_equal(jf_dep_ready_tasks(f->st, d, false, 10, task_seen3, &r), JF_OK);
+	assert_int_equal(r.n, 5);
+	assert_int_equal(r.idx[4], 4);
+	r.n = 0;
+	assert_int_equal(jf_dep_unready_tasks(f->st, d, a, 1u << 5, 10, task_seen, &r), JF_OK);
+	assert_int_equal(r.n, 5);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -3350,6 +3575,8 @@ int main(void)
 		T(test_make_tasks),
 		T(test_make_tasks_moves),
 		T(test_make_tasks_rollback),
+		T(test_deps),
+		T(test_deps_unmade),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
