@@ -74,10 +74,10 @@ struct jf_group_rec {
 };
 
 /* groups.flags */
-#define JF_GF_WINDOW     1u /* spot: waiting for a low-risk window */
-#define JF_GF_IMAGEPULL  2u /* backing off after an image pull failed (engine/image.c) */
-#define JF_GF_SYNCING    4u /* waiting for its object sources to sync (engine/storage.c) */
-#define JF_GF_DEPENDENCY 8u /* waiting for its after: entries to hold (engine/deps.c) */
+#define JF_GF_WINDOW     1u  /* spot: waiting for a low-risk window */
+#define JF_GF_IMAGEPULL  2u  /* backing off after an image pull failed (engine/image.c) */
+#define JF_GF_SYNCING    4u  /* waiting for its object sources to sync (engine/storage.c) */
+#define JF_GF_DEPENDENCY 8u  /* waiting for its after: entries to hold (engine/deps.c) */
 #define JF_GF_BUDGET     16u /* its queue's budget is spent: nothing new starts (engine/budget.c) */
 
 struct jf_task_rec {
