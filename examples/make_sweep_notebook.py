@@ -46,7 +46,7 @@ import subprocess
 import tempfile
 import time
 
-from IPython.display import HTML, SVG, display
+from IPython.display import SVG, display
 
 
 def find_jobfs():
@@ -257,8 +257,8 @@ if daemon is not None:
     with open(daemon_log) as f:
         tail = f.read()[-2000:]
     print("unmounted %s; jobfs exited %s" % (mount, daemon.returncode))
-    if daemon.returncode != 0:
-        print(tail)
+    if tail:  # a clean run logs nothing
+        print("jobfs's log (%s), its end:\\n%s" % (daemon_log, tail))
     shutil.rmtree(scratch, ignore_errors=True)
 else:
     print("left %s mounted: it was mounted before this notebook" % mount)
