@@ -141,8 +141,8 @@ static int view_queue(void *ctx, int64_t id, const char *name)
 
 bool jf_file_per_reader(const struct jf_ino *ino)
 {
-	return ino->obj == JF_O_BILLING &&
-	       (ino->file == JF_F_LEDGER || ino->file == JF_F_SUMMARY || ino->file == JF_F_COST);
+	return ino->obj == JF_O_BILLING && (ino->file == JF_F_LEDGER || ino->file == JF_F_SUMMARY ||
+					    ino->file == JF_F_COST || ino->file == JF_F_COST_SVG);
 }
 
 bool jf_render_per_reader(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader)
@@ -631,6 +631,19 @@ static int render_any(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, 
 		return render_summary(fs, reader, out, len);
 	case JF_F_ALLOCATION:
 		return render_allocation(fs, ino, out, len);
+	case JF_F_TIMELINE_SVG:
+		return jf_render_timeline(fs, ino->id, out, len);
+	case JF_F_USAGE_SVG:
+		return jf_render_usage(fs, out, len);
+	case JF_F_COST_SVG: {
+		struct view w;
+		int err;
+		const struct jf_ledger_view *v = view_of(fs, reader, &w, &err);
+		if (!err)
+			err = jf_render_cost_svg(fs, v, out, len);
+		view_free(&w);
+		return err;
+	}
 	default:
 		return EINVAL;
 	}
