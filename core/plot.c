@@ -79,16 +79,21 @@ void jf_ticks_amount(double lo, double hi, int max, bool integer, struct jf_tick
 }
 
 static const int64_t time_steps[] = {
-	1000,     2000,     5000,      10000,     15000,      30000,      60000,    120000,
-	300000,   600000,   900000,    1800000,   3600000,    7200000,    10800000, 21600000,
-	43200000, 86400000, 172800000, 604800000, 1209600000, 2592000000,
+	100,       200,       500,        1000,       2000,     5000,     10000,
+	15000,     30000,     60000,      120000,     300000,   600000,   900000,
+	1800000,   3600000,   7200000,    10800000,   21600000, 43200000, 86400000,
+	172800000, 604800000, 1209600000, 2592000000,
 };
 
 static void rel_label(int64_t ms, char *buf, size_t n)
 {
 	int64_t s = ms / 1000;
-	if (s == 0) {
+	if (ms == 0) {
 		snprintf(buf, n, "+0");
+		return;
+	}
+	if (ms % 1000) { /* a step below a second: "+0.5s", "+1.2s" */
+		snprintf(buf, n, "+%lld.%llds", (long long)s, (long long)(ms % 1000 / 100));
 		return;
 	}
 	int64_t d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
@@ -119,8 +124,10 @@ static void abs_label(int64_t ms, int64_t step, char *buf, size_t n)
 		snprintf(buf, n, "%s %d", mon >= 1 && mon <= 12 ? months[mon - 1] : "?", day);
 	} else if (step >= 60000) {
 		snprintf(buf, n, "%.5s", iso + 11);
-	} else {
+	} else if (step >= 1000) {
 		snprintf(buf, n, "%.8s", iso + 11);
+	} else {
+		snprintf(buf, n, "%.8s.%lld", iso + 11, (long long)(ms % 1000 / 100));
 	}
 }
 

@@ -43,11 +43,11 @@ struct jf_ticks {
  * integer: steps below 1 are not used (GPU counts). */
 void jf_ticks_amount(double lo, double hi, int max, bool integer, struct jf_ticks *t);
 
-/* Ticks for times [t0, t1] (ms): a step from 1 s to 30 days that gives at
- * most max ticks, at round times (UTC).  Labels: relative to t0 ("+0",
- * "+30s", "+5m", "+1h30m", "+2d") when relative, else clock times
- * ("10:30", "10:30:15" below a minute's step) or dates ("Dec 5") from a
- * day's step on. */
+/* Ticks for times [t0, t1] (ms): a step from 0.1 s to 30 days that gives
+ * at most max ticks, at round times (UTC).  Labels: relative to t0 ("+0",
+ * "+0.5s", "+30s", "+5m", "+1h30m", "+2d") when relative, else clock
+ * times ("10:30", "10:30:15" below a minute's step, "10:30:15.5" below a
+ * second's) or dates ("Dec 5") from a day's step on. */
 void jf_ticks_time(int64_t t0, int64_t t1, int max, bool relative, struct jf_ticks *t);
 
 /* ---- colours (Okabe & Ito, "Color Universal Design") ---- */

@@ -133,6 +133,12 @@ static void ticks_times(void **state)
 	assert_string_equal(t.label[1], "+5s");
 	jf_ticks_time(T0, T0 + 40000, 10, false, &t);
 	assert_string_equal(t.label[1], "10:30:05");
+	/* below a second */
+	jf_ticks_time(T0, T0 + 300, 8, true, &t);
+	assert_string_equal(t.label[1], "+0.1s");
+	assert_int_equal(t.n, 4);
+	jf_ticks_time(T0, T0 + 2500, 8, false, &t);
+	assert_string_equal(t.label[1], "10:30:00.5");
 	/* hours and minutes */
 	jf_ticks_time(T0, T0 + 9 * 3600000, 4, true, &t);
 	assert_string_equal(t.label[1], "+3h");
