@@ -78,6 +78,13 @@ void jf_ticks_amount(double lo, double hi, int max, bool integer, struct jf_tick
 	}
 }
 
+void jf_ticks_cover(double lo, double hi, int max, bool integer, struct jf_ticks *t)
+{
+	jf_ticks_amount(lo, hi, max, integer, t);
+	if (t->n >= 1 && t->v[t->n - 1] < hi)
+		jf_ticks_amount(lo, t->v[t->n - 1] + t->step, max, integer, t);
+}
+
 static const int64_t time_steps[] = {
 	100,       200,       500,        1000,       2000,     5000,     10000,
 	15000,     30000,     60000,      120000,     300000,   600000,   900000,
@@ -506,8 +513,10 @@ char *jf_plot_usage(const struct jf_usage_plot *p, size_t *len)
 	for (size_t i = 0; i < p->n; i++)
 		if (p->s[i].total > top)
 			top = p->s[i].total;
+	struct jf_ticks yt, xt;
+	jf_ticks_cover(0, top, 8, true, &yt);
 	f.vy0 = 0;
-	f.vy1 = top;
+	f.vy1 = yt.v[yt.n - 1];
 	char now[JF_TIME_BUF], sub[160];
 	jf_time_rfc3339(p->now_ms, now, sizeof(now));
 	snprintf(sub, sizeof(sub),
@@ -515,8 +524,6 @@ char *jf_plot_usage(const struct jf_usage_plot *p, size_t *len)
 		 "now = %s",
 		 now);
 	jf_plot_head(&s, PLOT_W, h, p->title, sub);
-	struct jf_ticks yt, xt;
-	jf_ticks_amount(0, top, 8, true, &yt);
 	jf_ticks_time((int64_t)f.vx0, (int64_t)f.vx1, 13, false, &xt);
 	jf_plot_yaxis(&s, &f, &yt, "GPUs", true);
 	jf_plot_xaxis(&s, &f, &xt, "time (UTC)");
@@ -593,10 +600,8 @@ char *jf_plot_cost(const struct jf_cost_plot *p, size_t *len)
 		.vy0 = 0,
 	};
 	struct jf_ticks yt, xt;
-	jf_ticks_amount(0, top > 0 ? (double)top / 1e6 : 1, 8, false, &yt);
-	f.vy1 = yt.n ? yt.v[yt.n - 1] : 1;
-	if (f.vy1 * 1e6 < (double)top)
-		f.vy1 = (double)top / 1e6;
+	jf_ticks_cover(0, top > 0 ? (double)top / 1e6 : 1, 8, false, &yt);
+	f.vy1 = yt.v[yt.n - 1];
 	char a[JF_TIME_BUF], b[JF_TIME_BUF], sub[200];
 	jf_time_rfc3339(t0, a, sizeof(a));
 	jf_time_rfc3339(t1, b, sizeof(b));

@@ -42,6 +42,9 @@ struct jf_ticks {
  * at or above lo; labels with as many decimals as the step needs.
  * integer: steps below 1 are not used (GPU counts). */
 void jf_ticks_amount(double lo, double hi, int max, bool integer, struct jf_ticks *t);
+/* As jf_ticks_amount, the last tick at or above hi (an axis that holds
+ * every value up to hi; at least one tick). */
+void jf_ticks_cover(double lo, double hi, int max, bool integer, struct jf_ticks *t);
 
 /* Ticks for times [t0, t1] (ms): a step from 0.1 s to 30 days that gives
  * at most max ticks, at round times (UTC).  Labels: relative to t0 ("+0",

@@ -111,6 +111,10 @@ static void ticks_amounts(void **state)
 	assert_string_equal(t.label[3], "3");
 	jf_ticks_amount(0, 0, 8, false, &t); /* empty range */
 	assert_true(t.n >= 2);
+	jf_ticks_cover(0, 0.0079, 8, false, &t); /* the top covers the value */
+	assert_string_equal(t.label[t.n - 1], "0.008");
+	jf_ticks_cover(0, 32, 8, true, &t);
+	assert_string_equal(t.label[t.n - 1], "35");
 	jf_ticks_amount(0, 0.05, 6, false, &t);
 	assert_string_equal(t.label[1], "0.01");
 }
