@@ -520,8 +520,8 @@ char *jf_plot_usage(const struct jf_usage_plot *p, size_t *len)
 	char now[JF_TIME_BUF], sub[160];
 	jf_time_rfc3339(p->now_ms, now, sizeof(now));
 	snprintf(sub, sizeof(sub),
-		 "solid: most GPUs in use (past 24 h); dashed: on-demand use forecast (next 24 h); "
-		 "now = %s",
+		 "solid: most GPUs in use per 5 minutes, the 24 h to %s; dashed: on-demand "
+		 "use forecast, the next 24 h",
 		 now);
 	jf_plot_head(&s, PLOT_W, h, p->title, sub);
 	jf_ticks_time((int64_t)f.vx0, (int64_t)f.vx1, 13, false, &xt);

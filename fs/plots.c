@@ -7,10 +7,14 @@
  *                once the group is large), after one query for the span.
  * usage.svg      the ledger's GPU segments over the last 24 h, streamed as
  *                +gpus/-gpus changes into per-model peaks per 5 minutes,
- *                beside the engine's forecast of on-demand use.
+ *                beside the engine's forecast of on-demand use; the window
+ *                ends at the end of the current 5 minutes, so the file
+ *                changes with the clock every 5 minutes (and with use).
  * cost.svg       closed ledger amounts summed per queue and time bucket in
  *                SQL, made cumulative here, the open segments' cost so far
- *                added at the end; the rows of the reader's view only.
+ *                added at the end; the rows of the reader's view only.  Up
+ *                to now while a segment is open, else to the last close,
+ *                so an idle ledger's plot stays the same.
  *
  * Like every rendered file they are whole buffers, so stat's size is what
  * a read returns (render.c).
@@ -136,7 +140,10 @@ static int usage_change(void *ctx, const char *gpu, int64_t t_ms, int64_t delta)
 int jf_render_usage(struct jf_fs *fs, char **out, size_t *len)
 {
 	const struct jf_cluster *c = jf_engine_cluster(fs->e);
-	int64_t now = jf_engine_now(fs->e);
+	/* in 5-minute steps: "now" is the end of the current step, so the
+	 * picture moves every 5 minutes, not every second */
+	int64_t step = DAY_MS / USAGE_BUCKETS;
+	int64_t now = (jf_engine_now(fs->e) / step + 1) * step;
 	size_t nm = c->nmodels;
 	struct jf_steps *steps = calloc(nm ? nm : 1, sizeof(*steps));
 	double *peaks = calloc((nm ? nm : 1) * USAGE_BUCKETS, sizeof(*peaks));
@@ -247,10 +254,13 @@ static int cost_row(void *ctx, int64_t queue_id, const char *queue, int64_t buck
 int jf_render_cost_svg(struct jf_fs *fs, const struct jf_ledger_view *v, char **out, size_t *len)
 {
 	const struct jf_cluster *cl = jf_engine_cluster(fs->e);
-	int64_t now = jf_engine_now(fs->e), first = 0;
-	if (jf_plot_cost_first(ST(fs), &first) != JF_OK)
+	int64_t now = jf_engine_now(fs->e), first = 0, last = 0, open = 0;
+	if (jf_plot_cost_span(ST(fs), &first, &last, &open) != JF_OK)
 		return EIO;
-	int64_t t0 = first ? first : now, t1 = now > t0 + 60000 ? now : t0 + 60000;
+	/* up to now while anything is billed, else up to the last close: an
+	 * idle ledger's plot does not change */
+	int64_t end = open || !last ? now : last;
+	int64_t t0 = first ? first : now, t1 = end > t0 + 60000 ? end : t0 + 60000;
 	int64_t bucket_ms = (t1 - t0 + COST_BUCKETS - 1) / COST_BUCKETS;
 	struct cost_ctx c;
 	memset(&c, 0, sizeof(c));

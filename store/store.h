@@ -704,8 +704,11 @@ enum jf_err jf_plot_group_attempts(struct jf_store *st, int64_t group_id,
 enum jf_err jf_plot_gpu_changes(struct jf_store *st, int64_t from_ms, int64_t to_ms,
 				int (*fn)(void *ctx, const char *gpu, int64_t t_ms, int64_t delta),
 				void *ctx);
-/* The start of the first ledger segment, 0 when the ledger is empty. */
-enum jf_err jf_plot_cost_first(struct jf_store *st, int64_t *first_ms);
+/* The start of the first ledger segment (0 when the ledger is empty), the
+ * end of the segment closed last (0 when none), and how many are open:
+ * each from an index, whatever the ledger's length. */
+enum jf_err jf_plot_cost_span(struct jf_store *st, int64_t *first_ms, int64_t *last_end_ms,
+			      int64_t *open);
 /* Closed amounts per queue (id 0 and "(independent)" for the batches of
  * /tasks) and bucket: bucket = (end - t0) / bucket_ms clamped to
  * 0 .. n - 1; saturating sums; ordered by queue id then bucket. */

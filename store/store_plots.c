@@ -76,15 +76,18 @@ enum jf_err jf_plot_gpu_changes(struct jf_store *st, int64_t from_ms, int64_t to
 	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
 }
 
-enum jf_err jf_plot_cost_first(struct jf_store *st, int64_t *first_ms)
+enum jf_err jf_plot_cost_span(struct jf_store *st, int64_t *first_ms, int64_t *last_end_ms,
+			      int64_t *open)
 {
-	*first_ms = 0;
+	*first_ms = *last_end_ms = *open = 0;
 	sqlite3_stmt *s = jf_q(st, Q_PLOT_COST_FIRST);
 	if (!s)
 		return JF_EIO;
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		*first_ms = sqlite3_column_int64(s, 0);
+		*last_end_ms = sqlite3_column_int64(s, 1);
+		*open = sqlite3_column_int64(s, 2);
 		rc = SQLITE_DONE;
 	}
 	sqlite3_reset(s);
