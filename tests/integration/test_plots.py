@@ -15,6 +15,7 @@ figure (not asserted: this VM's speed varies too much).
 """
 import os
 import shutil
+import stat
 import struct
 import subprocess
 import time
@@ -76,8 +77,16 @@ def read_svg(env, path):
     """`cat` it; stat's size must be what cat read."""
     full = env.p(path)
     data = subprocess.run(["cat", full], capture_output=True, check=True).stdout
-    size = os.stat(full).st_size
-    check(size == len(data), "%s: stat says %d bytes, cat read %d" % (path, size, len(data)))
+    st = os.stat(full)
+    check(st.st_size == len(data), "%s: stat says %d bytes, cat read %d"
+          % (path, st.st_size, len(data)))
+    check(stat.S_IMODE(st.st_mode) == 0o444, "%s: mode %o" % (path, st.st_mode))
+    try:
+        with open(full, "w") as f:
+            f.write("x")
+        raise AssertionError("%s could be written" % path)
+    except PermissionError:
+        pass
     return data
 
 
