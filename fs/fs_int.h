@@ -191,6 +191,12 @@ void jf_put_queue_estimate(struct jf_fs *fs, json_t *o, int64_t queue_id);
 /* status.c: status (json false) or status.json of an object. */
 int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char **out,
 		     size_t *len);
+/* plots.c (reference 11): a group's or batch's timeline.svg,
+ * /cluster/usage.svg (call with the view lock held), /billing/cost.svg of
+ * the rows view v shows (NULL: all). */
+int jf_render_timeline(struct jf_fs *fs, int64_t group_id, char **out, size_t *len);
+int jf_render_usage(struct jf_fs *fs, char **out, size_t *len);
+int jf_render_cost_svg(struct jf_fs *fs, const struct jf_ledger_view *v, char **out, size_t *len);
 /* Is this file rendered (snapshot) rather than streamed? */
 bool jf_file_rendered(enum jf_file f);
 

@@ -51,6 +51,9 @@ static const char *const file_names[JF_F__COUNT] = {
 	[JF_F_SUMMARY] = "summary",
 	[JF_F_DATA] = "",
 	[JF_F_LINK] = "data",
+	[JF_F_TIMELINE_SVG] = "timeline.svg",
+	[JF_F_USAGE_SVG] = "usage.svg",
+	[JF_F_COST_SVG] = "cost.svg",
 };
 
 const char *jf_file_name(enum jf_file f)
@@ -59,14 +62,16 @@ const char *jf_file_name(enum jf_file f)
 }
 
 static const enum jf_file root_files[] = { JF_F_README, JF_F_DIR };
-static const enum jf_file cluster_files[] = { JF_F_GPUS, JF_F_FORECAST, JF_F_SETTINGS, JF_F_DIR };
+static const enum jf_file cluster_files[] = {
+	JF_F_GPUS, JF_F_FORECAST, JF_F_SETTINGS, JF_F_USAGE_SVG, JF_F_DIR,
+};
 static const enum jf_file machine_files[] = { JF_F_STATUS, JF_F_DIR };
 static const enum jf_file queue_files[] = {
 	JF_F_SPEC, JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_WATCH, JF_F_DIR,
 };
 static const enum jf_file group_files[] = {
-	JF_F_SPEC,   JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST,
-	JF_F_EVENTS, JF_F_WATCH,  JF_F_CTL,         JF_F_DIR,
+	JF_F_SPEC,  JF_F_STATUS, JF_F_STATUS_JSON,  JF_F_COST, JF_F_EVENTS,
+	JF_F_WATCH, JF_F_CTL,    JF_F_TIMELINE_SVG, JF_F_DIR,
 };
 static const enum jf_file task_files[] = {
 	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_COST, JF_F_EVENTS, JF_F_WATCH, JF_F_CTL, JF_F_DIR,
@@ -85,7 +90,9 @@ static const enum jf_file volume_files[] = {
 static const enum jf_file objsrc_files[] = {
 	JF_F_SPEC, JF_F_STATUS, JF_F_STATUS_JSON, JF_F_EVENTS, JF_F_CTL, JF_F_DIR,
 };
-static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_COST, JF_F_DIR };
+static const enum jf_file billing_files[] = {
+	JF_F_LEDGER, JF_F_SUMMARY, JF_F_COST, JF_F_COST_SVG, JF_F_DIR,
+};
 static const enum jf_file no_files[] = { JF_F_DIR };
 
 const enum jf_file *jf_obj_files(enum jf_obj obj)

@@ -68,8 +68,11 @@ enum jf_file {
 	JF_F_SETTINGS,
 	JF_F_LEDGER,
 	JF_F_SUMMARY,
-	JF_F_DATA, /* a scratch file's content */
-	JF_F_LINK, /* a volume's `data`: a symlink to its directory */
+	JF_F_DATA,         /* a scratch file's content */
+	JF_F_LINK,         /* a volume's `data`: a symlink to its directory */
+	JF_F_TIMELINE_SVG, /* a group's or batch's timeline.svg (reference 11) */
+	JF_F_USAGE_SVG,    /* /cluster/usage.svg */
+	JF_F_COST_SVG,     /* /billing/cost.svg */
 	JF_F__COUNT
 };
 

@@ -238,7 +238,7 @@ static const enum jf_file node_changed_files[] = {
 static const enum jf_file attempt_changed_files[] = {
 	JF_F_STATUS, JF_F_STATUS_JSON, JF_F_LOGS, JF_F_STDOUT, JF_F_STDERR, JF_F_DIR,
 };
-static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_DIR };
+static const enum jf_file billing_files[] = { JF_F_LEDGER, JF_F_SUMMARY, JF_F_COST_SVG, JF_F_DIR };
 
 /*
  * The render cache (jf_cached_render) forgets what a change may have

@@ -63,6 +63,9 @@ static const char readme_text[] =
 	"                                  ended so (succeeded | failed | finished)\n"
 	"  cat billing/ledger.csv          one row per billed segment; billing/summary\n"
 	"  cat cluster/gpus                GPU models, stock and prices\n"
+	"  open G/timeline.svg             plots (SVG, any browser or notebook): a group's\n"
+	"                                  or batch's attempts; cluster/usage.svg GPUs in\n"
+	"                                  use and forecast; billing/cost.svg cost per queue\n"
 	"  ls images/                      the image cache; rmdir images/I drops an unused one\n"
 	"  mkdir volumes/V                 a shared volume; cp -r code volumes/V/data/\n"
 	"  mkdir objects/O                 an S3 prefix cached read-only: O/spec.yaml says\n"
@@ -141,8 +144,8 @@ static int view_queue(void *ctx, int64_t id, const char *name)
 
 bool jf_file_per_reader(const struct jf_ino *ino)
 {
-	return ino->obj == JF_O_BILLING &&
-	       (ino->file == JF_F_LEDGER || ino->file == JF_F_SUMMARY || ino->file == JF_F_COST);
+	return ino->obj == JF_O_BILLING && (ino->file == JF_F_LEDGER || ino->file == JF_F_SUMMARY ||
+					    ino->file == JF_F_COST || ino->file == JF_F_COST_SVG);
 }
 
 bool jf_render_per_reader(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader)
@@ -631,6 +634,19 @@ static int render_any(struct jf_fs *fs, const struct jf_ino *ino, uid_t reader, 
 		return render_summary(fs, reader, out, len);
 	case JF_F_ALLOCATION:
 		return render_allocation(fs, ino, out, len);
+	case JF_F_TIMELINE_SVG:
+		return jf_render_timeline(fs, ino->id, out, len);
+	case JF_F_USAGE_SVG:
+		return jf_render_usage(fs, out, len);
+	case JF_F_COST_SVG: {
+		struct view w;
+		int err;
+		const struct jf_ledger_view *v = view_of(fs, reader, &w, &err);
+		if (!err)
+			err = jf_render_cost_svg(fs, v, out, len);
+		view_free(&w);
+		return err;
+	}
 	default:
 		return EINVAL;
 	}

@@ -15,13 +15,15 @@
 # (scripts/s3.sh).
 # jupyter-nbconvert, python3-nbclient, python3-nbformat and python3-ipykernel:
 # tests/integration/test_notebook.py executes examples/sweep.ipynb headless.
+# chromium: tests/integration/test_plots.py renders each SVG plot headless to
+# a PNG (and the README's screenshots under docs/img/).
 set -eu
 PKGS="gcc meson ninja-build pkg-config libfuse3-dev fuse3 libyaml-dev libjansson-dev
 libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotify-tools
 perl tar procps util-linux passwd sqlite3 psmisc gdb ripgrep rsync python3-watchdog
 clang clang-format libclang-rt-14-dev llvm-14
 libarchive-dev libssl-dev crun runc docker-registry skopeo umoci busybox-static slirp4netns passt
-libexpat1-dev radosgw ceph-mon ceph-osd ceph-common
+libexpat1-dev radosgw ceph-mon ceph-osd ceph-common chromium
 jupyter-nbconvert python3-nbclient python3-nbformat python3-ipykernel"
 # scripts/deps.sh bench: also what the benchmarks compare against (podman
 # for tests/bench/bench_images.py's `podman run --rm`; rclone to copy from

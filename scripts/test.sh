@@ -68,6 +68,8 @@ else
 	status=1
 fi
 export JOBFS_S3_REQUIRED=1
+# the plots' test renders each SVG with headless chromium (scripts/deps.sh)
+export JOBFS_CHROMIUM_REQUIRED=1
 if JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$slurm_dir" > "$slurm_dir/env"; then
 	SLURM_CONF=$(sed -n 's/^SLURM_CONF=//p' "$slurm_dir/env")
 	JOBFS_SLURM_URL=$(sed -n 's/^JOBFS_SLURM_URL=//p' "$slurm_dir/env")

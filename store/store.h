@@ -677,6 +677,46 @@ enum jf_err jf_dep_unready_tasks(struct jf_store *st, int64_t group_id, int64_t 
 				 unsigned ok_mask, int limit,
 				 int (*fn)(void *ctx, int64_t id, int64_t idx), void *ctx);
 
+/*
+ * plots (reference 11): what fs/ draws timeline.svg, usage.svg and
+ * cost.svg from, streamed or summed in SQL so that memory does not grow
+ * with the group or the ledger.
+ */
+struct jf_plot_span {
+	int64_t attempts;       /* attempts of the group that started */
+	int64_t first_start_ms; /* 0 when none */
+	int64_t last_end_ms;    /* of the ended ones, 0 when none */
+	int64_t open;           /* started and not ended */
+};
+enum jf_err jf_plot_group_span(struct jf_store *st, int64_t group_id, struct jf_plot_span *out);
+struct jf_plot_row {
+	int64_t task_idx, node_idx, attempt;
+	int64_t start_ms, end_ms; /* end 0 while it runs */
+	int end_state;            /* as jf_attempt_rec's */
+};
+/* Every started attempt of the group, in no particular order, to fn until
+ * it returns non-zero. */
+enum jf_err jf_plot_group_attempts(struct jf_store *st, int64_t group_id,
+				   int (*fn)(void *ctx, const struct jf_plot_row *r), void *ctx);
+/* The GPUs in use per model over [from, to), from the ledger's segments,
+ * as changes: gpus at a segment's start (from, for one begun before) and
+ * -gpus at its end, ordered by model, time, then change (ends first). */
+enum jf_err jf_plot_gpu_changes(struct jf_store *st, int64_t from_ms, int64_t to_ms,
+				int (*fn)(void *ctx, const char *gpu, int64_t t_ms, int64_t delta),
+				void *ctx);
+/* The start of the first ledger segment (0 when the ledger is empty), the
+ * end of the segment closed last (0 when none), and how many are open:
+ * each from an index, whatever the ledger's length. */
+enum jf_err jf_plot_cost_span(struct jf_store *st, int64_t *first_ms, int64_t *last_end_ms,
+			      int64_t *open);
+/* Closed amounts per queue (id 0 and "(independent)" for the batches of
+ * /tasks) and bucket: bucket = (end - t0) / bucket_ms clamped to
+ * 0 .. n - 1; saturating sums; ordered by queue id then bucket. */
+enum jf_err jf_plot_cost_buckets(struct jf_store *st, int64_t t0_ms, int64_t bucket_ms, int64_t n,
+				 int (*fn)(void *ctx, int64_t queue_id, const char *queue,
+					   int64_t bucket, int64_t amount),
+				 void *ctx);
+
 /* meta: small facts about this state directory ("uuid") */
 enum jf_err jf_meta_get(struct jf_store *st, const char *key, char *buf, size_t n);
 enum jf_err jf_meta_set(struct jf_store *st, const char *key, const char *value);

@@ -10,6 +10,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import stat
 import subprocess
 import time
@@ -413,6 +414,12 @@ def private_billing(env, u):
         check("pq" not in lb and "secret" not in lb, "B's ledger.csv names the private queue")
         check("pq" not in sb and "secret" not in sb, "B's summary names the private queue:\n" + sb)
         check("pq" in sa and "secret" in sa, "A's summary lacks its own queue:\n" + sa)
+        # cost.svg (reference 11) draws the same rows: a line per queue shown
+        svg_a = ok(A, "read", p("billing/cost.svg"))
+        svg_b = ok(B, "read", p("billing/cost.svg"))
+        check("<title>pq</title>" in svg_a, "A's cost.svg lacks its own queue")
+        check("pq" not in svg_b and "<title>qb</title>" in svg_b,
+              "B's cost.svg: %s" % re.findall(r"<title>[^<]*</title>", svg_b))
         # each reader's totals are the sums of the rows it is shown
         for rows, summ, cost, who in ((ra, sa, ca, "A"), (rb, sb, cb, "B")):
             total = sum(money(r["amount"] + " CNY")[0] for r in rows)
