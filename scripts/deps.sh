@@ -13,13 +13,17 @@
 # libexpat1-dev: objstore/'s streaming parser of S3's XML listings.
 # radosgw, ceph-mon, ceph-osd and ceph-common: the test S3 endpoint
 # (scripts/s3.sh).
+# libncurses-dev and tmux: tools/jobfsctl's `top` (ncursesw) and its tests
+# (driven in tmux); python3-pil and fonts-dejavu-core: the screenshot of
+# `jobfsctl top` rendered to PNG from tmux's capture-pane.
 set -eu
 PKGS="gcc meson ninja-build pkg-config libfuse3-dev fuse3 libyaml-dev libjansson-dev
 libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotify-tools
 perl tar procps util-linux passwd sqlite3 psmisc gdb ripgrep rsync python3-watchdog
 clang clang-format libclang-rt-14-dev llvm-14
 libarchive-dev libssl-dev crun runc docker-registry skopeo umoci busybox-static slirp4netns passt
-libexpat1-dev radosgw ceph-mon ceph-osd ceph-common"
+libexpat1-dev radosgw ceph-mon ceph-osd ceph-common
+libncurses-dev tmux python3-pil fonts-dejavu-core"
 # scripts/deps.sh bench: also what the benchmarks compare against (podman
 # for tests/bench/bench_images.py's `podman run --rm`; rclone to copy from
 # the test S3 endpoint)
