@@ -221,7 +221,8 @@ static void test_table(void **state)
 		assert_int_equal(jc_table_add(t, r1), 0);
 	text = jc_table_render(t);
 	assert_int_equal(strlen(text),
-			 1001 * strlen("queues/q/groups/long-name  Running  0.07 CNY\n"));
+			 strlen("NAME                       STATE    COST\n") +
+				 1000 * strlen("queues/q/groups/long-name  Running  0.07 CNY\n"));
 	free(text);
 	jc_table_free(t);
 }
