@@ -154,6 +154,14 @@ void jc_age(char *buf, size_t n, const char *when, int64_t now)
 	jc_duration(buf, n, now >= t ? now - t : 0);
 }
 
+void jc_eta(char *buf, size_t n, int64_t eta, int64_t now)
+{
+	if (eta <= now)
+		copy(buf, n, "now");
+	else
+		jc_duration(buf, n, eta - now);
+}
+
 /* Undo the octal escapes of /proc/self/mounts (\040 space, \011 tab, ...). */
 static void unescape(char *s)
 {

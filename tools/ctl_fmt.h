@@ -60,6 +60,10 @@ void jc_duration(char *buf, size_t n, int64_t secs);
 /* Age of an RFC 3339 time at now (epoch seconds); "-" when there is none. */
 void jc_age(char *buf, size_t n, const char *when, int64_t now);
 
+/* Time left until an ETA (epoch seconds) at now, as jc_duration; "now"
+ * once it has passed (the prediction is late, not negative). */
+void jc_eta(char *buf, size_t n, int64_t eta, int64_t now);
+
 /* "the only jobfs mount" in the text of /proc/self/mounts (fstype
  * fuse.jobfs, or source jobfs); octal escapes (\040) undone.  Returns the
  * number of jobfs mounts; out holds the first. */

@@ -329,14 +329,15 @@ struct cols {
 
 static void layout(struct cols *k, int w)
 {
-	k->barw = w >= 160 ? 42 : 22;
+	bool wide = w >= 160;
+	k->barw = wide ? 42 : 22;
 	k->name = 0;
-	k->state = w >= 160 ? 34 : 26;
+	k->state = wide ? 34 : 20;
 	k->bar = k->state + 12;
 	k->prog = k->bar + k->barw + 1;
-	k->rate = k->prog + 12;
+	k->rate = k->prog + (wide ? 12 : 10);
 	k->cost = k->rate + 13;
-	k->eta = k->cost + (w >= 160 ? 18 : 0);
+	k->eta = k->cost + (wide ? 18 : 0);
 	k->reason = k->eta + 9;
 }
 
@@ -358,17 +359,18 @@ static void draw_status_row(struct top *t, int y, const struct row *r, bool sele
 		ctl_strf(prog, sizeof(prog), "%lld/%lld", r->st.done, r->st.total);
 	else
 		prog[0] = '\0';
-	put(t, y, k.prog, 0, a, prog, 11);
+	put(t, y, k.prog, 0, a, prog, k.rate - k.prog - 1);
 	put(t, y, k.rate, 0, a, r->st.cost_rate, 12);
 	if (w >= 160)
 		put(t, y, k.cost, 0, a, r->st.cost, 17);
 	if (e >= 0 && jc_state_exit(r->st.state) < 0)
-		jc_duration(eta, sizeof(eta), e > now ? e - now : 0);
+		jc_eta(eta, sizeof(eta), e, now);
 	else
 		ctl_strf(eta, sizeof(eta), "-");
 	put(t, y, k.eta, 0, a, eta, 8);
 	if (w >= 160 && r->st.message[0])
-		ctl_strf(reason, sizeof(reason), "%s %s", r->st.reason, r->st.message);
+		ctl_strf(reason, sizeof(reason), "%s%s%s", r->st.reason, r->st.reason[0] ? " " : "",
+			 r->st.message);
 	else
 		ctl_strf(reason, sizeof(reason), "%s", r->st.reason);
 	if (w > k.reason)
@@ -411,7 +413,7 @@ static void draw_main(struct top *t)
 	put(t, 2, k.name, 0, A_BOLD | A_UNDERLINE, "NAME", k.state);
 	put(t, 2, k.state, 0, A_BOLD | A_UNDERLINE, "STATE", 12);
 	put(t, 2, k.bar, 0, A_BOLD | A_UNDERLINE, "PROGRESS", k.barw + 1);
-	put(t, 2, k.prog, 0, A_BOLD | A_UNDERLINE, "DONE", 12);
+	put(t, 2, k.prog, 0, A_BOLD | A_UNDERLINE, "DONE", k.rate - k.prog);
 	put(t, 2, k.rate, 0, A_BOLD | A_UNDERLINE, "RATE", 13);
 	if (w >= 160)
 		put(t, 2, k.cost, 0, A_BOLD | A_UNDERLINE, "COST", 18);
@@ -628,7 +630,7 @@ static int plain(struct top *t)
 			ctl_strf(prog, sizeof(prog), "%lld/%lld", r->st.done, r->st.total);
 		}
 		if (e >= 0 && jc_state_exit(r->st.state) < 0)
-			jc_duration(eta, sizeof(eta), e > now ? e - now : 0);
+			jc_eta(eta, sizeof(eta), e, now);
 		const char *row[] = { ctl_rel(t->c, r->path), r->st.state, bar, prog,
 				      r->st.cost_rate,        r->st.cost,  eta, r->st.reason };
 		jc_table_add(tb, row);

@@ -285,7 +285,7 @@ static void cell_eta(char *buf, size_t n, const struct jc_status *st, int64_t no
 		ctl_strf(buf, n, "-");
 		return;
 	}
-	jc_duration(buf, n, t > now ? t - now : 0);
+	jc_eta(buf, n, t, now);
 }
 
 static const char *orblank(const char *s)

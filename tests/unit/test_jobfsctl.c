@@ -136,6 +136,13 @@ static void test_time(void **state)
 	assert_string_equal(b, "0s");
 	jc_age(b, sizeof(b), "", 1796432183);
 	assert_string_equal(b, "-");
+
+	jc_eta(b, sizeof(b), 1000 + 3700, 1000);
+	assert_string_equal(b, "1h01m");
+	jc_eta(b, sizeof(b), 1000, 1000);
+	assert_string_equal(b, "now");
+	jc_eta(b, sizeof(b), 900, 1000);
+	assert_string_equal(b, "now");
 }
 
 static void test_mount_find(void **state)
