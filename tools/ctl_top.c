@@ -43,6 +43,11 @@
 enum view { VIEW_MAIN, VIEW_GROUP, VIEW_LOGS };
 enum kind { K_QUEUE, K_GROUP, K_BATCH, K_TASK };
 
+struct wpath {
+	char path[PATH_MAX];
+	uint32_t mask;
+};
+
 struct row {
 	enum kind kind;
 	char path[PATH_MAX]; /* absolute */
@@ -64,6 +69,9 @@ struct top {
 	char logpath[PATH_MAX];   /* the logs view's file */
 	char *logtext;
 	int ino;
+	struct wpath *wl; /* the watches of the view being loaded */
+	size_t wn, wcap;
+	uint64_t whash, wset; /* their hash; that of the set in ino */
 	bool color;
 };
 
@@ -136,23 +144,46 @@ static void free_names(char **v, size_t n)
 	free(v);
 }
 
+/* Watches are collected while a view loads (watch_begin, watch) and set
+ * up by watch_commit only when they differ from the last set (a hash of
+ * the paths): a refresh that shows the same files adds no watch. */
+static void watch_begin(struct top *t)
+{
+	t->wn = 0;
+	t->whash = 1469598103934665603ULL;
+}
+
 static void watch(struct top *t, const char *path, uint32_t mask)
 {
+	for (const char *p = path; *p; p++)
+		t->whash = (t->whash ^ (unsigned char)*p) * 1099511628211ULL;
+	t->whash = (t->whash ^ mask) * 1099511628211ULL;
+	if (t->wn == t->wcap) {
+		size_t cap = t->wcap ? t->wcap * 2 : 64;
+		struct wpath *nw = realloc(t->wl, cap * sizeof(*nw));
+		if (!nw)
+			return;
+		t->wl = nw;
+		t->wcap = cap;
+	}
+	ctl_strf(t->wl[t->wn].path, sizeof(t->wl[t->wn].path), "%s", path);
+	t->wl[t->wn++].mask = mask;
+}
+
+static void watch_commit(struct top *t)
+{
+	if (t->ino >= 0 && t->whash == t->wset)
+		return;
 	if (t->ino >= 0)
-		inotify_add_watch(t->ino, path, mask);
+		close(t->ino);
+	t->ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	for (size_t i = 0; t->ino >= 0 && i < t->wn; i++)
+		inotify_add_watch(t->ino, t->wl[i].path, t->wl[i].mask);
+	t->wset = t->whash;
 }
 
 #define W_FILE (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)
 #define W_DIR  (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
-
-/* A fresh inotify instance for what the view shows (the old one's watches
- * go with it). */
-static void rewatch(struct top *t)
-{
-	if (t->ino >= 0)
-		close(t->ino);
-	t->ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-}
 
 /* The main view's rows: queues and their groups, then batches. */
 static void load_main(struct top *t)
@@ -161,7 +192,7 @@ static void load_main(struct top *t)
 	size_t nq, ng;
 	char **qs;
 	t->nrows = 0;
-	rewatch(t);
+	watch_begin(t);
 	ctl_strf(p, sizeof(p), "%s/queues", t->c->mnt);
 	watch(t, p, W_DIR);
 	qs = names(p, &nq);
@@ -217,7 +248,7 @@ static void load_group(struct top *t, int height)
 {
 	char s[PATH_MAX], tp[PATH_MAX], label[96];
 	long long total;
-	rewatch(t);
+	watch_begin(t);
 	if (ctl_read_status(t->group.path, &t->group.st) != 0) {
 		t->view = VIEW_MAIN;
 		return;
@@ -273,7 +304,7 @@ static void load_logs(struct top *t)
 {
 	int fd;
 	struct stat sb;
-	rewatch(t);
+	watch_begin(t);
 	watch(t, t->logpath, W_FILE);
 	free(t->logtext);
 	t->logtext = NULL;
@@ -533,6 +564,7 @@ static void load(struct top *t)
 		load_group(t, LINES - 4);
 	else
 		load_logs(t);
+	watch_commit(t);
 }
 
 /* ---------------------------------------------------------------- keys */
@@ -729,6 +761,7 @@ out:
 	if (t.ino >= 0)
 		close(t.ino);
 	free(t.rows);
+	free(t.wl);
 	free(t.logtext);
 	return rc;
 }
