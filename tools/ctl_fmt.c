@@ -66,6 +66,7 @@ int jc_status_parse(struct jc_status *st, const char *json_text)
 	st->failed = get_int(o, "failed");
 	st->attempt = get_int(o, "attempt");
 	st->exit_code = get_int(o, "exit_code");
+	st->nodes = get_int(o, "nodes");
 	st->done = st->total = -1;
 	if (sscanf(st->progress, "%lld/%lld", &st->done, &st->total) != 2)
 		st->done = st->total = -1;

@@ -35,6 +35,7 @@ struct jc_status {
 	long long total; /* or -1 */
 	long long running, waiting, failed;
 	long long attempt, exit_code;
+	long long nodes; /* nodes per task (a group, batch, task), or -1 */
 	char machine[64];
 };
 

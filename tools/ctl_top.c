@@ -133,7 +133,8 @@ static char **names(const char *dir, size_t *n)
 		(*n)++;
 	}
 	closedir(d);
-	qsort(v, *n, sizeof(*v), cmp_name);
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), cmp_name);
 	return v;
 }
 
@@ -255,15 +256,7 @@ static void load_group(struct top *t, int height)
 	}
 	ctl_strf(s, sizeof(s), "%s/status.json", t->group.path);
 	watch(t, s, W_FILE);
-	{
-		/* nodes per task: the group's "nodes" key */
-		char *text = ctl_read_file(s, 1u << 20);
-		const char *k = text ? strstr(text, "\"nodes\": ") : NULL;
-		t->nnodes = k ? atoll(k + 9) : 1;
-		if (t->nnodes < 1)
-			t->nnodes = 1;
-		free(text);
-	}
+	t->nnodes = t->group.st.nodes > 0 ? t->group.st.nodes : 1;
 	t->ntasks = t->group.st.total > 0 ? t->group.st.total : 0;
 	total = t->ntasks * t->nnodes;
 	if (t->gsel >= (size_t)total)

@@ -228,7 +228,8 @@ static int list_objects(const char *dir, struct objlist *l)
 		}
 	}
 	closedir(d);
-	qsort(l->v + first, l->n - first, sizeof(*l->v), cmp_ver);
+	if (l->n - first > 1)
+		qsort(l->v + first, l->n - first, sizeof(*l->v), cmp_ver);
 	return 0;
 }
 
@@ -351,10 +352,12 @@ static void yaml_emit(FILE *f, json_t *v, int indent, bool inline_first)
 		json_t *x;
 		json_object_foreach(v, k, x)
 		{
-			char *ks = json_dumps(json_string(k), JSON_ENCODE_ANY);
+			json_t *kj = json_string(k);
+			char *ks = json_dumps(kj, JSON_ENCODE_ANY);
 			int pad = first && inline_first ? 0 : indent;
 			fprintf(f, "%*s%s:", pad, "", ks ? ks : k);
 			free(ks);
+			json_decref(kj);
 			first = false;
 			if ((json_is_object(x) && json_object_size(x)) ||
 			    (json_is_array(x) && json_array_size(x))) {

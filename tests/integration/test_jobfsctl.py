@@ -30,7 +30,7 @@ import shutil
 import subprocess
 import time
 
-from jfit import LineReader, case, check, have, jobfs_bin
+from jfit import SANITIZER_MARKS, LineReader, case, check, have, jobfs_bin
 
 GATED = """\
 completions: %(n)d
@@ -274,8 +274,12 @@ class Tmux:
         self.cols = cols
         env.at_end(lambda: subprocess.run(["tmux", "-S", self.sock, "kill-server"],
                                           capture_output=True))
+        # top's stderr and exit status, checked when it has quit
+        self.err = os.path.join(env.tmp, "top-%d.err" % cols)
+        self.rc = os.path.join(env.tmp, "top-%d.rc" % cols)
         self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows), "-s", "top",
-                  "env", "TERM=xterm-256color", "JOBFS_MOUNT=" + env.mnt, ctl_bin(), "top")
+                  "env", "TERM=xterm-256color", "JOBFS_MOUNT=" + env.mnt, "sh", "-c",
+                  '"$0" top 2>"$1"; echo $? >"$2"', ctl_bin(), self.err, self.rc)
 
     def tmux(self, *args):
         return subprocess.run(["tmux", "-S", self.sock] + list(args), capture_output=True,
@@ -341,6 +345,10 @@ def drive_top(env, cols, gates, shots):
     env.poll_until(lambda: "TASK" in tm.capture(), 20, "back to the group")
     tm.keys("q")
     env.poll_until(lambda: not tm.alive(), 20, "top to exit on q")
+    rc = open(tm.rc).read().strip()
+    err = open(tm.err).read()
+    check(rc == "0" and not any(m in err for m in SANITIZER_MARKS),
+          "top exited %s: %s" % (rc, err[-2000:]))
     return done1
 
 

@@ -24,7 +24,7 @@ static void test_status_parse(void **state)
 				     " \"progress\": \"37/100\", \"running\": 10,"
 				     " \"cost\": \"0.07 CNY\", \"cost_micro\": 70000,"
 				     " \"cost_rate\": \"4.00 CNY/h\", \"reason\": \"Parallelism\","
-				     " \"exit_code\": \"\", \"attempt\": 2}"),
+				     " \"exit_code\": \"\", \"attempt\": 2, \"nodes\": 4}"),
 		0);
 	assert_string_equal(st.state, "Running");
 	assert_string_equal(st.name, "g");
@@ -38,6 +38,7 @@ static void test_status_parse(void **state)
 	assert_string_equal(st.reason, "Parallelism");
 	assert_int_equal(st.exit_code, -1); /* "" while it runs */
 	assert_int_equal(st.attempt, 2);
+	assert_int_equal(st.nodes, 4);
 	assert_string_equal(st.eta, "");
 
 	/* a task: no progress */
