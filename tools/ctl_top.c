@@ -8,7 +8,8 @@
  * Backspace go back; q quits.
  *
  * It must not load the daemon it watches.  What it reads per refresh: the
- * status.json of each queue, group and batch (the summary rows), and in a
+ * status.json of each group and batch (the summary rows; a queue's, which
+ * costs the daemon more, at most every REFRESH_SLOW_MS), and in a
  * group's view only the tasks on screen (their index range follows from the
  * group's progress total, so no listing of 1,000 task directories).  It
  * refreshes when inotify reports a change of a file it shows (the daemon
@@ -48,6 +49,11 @@ struct wpath {
 	uint32_t mask;
 };
 
+struct qcache {
+	char path[PATH_MAX];
+	struct jc_status st;
+};
+
 struct row {
 	enum kind kind;
 	char path[PATH_MAX]; /* absolute */
@@ -72,6 +78,10 @@ struct top {
 	struct wpath *wl; /* the watches of the view being loaded */
 	size_t wn, wcap;
 	uint64_t whash, wset; /* their hash; that of the set in ino */
+	struct qcache *qc;    /* the queues' status as last read, and when */
+	size_t nqc;
+	int64_t qread_ms;
+	bool qreread; /* this load reads every queue again */
 	bool color;
 };
 
@@ -82,7 +92,10 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int add_row(struct top *t, enum kind k, const char *path, const char *label)
+/* A row for the object at path, its status read now, or copied from st
+ * when that is given. */
+static int add_row_st(struct top *t, enum kind k, const char *path, const char *label,
+		      const struct jc_status *st)
 {
 	struct row *r;
 	if (t->nrows == t->cap) {
@@ -98,10 +111,54 @@ static int add_row(struct top *t, enum kind k, const char *path, const char *lab
 	r->kind = k;
 	ctl_strf(r->path, sizeof(r->path), "%s", path);
 	ctl_strf(r->label, sizeof(r->label), "%s", label);
-	if (ctl_read_status(path, &r->st) != 0)
+	if (st)
+		r->st = *st;
+	else if (ctl_read_status(path, &r->st) != 0)
 		return 0; /* gone: not a row */
 	t->nrows++;
 	return 0;
+}
+
+static int add_row(struct top *t, enum kind k, const char *path, const char *label)
+{
+	return add_row_st(t, k, path, label, NULL);
+}
+
+/*
+ * A queue's status sums its groups and costs the daemon more to render
+ * than a group's (bench_top.py: under churn, reading it four times a
+ * second took a quarter of a core).  Its row is read again at most every
+ * REFRESH_SLOW_MS; the groups below it, which change what a user watches,
+ * on every refresh.
+ */
+static const struct jc_status *queue_cached(struct top *t, const char *path)
+{
+	if (t->qreread)
+		return NULL;
+	for (size_t i = 0; i < t->nqc; i++)
+		if (strcmp(t->qc[i].path, path) == 0)
+			return &t->qc[i].st;
+	return NULL;
+}
+
+static void queue_cache_save(struct top *t)
+{
+	size_t n = 0;
+	struct qcache *qc;
+	for (size_t i = 0; i < t->nrows; i++)
+		n += t->rows[i].kind == K_QUEUE;
+	qc = n ? calloc(n, sizeof(*qc)) : NULL;
+	if (n && !qc)
+		return;
+	n = 0;
+	for (size_t i = 0; i < t->nrows; i++)
+		if (t->rows[i].kind == K_QUEUE) {
+			memcpy(qc[n].path, t->rows[i].path, sizeof(qc[n].path));
+			qc[n++].st = t->rows[i].st;
+		}
+	free(t->qc);
+	t->qc = qc;
+	t->nqc = n;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -192,6 +249,9 @@ static void load_main(struct top *t)
 	char p[PATH_MAX], g[PATH_MAX], s[PATH_MAX];
 	size_t nq, ng;
 	char **qs;
+	t->qreread = mono_ms() - t->qread_ms >= REFRESH_SLOW_MS;
+	if (t->qreread)
+		t->qread_ms = mono_ms();
 	t->nrows = 0;
 	watch_begin(t);
 	ctl_strf(p, sizeof(p), "%s/queues", t->c->mnt);
@@ -200,7 +260,7 @@ static void load_main(struct top *t)
 	for (size_t i = 0; i < nq; i++) {
 		char **gs;
 		ctl_strf(p, sizeof(p), "%s/queues/%s", t->c->mnt, qs[i]);
-		add_row(t, K_QUEUE, p, qs[i]);
+		add_row_st(t, K_QUEUE, p, qs[i], queue_cached(t, p));
 		ctl_strf(s, sizeof(s), "%s/status.json", p);
 		watch(t, s, W_FILE);
 		ctl_strf(g, sizeof(g), "%s/groups", p);
@@ -229,6 +289,7 @@ static void load_main(struct top *t)
 		watch(t, s, W_FILE);
 	}
 	free_names(qs, nq);
+	queue_cache_save(t);
 	if (t->sel >= t->nrows)
 		t->sel = t->nrows ? t->nrows - 1 : 0;
 }
@@ -754,6 +815,7 @@ out:
 	if (t.ino >= 0)
 		close(t.ino);
 	free(t.rows);
+	free(t.qc);
 	free(t.wl);
 	free(t.logtext);
 	return rc;

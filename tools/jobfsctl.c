@@ -749,9 +749,12 @@ static int cmd_submit(struct ctl *c, int argc, char **argv)
 			msg = st.message;
 		fprintf(stderr, "jobfsctl: submit %s: refused (%s)%s%s\n", ctl_rel(c, path),
 			strerror(err), msg[0] ? ": " : "", msg);
-		return err == ENOENT                   ? JC_NOTFOUND
-		       : err == EINVAL || err == EROFS ? JC_REFUSED
-						       : JC_ERROR;
+		if (err == ENOENT)
+			return JC_NOTFOUND;
+		/* EROFS: accepted already; EACCES, EPERM: not the caller's */
+		if (err == EINVAL || err == EROFS || err == EACCES || err == EPERM)
+			return JC_REFUSED;
+		return JC_ERROR;
 	}
 	printf("%s submitted\n", ctl_rel(c, path));
 	fflush(stdout);

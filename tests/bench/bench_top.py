@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench_top - does `jobfsctl top` load the daemon it watches? (reference 11)
 
-    python3 tests/bench/bench_top.py [BUILD_DIR] [--tasks 1000] [--seconds 10] [--rounds 6]
+    python3 tests/bench/bench_top.py [BUILD_DIR] [--tasks 1000] [--seconds 10] [--rounds 4]
+                                        [--scenarios steady,churn]
 
 Mounts a fresh jobfs (BUILD_DIR/tools/jobfs, default build) on a cluster of
 ten 160-core machines and runs a group of --tasks tasks at once, in two
@@ -53,7 +54,7 @@ resources: {limits: {cpu: 100m, memory: 64Mi}}
 command: ["/bin/sh", "-c"]
 args: ["exec sleep %s"]
 """
-SLEEP = {"steady": "3600", "churn": "$(( 10 + (JOB_TASK_INDEX * 7919) %% 181 ))"}
+SLEEP = {"steady": "3600", "churn": "$(( 10 + (JOB_TASK_INDEX * 7919) % 181 ))"}
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -199,9 +200,10 @@ def main():
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--scenarios", default="steady,churn")
     args = ap.parse_args()
-    res = {k: scenario(args, k) for k in ("steady", "churn")}
+    res = {k: scenario(args, k) for k in args.scenarios.split(",")}
     print("jobfsctl top watching %d running tasks, %d x %.0f s per phase, CPU in %% of one core"
           % (args.tasks, args.rounds, args.seconds))
     print("  %-38s %9s %9s %9s %12s" % ("", "scenario", "daemon", "top", "top reads/s"))

@@ -123,6 +123,9 @@ def test_jobfsctl_commands(env):
     check("queues/q/groups/good submitted" in r.stdout, "stdout: %r" % r.stdout)
     check(re.search(r"\[#+\] 3/3 Succeeded", r.stderr), "no full bar: %r" % r.stderr)
     check(env.status("queues/q/groups/good")["state"] == "Succeeded", "not Succeeded")
+    # its spec is read-only once accepted: submitting again is refused
+    r = ctl(env, "submit", "queues/q/groups/good", good, check_rc=1)
+    check("refused" in r.stderr, "resubmit: %r" % r.stderr)
     # the spec from stdin (-), and an absolute PATH under the mount
     r = subprocess.run([ctl_bin(), "--mount", env.mnt, "submit",
                         env.p("queues/q/groups/stdin"), "-", "--wait"],
