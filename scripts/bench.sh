@@ -5,7 +5,9 @@
 # then a preemption decision and a forecast query (tests/bench/bench_spot.c),
 # then the pending reasons and one ETA simulation beside a planning pass
 # (tests/bench/bench_eta.c), then the plots' renderers beside
-# /cluster/forecast's text (tests/bench/bench_plots.c),
+# /cluster/forecast's text (tests/bench/bench_plots.c), then what
+# `jobfsctl top` costs the daemon while it watches 1,000 running tasks
+# (tests/bench/bench_top.py),
 # then, as root, the containers' starts and pulls beside crun, podman and
 # skopeo + umoci (tests/bench/bench_images.py; its own registries on
 # 15300-15320), and storage: object syncs beside rclone
@@ -25,6 +27,8 @@ echo
 build/tests/bench/bench_eta
 echo
 build/tests/bench/bench_plots
+echo
+python3 tests/bench/bench_top.py build
 if [ "$(id -u)" = 0 ]; then
 	echo
 	python3 tests/bench/bench_images.py build

@@ -17,6 +17,9 @@
 # tests/integration/test_notebook.py executes examples/sweep.ipynb headless.
 # chromium: tests/integration/test_plots.py renders each SVG plot headless to
 # a PNG (and the README's screenshots under docs/img/).
+# libncurses-dev and tmux: tools/jobfsctl's `top` (ncursesw) and its tests
+# (driven in tmux); python3-pil and fonts-dejavu-core: the screenshot of
+# `jobfsctl top` rendered to PNG from tmux's capture-pane.
 set -eu
 PKGS="gcc meson ninja-build pkg-config libfuse3-dev fuse3 libyaml-dev libjansson-dev
 libsqlite3-dev libcurl4-openssl-dev libcmocka-dev python3 python3-yaml jq inotify-tools
@@ -24,7 +27,8 @@ perl tar procps util-linux passwd sqlite3 psmisc gdb ripgrep rsync python3-watch
 clang clang-format libclang-rt-14-dev llvm-14
 libarchive-dev libssl-dev crun runc docker-registry skopeo umoci busybox-static slirp4netns passt
 libexpat1-dev radosgw ceph-mon ceph-osd ceph-common chromium
-jupyter-nbconvert python3-nbclient python3-nbformat python3-ipykernel"
+jupyter-nbconvert python3-nbclient python3-nbformat python3-ipykernel
+libncurses-dev tmux python3-pil fonts-dejavu-core"
 # scripts/deps.sh bench: also what the benchmarks compare against (podman
 # for tests/bench/bench_images.py's `podman run --rm`; rclone to copy from
 # the test S3 endpoint)
