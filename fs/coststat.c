@@ -36,11 +36,8 @@ static void put_money(json_t *o, const char *key, const char *suffix, int64_t mi
 	json_object_set_new(o, mkey, json_integer(micro));
 }
 
-void jf_put_cost_rate(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t id)
+void jf_put_cost_rate(struct jf_fs *fs, json_t *o, int64_t rate)
 {
-	int64_t rate = 0;
-	if (id)
-		jf_ledger_rate(ST(fs), scope, id, 0, &rate, NULL);
 	put_money(o, "cost_rate", "/h", rate, jf_engine_cluster(fs->e)->currency);
 }
 
@@ -84,8 +81,10 @@ void jf_put_spot_savings(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64
 	put_money(o, "spot_savings", "", saved, c->currency);
 }
 
-/* The estimate of group g (so_far: what it cost so far); -1 when unknown. */
-static int64_t group_estimate(struct jf_fs *fs, const struct jf_group_rec *g, int64_t so_far)
+/* The estimate of group g (so_far: what it cost so far, open: of which its
+ * open segments); -1 when unknown. */
+static int64_t group_estimate(struct jf_fs *fs, const struct jf_group_rec *g, int64_t so_far,
+			      int64_t open)
 {
 	if (jf_state_final(g->state))
 		return so_far;
@@ -101,8 +100,7 @@ static int64_t group_estimate(struct jf_fs *fs, const struct jf_group_rec *g, in
 	 * tasks (closed segments of tasks not finished - an earlier attempt,
 	 * a pause - count too: a retried task costs more), without a scan of
 	 * the tasks (a status read stays cheap for a group of 10,000) */
-	int64_t done = c[JF_ST_SUCCEEDED] + c[JF_ST_FAILED], open = 0, rate = 0, est;
-	jf_ledger_rate(ST(fs), JF_SCOPE_GROUP, g->id, jf_engine_now(fs->e), &rate, &open);
+	int64_t done = c[JF_ST_SUCCEEDED] + c[JF_ST_FAILED], est;
 	int64_t done_cost = so_far > open ? so_far - open : 0;
 	if (done > 0) {
 		est = jf_bill_add(done_cost, scale(left, done_cost, done));
@@ -121,11 +119,10 @@ static int64_t group_estimate(struct jf_fs *fs, const struct jf_group_rec *g, in
 	return est > so_far ? est : so_far;
 }
 
-void jf_put_group_estimate(struct jf_fs *fs, json_t *o, const struct jf_group_rec *g)
+void jf_put_group_estimate(struct jf_fs *fs, json_t *o, const struct jf_group_rec *g,
+			   int64_t so_far, int64_t open)
 {
-	int64_t so_far = 0, secs = 0;
-	jf_ledger_sum(ST(fs), JF_SCOPE_GROUP, g->id, jf_engine_now(fs->e), &so_far, &secs);
-	int64_t est = group_estimate(fs, g, so_far);
+	int64_t est = group_estimate(fs, g, so_far, open);
 	const char *cur = jf_engine_cluster(fs->e)->currency;
 	if (est < 0) {
 		json_object_set_new(o, "cost_estimate", json_string(""));
@@ -149,10 +146,10 @@ static int queue_group(void *ctx, int64_t gid)
 	if (jf_group_get(ST(q->fs), gid, &g) != JF_OK)
 		return 0;
 	if (g.queue_id == q->queue_id) {
-		int64_t so_far = 0, secs = 0;
-		jf_ledger_sum(ST(q->fs), JF_SCOPE_GROUP, gid, jf_engine_now(q->fs->e), &so_far,
-			      &secs);
-		int64_t est = group_estimate(q->fs, &g, so_far);
+		int64_t so_far = 0, secs = 0, rate = 0, open = 0;
+		jf_ledger_sum_rate(ST(q->fs), JF_SCOPE_GROUP, gid, jf_engine_now(q->fs->e), &so_far,
+				   &secs, &rate, &open);
+		int64_t est = group_estimate(q->fs, &g, so_far, open);
 		if (est < 0)
 			q->unknown = true;
 		else

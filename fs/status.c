@@ -43,14 +43,24 @@ static void put_time(json_t *o, const char *k, int64_t ms)
 	put_str(o, k, buf);
 }
 
+/* What put_common read of the ledger: the estimate of a group builds on it. */
+struct costs {
+	int64_t amount, rate, open;
+};
+
 static void put_common(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t id,
-		       int64_t created, int64_t started, int64_t finished, int64_t from_ms)
+		       int64_t created, int64_t started, int64_t finished, int64_t from_ms,
+		       struct costs *out)
 {
 	const struct jf_cluster *c = jf_engine_cluster(fs->e);
 	int64_t now = jf_engine_now(fs->e);
-	int64_t amount = 0, seconds = 0;
+	int64_t amount = 0, seconds = 0, rate = 0, open = 0;
+	/* one pass over the open segments for the cost, its rate and the
+	 * open part (a group of 1,000 running tasks: 1,000 rows) */
 	if (id)
-		jf_ledger_sum(ST(fs), scope, id, now, &amount, &seconds);
+		jf_ledger_sum_rate(ST(fs), scope, id, now, &amount, &seconds, &rate, &open);
+	if (out)
+		*out = (struct costs){ amount, rate, open };
 	char money[64], dur[64];
 	jf_money_format(amount, c->currency, money, sizeof(money));
 	put_time(o, "created", created);
@@ -61,7 +71,7 @@ static void put_common(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t
 	 * so nobody parses the decimals of the string */
 	put_int(o, "cost_micro", amount);
 	put_str(o, "currency", c->currency);
-	jf_put_cost_rate(fs, o, scope, id);
+	jf_put_cost_rate(fs, o, rate);
 	int64_t d = 0;
 	if (from_ms > 0)
 		d = ((finished > 0 ? finished : now) - from_ms) / 1000;
@@ -151,7 +161,7 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	int64_t first = 0, last = 0;
 	jf_queue_span(ST(fs), id, &first, &last);
 	bool idle = strcmp(state, "Idle") == 0;
-	put_common(fs, o, JF_SCOPE_QUEUE, id, q.created_ms, first, idle ? last : 0, first);
+	put_common(fs, o, JF_SCOPE_QUEUE, id, q.created_ms, first, idle ? last : 0, first, NULL);
 	put_counts(o, c, total, 0);
 	json_object_del(o, "parallelism");
 	/* 0 in the store is no limit: say so, not 0 */
@@ -250,13 +260,14 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	put_str(o, "message", msg);
 	put_why(o, &g, known ? &why : NULL);
 	put_str(o, "kind", g.kind == JF_KIND_BATCH ? "batch" : "group");
+	struct costs costs = { 0, 0, 0 };
 	put_common(fs, o, JF_SCOPE_GROUP, id, g.created_ms, g.started_ms, g.finished_ms,
-		   g.submitted_ms);
+		   g.submitted_ms, &costs);
 	int64_t c[JF_ST__COUNT];
 	jf_group_count_tasks(ST(fs), id, c);
 	jf_group_count_preempted(ST(fs), id, &c[JF_ST_PREEMPTED]);
 	put_counts(o, c, g.completions, g.parallelism);
-	jf_put_group_estimate(fs, o, &g);
+	jf_put_group_estimate(fs, o, &g, costs.amount, costs.open);
 	const struct jf_spec *s = jf_fs_spec(fs, &g);
 	jf_put_spot_savings(fs, o, JF_SCOPE_GROUP, id, !s || s->billing == JF_BILL_SPOT);
 	if (s) {
@@ -320,7 +331,7 @@ static json_t *task_status(struct jf_fs *fs, int64_t id)
 	put_str(o, "name", name);
 	put_str(o, "message", t.message);
 	put_common(fs, o, JF_SCOPE_TASK, id, g.submitted_ms, t.started_ms, t.finished_ms,
-		   t.started_ms);
+		   t.started_ms, NULL);
 	/* a waiting task waits for its group's reason; its ETA is its own
 	 * (its rank among the group's waiting tasks, reference 9.1) */
 	struct jf_engine_why why;
@@ -421,7 +432,7 @@ static json_t *node_status(struct jf_fs *fs, int64_t ino_id)
 	put_str(o, "name", name);
 	put_str(o, "message", ran ? n.message : "");
 	put_common(fs, o, JF_SCOPE_NODE, ran ? n.id : 0, created, ran ? n.started_ms : 0,
-		   ran ? n.finished_ms : 0, ran ? n.started_ms : 0);
+		   ran ? n.finished_ms : 0, ran ? n.started_ms : 0, NULL);
 	put_int(o, "index", idx);
 	put_int(o, "attempt", ran ? n.attempt : 0);
 	struct run_facts rf = { "", "", 0, -1, NULL, "", "", "" };
@@ -477,7 +488,7 @@ static json_t *attempt_status(struct jf_fs *fs, int64_t id)
 	put_str(o, "name", name);
 	put_str(o, "message", msg);
 	put_common(fs, o, JF_SCOPE_ATTEMPT, a.id, a.created_ms ? a.created_ms : submitted,
-		   a.start_ms, a.end_ms, a.start_ms);
+		   a.start_ms, a.end_ms, a.start_ms, NULL);
 	put_int(o, "attempt", a.attempt);
 	put_int(o, "node", node_ino & JF_NODE_MASK);
 	struct run_facts rf = {

@@ -510,11 +510,6 @@ enum jf_err jf_ledger_last_end(struct jf_store *st, int64_t attempt_id, int64_t 
  * *seconds likewise.  Both saturate at INT64_MAX. */
 enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
 			  int64_t *amount, int64_t *seconds);
-/* The rate (micro-units per hour) of the open segments in a scope: what
- * it costs right now (reference 9.3, cost_rate); *open, if not NULL, what
- * they cost up to now_ms (jf_ledger_sum less it: the closed ones). */
-enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
-			   int64_t *rate, int64_t *open);
 /* The spot segments of a scope (JF_SCOPE_ALL, _QUEUE or _GROUP), open
  * ones billed up to now_ms, summed per GPU model ("" CPU-only) and rate:
  * fn(ctx, gpu, rate, seconds, amount) for each (spot_savings). */
@@ -532,6 +527,12 @@ struct jf_budget_seg;
 enum jf_err jf_ledger_budget_segs(struct jf_store *st, int64_t queue_id, int64_t period_s,
 				  int64_t now_ms, struct jf_budget_seg **segs, size_t *n,
 				  int64_t *base);
+/* jf_ledger_sum, and in the same pass the rate of the open segments
+ * (micro-units per hour: cost_rate) and what they cost up to now_ms;
+ * either out pointer may be NULL. */
+enum jf_err jf_ledger_sum_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
+			       int64_t *amount, int64_t *seconds, int64_t *rate,
+			       int64_t *open_amount);
 /* Closed rows with seq > after, in closing order (ledger.csv). */
 enum jf_err jf_ledger_list(struct jf_store *st, int64_t after, int limit,
 			   int (*fn)(void *ctx, const struct jf_ledger_rec *r), void *ctx);

@@ -270,6 +270,17 @@ enum jf_err jf_ledger_last_end(struct jf_store *st, int64_t attempt_id, int64_t 
 enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
 			  int64_t *amount, int64_t *seconds)
 {
+	return jf_ledger_sum_rate(st, scope, id, now_ms, amount, seconds, NULL, NULL);
+}
+
+enum jf_err jf_ledger_sum_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
+			       int64_t *amount, int64_t *seconds, int64_t *rate,
+			       int64_t *open_amount)
+{
+	if (rate)
+		*rate = 0;
+	if (open_amount)
+		*open_amount = 0;
 	static const enum jf_q closed[] = {
 		[JF_SCOPE_ALL] = Q_LEDGER_SUM_ALL,     [JF_SCOPE_QUEUE] = Q_LEDGER_SUM_QUEUE,
 		[JF_SCOPE_GROUP] = Q_LEDGER_SUM_GROUP, [JF_SCOPE_TASK] = Q_LEDGER_SUM_TASK,
@@ -321,8 +332,13 @@ enum jf_err jf_ledger_sum(struct jf_store *st, enum jf_scope scope, int64_t id, 
 		sqlite3_bind_int64(s, 1, id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t secs = jf_bill_seconds(sqlite3_column_int64(s, 0), now_ms);
+		int64_t r = sqlite3_column_int64(s, 1), a = jf_bill_amount(secs, r);
 		*seconds = jf_bill_add(*seconds, secs);
-		*amount = jf_bill_add(*amount, jf_bill_amount(secs, sqlite3_column_int64(s, 1)));
+		*amount = jf_bill_add(*amount, a);
+		if (rate)
+			*rate = jf_bill_add(*rate, r);
+		if (open_amount)
+			*open_amount = jf_bill_add(*open_amount, a);
 	}
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
@@ -539,39 +555,6 @@ enum jf_err jf_demand_list(struct jf_store *st, const char *model,
 			break;
 	sqlite3_reset(s);
 	return JF_OK;
-}
-
-static const enum jf_q open_q[] = {
-	[JF_SCOPE_ALL] = Q_LEDGER_OPEN_ALL,     [JF_SCOPE_QUEUE] = Q_LEDGER_OPEN_QUEUE,
-	[JF_SCOPE_GROUP] = Q_LEDGER_OPEN_GROUP, [JF_SCOPE_TASK] = Q_LEDGER_OPEN_TASK,
-	[JF_SCOPE_NODE] = Q_LEDGER_OPEN_NODE,   [JF_SCOPE_ATTEMPT] = Q_LEDGER_OPEN_ATTEMPT,
-};
-
-enum jf_err jf_ledger_rate(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
-			   int64_t *rate, int64_t *open)
-{
-	*rate = 0;
-	if (open)
-		*open = 0;
-	if (scope == JF_SCOPE_STORE || (size_t)scope >= sizeof(open_q) / sizeof(open_q[0]))
-		return JF_EINVAL;
-	sqlite3_stmt *s = jf_q(st, open_q[scope]);
-	if (!s)
-		return JF_EIO;
-	if (scope != JF_SCOPE_ALL)
-		sqlite3_bind_int64(s, 1, id);
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t r = sqlite3_column_int64(s, 1);
-		*rate = jf_bill_add(*rate, r);
-		if (open)
-			*open = jf_bill_add(
-				*open,
-				jf_bill_amount(jf_bill_seconds(sqlite3_column_int64(s, 0), now_ms),
-					       r));
-	}
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? JF_OK : JF_EIO;
 }
 
 enum jf_err jf_ledger_spot(struct jf_store *st, enum jf_scope scope, int64_t id, int64_t now_ms,
