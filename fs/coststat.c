@@ -12,8 +12,9 @@
  * its closed segments plus each task not finished at their mean over its
  * finished tasks; before any has finished, each task not finished at its
  * bound (its nodes' rate for its timeout).  Never below what it cost so
- * far.  A queue's: what it cost so far plus, for each of its active
- * groups, its estimate less what it cost so far.
+ * far.  A queue's: the same over its tasks (every task left at the mean
+ * of its finished ones); before any has finished, what it cost so far
+ * plus, for each of its active groups, its estimate less what it cost.
  */
 #include "fs/fs_int.h"
 
@@ -82,20 +83,26 @@ void jf_put_spot_savings(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64
 }
 
 /* The estimate of group g (so_far: what it cost so far, open: of which its
- * open segments); -1 when unknown. */
+ * open segments; counts: its tasks per state, NULL: counted here); -1 when
+ * unknown. */
 static int64_t group_estimate(struct jf_fs *fs, const struct jf_group_rec *g, int64_t so_far,
-			      int64_t open)
+			      int64_t open, const int64_t *counts)
 {
 	if (jf_state_final(g->state))
 		return so_far;
 	const struct jf_spec *s = jf_fs_spec(fs, g);
 	if (!s)
 		return -1;
-	int64_t c[JF_ST__COUNT];
-	if (jf_group_count_tasks(ST(fs), g->id, c) != JF_OK)
-		return -1;
-	int64_t left = c[JF_ST_WAITING] + c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING] +
-		       c[JF_ST_PAUSED] + c[JF_ST_PREEMPTED];
+	int64_t own[JF_ST__COUNT];
+	const int64_t *c = counts;
+	if (!c) {
+		if (jf_group_count_tasks(ST(fs), g->id, own) != JF_OK)
+			return -1;
+		c = own;
+	}
+	/* (a preempted task waits again: counted as waiting, not twice) */
+	int64_t left =
+		c[JF_ST_WAITING] + c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING] + c[JF_ST_PAUSED];
 	/* a finished task's mean cost: the closed segments over the finished
 	 * tasks (closed segments of tasks not finished - an earlier attempt,
 	 * a pause - count too: a retried task costs more), without a scan of
@@ -120,9 +127,9 @@ static int64_t group_estimate(struct jf_fs *fs, const struct jf_group_rec *g, in
 }
 
 void jf_put_group_estimate(struct jf_fs *fs, json_t *o, const struct jf_group_rec *g,
-			   int64_t so_far, int64_t open)
+			   int64_t so_far, int64_t open, const int64_t *counts)
 {
-	int64_t est = group_estimate(fs, g, so_far, open);
+	int64_t est = group_estimate(fs, g, so_far, open, counts);
 	const char *cur = jf_engine_cluster(fs->e)->currency;
 	if (est < 0) {
 		json_object_set_new(o, "cost_estimate", json_string(""));
@@ -149,7 +156,7 @@ static int queue_group(void *ctx, int64_t gid)
 		int64_t so_far = 0, secs = 0, rate = 0, open = 0;
 		jf_ledger_sum_rate(ST(q->fs), JF_SCOPE_GROUP, gid, jf_engine_now(q->fs->e), &so_far,
 				   &secs, &rate, &open);
-		int64_t est = group_estimate(q->fs, &g, so_far, open);
+		int64_t est = group_estimate(q->fs, &g, so_far, open, NULL);
 		if (est < 0)
 			q->unknown = true;
 		else
@@ -159,12 +166,25 @@ static int queue_group(void *ctx, int64_t gid)
 	return 0;
 }
 
-void jf_put_queue_estimate(struct jf_fs *fs, json_t *o, int64_t queue_id)
+void jf_put_queue_estimate(struct jf_fs *fs, json_t *o, int64_t queue_id, int64_t so_far,
+			   int64_t open, const int64_t *c)
 {
-	int64_t so_far = 0, secs = 0;
-	jf_ledger_sum(ST(fs), JF_SCOPE_QUEUE, queue_id, jf_engine_now(fs->e), &so_far, &secs);
+	/* once some of its tasks finished: every task left at the queue's
+	 * mean, from the counts its status has made already (a group's
+	 * counts, each a scan of its tasks when the store just changed, are
+	 * read only while nothing of the queue has finished) */
+	int64_t done = c[JF_ST_SUCCEEDED] + c[JF_ST_FAILED];
+	/* (a preempted task waits again: counted as waiting, not twice) */
+	int64_t left =
+		c[JF_ST_WAITING] + c[JF_ST_INITIALIZING] + c[JF_ST_RUNNING] + c[JF_ST_PAUSED];
 	struct qest q = { fs, queue_id, 0, false };
-	jf_group_list_active(ST(fs), queue_group, &q);
+	if (done > 0) {
+		int64_t closed = so_far > open ? so_far - open : 0;
+		int64_t est = jf_bill_add(closed, scale(left, closed, done));
+		q.extra = est > so_far ? est - so_far : 0;
+	} else {
+		jf_group_list_active(ST(fs), queue_group, &q);
+	}
 	if (q.unknown) {
 		json_object_set_new(o, "cost_estimate", json_string(""));
 		json_object_set_new(o, "cost_estimate_micro", json_string(""));

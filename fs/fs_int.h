@@ -187,8 +187,9 @@ int64_t jf_log_size(const char *path);
 void jf_put_cost_rate(struct jf_fs *fs, json_t *o, int64_t rate);
 void jf_put_spot_savings(struct jf_fs *fs, json_t *o, enum jf_scope scope, int64_t id, bool maybe);
 void jf_put_group_estimate(struct jf_fs *fs, json_t *o, const struct jf_group_rec *g,
-			   int64_t so_far, int64_t open);
-void jf_put_queue_estimate(struct jf_fs *fs, json_t *o, int64_t queue_id);
+			   int64_t so_far, int64_t open, const int64_t *counts);
+void jf_put_queue_estimate(struct jf_fs *fs, json_t *o, int64_t queue_id, int64_t so_far,
+			   int64_t open, const int64_t *counts);
 /* status.c: status (json false) or status.json of an object. */
 int jf_render_status(struct jf_fs *fs, const struct jf_ino *ino, bool json, char **out,
 		     size_t *len);

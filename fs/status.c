@@ -161,7 +161,8 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	int64_t first = 0, last = 0;
 	jf_queue_span(ST(fs), id, &first, &last);
 	bool idle = strcmp(state, "Idle") == 0;
-	put_common(fs, o, JF_SCOPE_QUEUE, id, q.created_ms, first, idle ? last : 0, first, NULL);
+	struct costs costs = { 0, 0, 0 };
+	put_common(fs, o, JF_SCOPE_QUEUE, id, q.created_ms, first, idle ? last : 0, first, &costs);
 	put_counts(o, c, total, 0);
 	json_object_del(o, "parallelism");
 	/* 0 in the store is no limit: say so, not 0 */
@@ -170,7 +171,7 @@ static json_t *queue_status(struct jf_fs *fs, int64_t id)
 	else
 		put_str(o, "capacity", "unlimited");
 	put_int(o, "nodes_held", held);
-	jf_put_queue_estimate(fs, o, id);
+	jf_put_queue_estimate(fs, o, id, costs.amount, costs.open, c);
 	jf_put_spot_savings(fs, o, JF_SCOPE_QUEUE, id, true);
 	put_int(o, "group_timeout_seconds", q.group_timeout);
 	put_budget(fs, o, &q);
@@ -267,7 +268,7 @@ static json_t *group_status(struct jf_fs *fs, int64_t id)
 	jf_group_count_tasks(ST(fs), id, c);
 	jf_group_count_preempted(ST(fs), id, &c[JF_ST_PREEMPTED]);
 	put_counts(o, c, g.completions, g.parallelism);
-	jf_put_group_estimate(fs, o, &g, costs.amount, costs.open);
+	jf_put_group_estimate(fs, o, &g, costs.amount, costs.open, c);
 	const struct jf_spec *s = jf_fs_spec(fs, &g);
 	jf_put_spot_savings(fs, o, JF_SCOPE_GROUP, id, !s || s->billing == JF_BILL_SPOT);
 	if (s) {
