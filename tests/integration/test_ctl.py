@@ -268,7 +268,8 @@ def test_rename_group(env):
     os.rename(env.p(b), env.p("tasks/renamed"))
     check(sorted(os.listdir(env.p("tasks/renamed"))) ==
           ["1-renamed", "2-renamed", "cost", "ctl", "events", "spec.yaml", "status",
-           "status.json"], "renamed batch: %r" % sorted(os.listdir(env.p("tasks/renamed"))))
+           "status.json", "timeline.svg"],
+          "renamed batch: %r" % sorted(os.listdir(env.p("tasks/renamed"))))
     env.wait("tasks/renamed", "Succeeded", timeout=10)
 
 
