@@ -138,27 +138,6 @@ static enum jf_err step(struct sim *s, struct jf_plan *plan, int64_t t, struct j
 	return JF_OK;
 }
 
-/* How many nodes of r machine m can take now, at most r->nodes (as the
- * planner counts them). */
-static int64_t copies(const struct jf_sched_machine *m, const struct jf_sched_req *r)
-{
-	int64_t n = r->nodes;
-	if (r->model >= 0 && r->gpus > 0) {
-		if (m->model != r->model)
-			return 0;
-		int64_t c = jf_popcount64(m->gpu_free) / r->gpus;
-		if (c < n)
-			n = c;
-	}
-	if (m->cpu_free < 0 || m->mem_free < 0)
-		return 0;
-	if (r->cpu_milli > 0 && m->cpu_free / r->cpu_milli < n)
-		n = m->cpu_free / r->cpu_milli;
-	if (r->mem_bytes > 0 && m->mem_free / r->mem_bytes < n)
-		n = m->mem_free / r->mem_bytes;
-	return n;
-}
-
 /*
  * Could a pass now start anything?  Every start the planner makes has room
  * in its queue and its parallelism and fits what is free (reservations only
@@ -184,7 +163,7 @@ static bool could_start(const struct sim *s)
 			continue;
 		int64_t total = 0;
 		for (size_t m = 0; m < s->in->nm && total < g->req.nodes; m++)
-			total += copies(&s->m[m], &g->req);
+			total += jf_sched_copies(&s->m[m], &g->req);
 		if (total >= g->req.nodes)
 			return true;
 		if (nno < sizeof(no) / sizeof(no[0]))

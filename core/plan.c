@@ -243,29 +243,7 @@ static void take_slot(struct jf_sched_machine *m, const struct jf_sched_slot *s)
 	m[s->machine].mem_free -= s->mem_bytes;
 }
 
-/* How many nodes of r machine m can take (at most r->nodes).  Nodes of a
- * gang are alike and each takes the same from a machine, so best fit
- * places a gang exactly when these add up to r->nodes. */
-static int64_t copies(const struct jf_sched_machine *m, const struct jf_sched_req *r)
-{
-	int64_t n = r->nodes;
-	if (r->model >= 0 && r->gpus > 0) {
-		if (m->model != r->model)
-			return 0;
-		int64_t c = jf_popcount64(m->gpu_free) / r->gpus;
-		if (c < n)
-			n = c;
-	}
-	if (m->cpu_free < 0 || m->mem_free < 0)
-		return 0;
-	if (r->cpu_milli > 0 && m->cpu_free / r->cpu_milli < n)
-		n = m->cpu_free / r->cpu_milli;
-	if (r->mem_bytes > 0 && m->mem_free / r->mem_bytes < n)
-		n = m->mem_free / r->mem_bytes;
-	return n;
-}
-
-/* copies() after machine m gained something, counted up from what it had
+/* jf_sched_copies() after machine m gained something, counted up from what it had
  * before (c: a walk only ever gives back), without dividing. */
 static int64_t copies_up(const struct jf_sched_machine *m, const struct jf_sched_req *r, int64_t c)
 {
@@ -305,7 +283,7 @@ static bool fits(const struct pass *p, const struct jf_sched_machine *m,
 	const size_t *idx = candidates(p, r, &n);
 	int64_t total = 0;
 	for (size_t i = 0; i < n && total < r->nodes; i++)
-		total += copies(&m[idx ? idx[i] : i], r);
+		total += jf_sched_copies(&m[idx ? idx[i] : i], r);
 	return total >= r->nodes;
 }
 
@@ -461,7 +439,7 @@ static int try_start(struct pass *p, size_t gi)
 	const size_t *idx = candidates(p, &g->req, &nc);
 	for (size_t i = 0; i < nc; i++) {
 		size_t m = idx ? idx[i] : i;
-		if (copies(&on[m], &g->req) > 0) {
+		if (jf_sched_copies(&on[m], &g->req) > 0) {
 			p->pm[n] = on[m];
 			p->pidx[n++] = m;
 		}
@@ -568,7 +546,7 @@ static void walk_init(struct pass *p, struct walk *w, const size_t *idx, size_t 
 		y->raw = raw ? raw[m] : p->real[m].gpu_free;
 		y->rmask = p->rall[m];
 		y->x.gpu_free = y->raw & ~y->rmask;
-		y->copies = copies(&y->x, w->r);
+		y->copies = jf_sched_copies(&y->x, w->r);
 		w->total += y->copies;
 	}
 }

@@ -70,6 +70,30 @@ static inline int jf_popcount64(uint64_t x)
 	return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
 }
 
+/* How many nodes of r machine m can take (at most r->nodes).  Nodes of a
+ * gang are alike and each takes the same from a machine, so best fit
+ * places a gang exactly when these add up to r->nodes (core/plan.c, and
+ * core/eta.c's test of whether a pass could start anything). */
+static inline int64_t jf_sched_copies(const struct jf_sched_machine *m,
+				      const struct jf_sched_req *r)
+{
+	int64_t n = r->nodes;
+	if (r->model >= 0 && r->gpus > 0) {
+		if (m->model != r->model)
+			return 0;
+		int64_t c = jf_popcount64(m->gpu_free) / r->gpus;
+		if (c < n)
+			n = c;
+	}
+	if (m->cpu_free < 0 || m->mem_free < 0)
+		return 0;
+	if (r->cpu_milli > 0 && m->cpu_free / r->cpu_milli < n)
+		n = m->cpu_free / r->cpu_milli;
+	if (r->mem_bytes > 0 && m->mem_free / r->mem_bytes < n)
+		n = m->mem_free / r->mem_bytes;
+	return n;
+}
+
 /* "0,1,2" from a mask. */
 void jf_gpu_ids_format(uint64_t mask, char *buf, size_t n);
 uint64_t jf_gpu_ids_parse(const char *s);
