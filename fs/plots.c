@@ -4,7 +4,9 @@
  *
  * timeline.svg   a group's or batch's started attempts, streamed from the
  *                store into a jf_timeline (which keeps at most a fixed grid
- *                once the group is large), after one query for the span.
+ *                once the group is large), after one query for the span;
+ *                up to now while an attempt runs, else to the last end;
+ *                with no attempt, an empty axis at its submission.
  * usage.svg      the ledger's GPU segments over the last 24 h, streamed as
  *                +gpus/-gpus changes into per-model peaks per 5 minutes,
  *                beside the engine's forecast of on-demand use; the window
@@ -91,12 +93,18 @@ int jf_render_timeline(struct jf_fs *fs, int64_t group_id, char **out, size_t *l
 	snprintf(title, sizeof(title), "Timeline of %s %s (%s)",
 		 g.kind == JF_KIND_BATCH ? "batch" : "group", g.display ? g.display : g.dirname,
 		 jf_state_name(g.state));
+	/* nothing started yet: an empty axis at its submission (or its
+	 * making), not at now, so a waiting or draft group's plot is the same
+	 * file until something happens to it */
+	int64_t quiet = g.submitted_ms ? g.submitted_ms : g.created_ms;
 	struct jf_timeline_opts o = {
 		.title = title,
 		.tasks = g.completions,
 		.nodes = g.nodes,
-		.t0_ms = sp.attempts ? sp.first_start_ms : now,
-		.t1_ms = sp.open || !sp.attempts ? now : sp.last_end_ms,
+		.t0_ms = sp.attempts ? sp.first_start_ms : quiet,
+		.t1_ms = !sp.attempts ? quiet
+			 : sp.open    ? now
+				      : sp.last_end_ms,
 	};
 	jf_group_release(&g);
 	struct tl_ctx c = { jf_timeline_new(&o), now, false };

@@ -315,3 +315,41 @@ machines:
     print("timeline.svg of %d tasks: %d bytes, first read (stat + cat) %.1f ms"
           % (n, len(data), took * 1000))
     render_png(env, "timeline-10000", data, *size_of(root))
+
+
+@case(timeout=60)
+def test_timeline_before_any_attempt(env):
+    """A draft's and a waiting group's timeline.svg are the same file a
+    day later (an empty axis at their submission, not at now); a running
+    group's grows with the clock. The daemon's clock is moved with
+    --test-clock, so this does not depend on how fast the machine is."""
+    clock = os.path.join(env.tmp, "clock")
+    with open(clock, "w") as f:
+        f.write("0\n")
+    env.stop()
+    env.daemon_args = list(env.daemon_args) + ["--test-clock", clock]
+    env.start()
+    env.mkdir("queues/q")
+    env.mkdir("queues/q/groups/draft")
+    run = env.group('gpu: "4090"\ncommand: ["/bin/sh", "-c", "sleep 30"]\n', name="run")
+    env.wait(run, "Running", timeout=20)
+    # a group that waits: for the running one to succeed
+    env.mkdir("queues/q/groups/held")
+    env.submit("queues/q/groups/held", 'gpu: "4090"\nafter: [run]\ncommand: ["/bin/true"]\n')
+    paths = ["queues/q/groups/draft/timeline.svg", "queues/q/groups/held/timeline.svg",
+             run + "/timeline.svg"]
+    before = [env.read(p) for p in paths]
+    for p, b in zip(paths, before):
+        check(len(b) == os.stat(env.p(p)).st_size, "%s: stat size differs from a read" % p)
+        ET.fromstring(b)
+    tmp = clock + ".new"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % 86400)
+    os.rename(tmp, clock)
+    env.poll_until(lambda: env.read(paths[2]) != before[2], 10,
+                   "the running group's timeline to move with the clock")
+    for p, b in zip(paths[:2], before[:2]):
+        check(env.read(p) == b, "%s changed with the clock and nothing else" % p)
+    st = env.status("queues/q/groups/held")
+    check(st["state"] != "Running" and st["reason"] == "Dependency", "held: %s" % st)
+    env.ctl(run, "stop")
