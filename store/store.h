@@ -32,7 +32,7 @@
 struct jf_store;
 
 /* The schema version this build migrates every database to. */
-#define JF_STORE_SCHEMA 16
+#define JF_STORE_SCHEMA 17
 
 #define JF_NAME_MAX    64
 #define JF_GPU_IDS_MAX 96

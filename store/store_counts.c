@@ -3,18 +3,24 @@
  * in each state.
  *
  * Every status of a group or a queue shows these counts, and every
- * scheduling pass needs them for each active group; counted from the rows
- * they cost a scan of the group's tasks, of all the queue's tasks for a
- * queue (4 ms with 20,000 tasks).  So the store remembers the counts last
- * made for a few hundred groups and a few queues (count_memo, store_int.h)
- * and moves them with every task state it writes: a task's old state is
- * read before jf_task_set_state changes it.  A write that changes many
- * tasks at once (jf_task_set_state_all, a reset, an acceptance, a delete)
- * forgets its group's and its queue's counts instead.  Tasks whose rows
- * are not made yet count in the state they will be made with, so making
- * them (jf_group_make_tasks) changes no count.  Like the ledger
- * memos they are forgotten at a rollback and when another connection
- * changed the database (jf_memos_check).
+ * scheduling pass needs them for each active group.  The rows' counts are
+ * kept in task_counts by triggers (migration 17), in the transaction that
+ * changes a task, so counting a group is a few rows whatever its size and
+ * a queue's a few rows per group, on every connection: the readers' too,
+ * whose memos below are forgotten at every commit of the engine (counted
+ * from the task rows, that was a scan of a million-task group after every
+ * commit: 45% of the daemon's time under `jobfsctl top`).  Tasks whose
+ * rows are not made yet count in the state they will be made with
+ * (groups.unmade), so making them (jf_group_make_tasks) changes no count.
+ *
+ * On top, the store remembers the counts last made for a few hundred
+ * groups and a few queues (count_memo, store_int.h) and moves them with
+ * every task state it writes: a task's old state is read before
+ * jf_task_set_state changes it.  A write that changes many tasks at once
+ * (jf_task_set_state_all, a reset, an acceptance, a delete) forgets its
+ * group's and its queue's counts instead.  Like the ledger memos they are
+ * forgotten at a rollback and when another connection changed the
+ * database (jf_memos_check).
  *
  * What holds: a valid memo equals what the query would return on this
  * connection now, inside a transaction too.

@@ -270,6 +270,34 @@ static const char *const migrations[] = {
 	"  ok_mask INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0,"
 	"  UNIQUE(group_id, pos));"
 	"CREATE INDEX deps_target ON deps(target_id) WHERE target_id IS NOT NULL;",
+	/* 17: how many of a group's task rows are in each state, kept by
+	 * triggers in the transaction that changes a row, so a status (or a
+	 * pass) counts a group's tasks in a few rows whatever its size, on
+	 * every connection, instead of scanning them after each commit
+	 * (store_counts.c).  Rows of a state may stay at n = 0.  A decrement
+	 * is a plain UPDATE: a cascade that deletes tasks after their
+	 * group's counts went does nothing. */
+	"CREATE TABLE task_counts ("
+	"  group_id INTEGER NOT NULL, state INTEGER NOT NULL, n INTEGER NOT NULL,"
+	"  PRIMARY KEY(group_id, state)) WITHOUT ROWID;"
+	"INSERT INTO task_counts SELECT group_id, state, count(*) FROM tasks"
+	"  GROUP BY group_id, state;"
+	"CREATE TRIGGER task_counts_insert AFTER INSERT ON tasks BEGIN"
+	"  INSERT INTO task_counts VALUES (NEW.group_id, NEW.state, 1)"
+	"    ON CONFLICT(group_id, state) DO UPDATE SET n = n + 1;"
+	"END;"
+	"CREATE TRIGGER task_counts_update AFTER UPDATE OF state, group_id ON tasks"
+	"  WHEN OLD.state IS NOT NEW.state OR OLD.group_id IS NOT NEW.group_id BEGIN"
+	"  UPDATE task_counts SET n = n - 1 WHERE group_id = OLD.group_id AND state = OLD.state;"
+	"  INSERT INTO task_counts VALUES (NEW.group_id, NEW.state, 1)"
+	"    ON CONFLICT(group_id, state) DO UPDATE SET n = n + 1;"
+	"END;"
+	"CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN"
+	"  UPDATE task_counts SET n = n - 1 WHERE group_id = OLD.group_id AND state = OLD.state;"
+	"END;"
+	"CREATE TRIGGER task_counts_group_gone AFTER DELETE ON groups BEGIN"
+	"  DELETE FROM task_counts WHERE group_id = OLD.id;"
+	"END;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -145,8 +145,14 @@ static int task_state(struct jf_store *st, int64_t id)
 
 /* ---- schema ---- */
 
+/* What migration 16 -> 17 added, taken away again: a version-16 database. */
+#define UNDO_17                                                                                    \
+	"DROP TRIGGER task_counts_insert; DROP TRIGGER task_counts_update; "                       \
+	"DROP TRIGGER task_counts_delete; DROP TRIGGER task_counts_group_gone; "                   \
+	"DROP TABLE task_counts; "
+
 /* What migration 15 -> 16 added, taken away again: a version-15 database. */
-#define UNDO_16 "DROP TABLE deps; "
+#define UNDO_16 UNDO_17 "DROP TABLE deps; "
 
 /* What migration 14 -> 15 added, taken away again: a version-14 database. */
 #define UNDO_15 UNDO_16 "DROP INDEX ledger_queue_end; ALTER TABLE queues DROP COLUMN budget_state; "
@@ -3344,6 +3350,96 @@ static void set_task(struct jf_store *st, int64_t g, int64_t idx, int state)
 	assert_int_equal(jf_task_set_state(st, task_id(st, g, idx), state, "", T0 + 5), JF_OK);
 }
 
+/* The (group, state) pairs where task_counts differs from a count of the
+ * rows, a nonzero count with no rows included: 0 when the triggers kept it. */
+static int64_t counts_off(const char *db)
+{
+	return sql_int(db, "SELECT count(*) FROM ("
+			   " SELECT group_id, state, count(*) AS n FROM tasks GROUP BY 1, 2) r"
+			   " FULL JOIN (SELECT * FROM task_counts WHERE n != 0) c"
+			   " ON c.group_id = r.group_id AND c.state = r.state"
+			   " WHERE r.n IS NOT c.n");
+}
+
+/* 16 -> 17: task_counts made from the rows there are, then kept by the
+ * triggers through every way a task's row changes: made, one state, all
+ * at once, a reset, the group deleted; the counts the store reads on a
+ * second connection (a reader's) equal a scan of the rows */
+static void test_task_counts(void **state)
+{
+	struct fix *f = *state;
+	int64_t q = mkqueue(f->st, "q");
+	int64_t a = mkgroup(f->st, q, JF_KIND_GROUP, "a");
+	int64_t b = mkgroup(f->st, q, JF_KIND_GROUP, "b");
+	jf_store_set_tasks_chunk(f->st, 2); /* an acceptance makes 2 rows */
+	accept(f->st, a, 6, 6);
+	accept(f->st, b, 5, 5);
+	int64_t left = 0;
+	assert_int_equal(jf_group_make_tasks(f->st, a, 100, &left), JF_OK);
+	assert_int_equal(jf_group_make_tasks(f->st, b, 1, &left), JF_OK);
+	assert_int_equal(left, 2); /* two of b's rows not made yet */
+	set_task(f->st, a, 0, JF_ST_RUNNING);
+	set_task(f->st, a, 1, JF_ST_SUCCEEDED);
+	set_task(f->st, b, 0, JF_ST_FAILED);
+	/* an old database: the table and its triggers come with the migration,
+	 * filled from the rows */
+	jf_store_close(f->st);
+	f->st = NULL;
+	sql_exec(f->db, UNDO_17 "PRAGMA user_version = 16");
+	f->st = open_store(f->db);
+	assert_int_equal(jf_store_schema_version(f->st), JF_STORE_SCHEMA);
+	assert_int_equal(counts_off(f->db), 0);
+	int64_t c[JF_ST__COUNT];
+	assert_int_equal(jf_group_count_tasks(f->st, a, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 4);
+	assert_int_equal(c[JF_ST_RUNNING], 1);
+	assert_int_equal(c[JF_ST_SUCCEEDED], 1);
+	assert_int_equal(jf_group_count_tasks(f->st, b, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 4); /* 2 rows + 2 not made */
+	assert_int_equal(c[JF_ST_FAILED], 1);
+
+	/* a reader's connection: what it counts moves with every commit */
+	struct jf_store *r = open_store(f->db);
+	assert_int_equal(jf_queue_count_tasks(r, q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 8);
+	set_task(f->st, a, 2, JF_ST_RUNNING);
+	set_task(f->st, a, 0, JF_ST_SUCCEEDED);
+	assert_int_equal(jf_group_make_tasks(f->st, b, 100, &left), JF_OK);
+	assert_int_equal(left, 0);
+	assert_int_equal(counts_off(f->db), 0);
+	assert_int_equal(jf_queue_count_tasks(r, q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 7);
+	assert_int_equal(c[JF_ST_RUNNING], 1);
+	assert_int_equal(c[JF_ST_SUCCEEDED], 2);
+	assert_int_equal(c[JF_ST_FAILED], 1);
+	int64_t changed = 0;
+	assert_int_equal(jf_task_set_state_all(f->st, a,
+					       (1u << JF_ST_WAITING) | (1u << JF_ST_RUNNING),
+					       JF_ST_STOPPED, "stopped", T0 + 9, &changed),
+			 JF_OK);
+	assert_int_equal(changed, 4);
+	assert_int_equal(counts_off(f->db), 0);
+	assert_int_equal(jf_group_count_tasks(r, a, c), JF_OK);
+	assert_int_equal(c[JF_ST_STOPPED], 4);
+	assert_int_equal(c[JF_ST_SUCCEEDED], 2);
+	assert_int_equal(c[JF_ST_WAITING] + c[JF_ST_RUNNING], 0);
+	assert_int_equal(jf_group_reset(f->st, a, 0), JF_OK);
+	assert_int_equal(counts_off(f->db), 0);
+	assert_int_equal(jf_group_count_tasks(r, a, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 6);
+	/* gone with its group: no count left behind, the other group's kept */
+	assert_int_equal(jf_group_delete(f->st, a), JF_OK);
+	assert_int_equal(counts_off(f->db), 0);
+	char sql[96];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM task_counts WHERE group_id = %lld",
+		 (long long)a);
+	assert_int_equal(sql_int(f->db, sql), 0);
+	assert_int_equal(jf_queue_count_tasks(r, q, JF_KIND_GROUP, c), JF_OK);
+	assert_int_equal(c[JF_ST_WAITING], 4);
+	assert_int_equal(c[JF_ST_FAILED], 1);
+	jf_store_close(r);
+}
+
 /* 15 -> 16: the rows of after: entries, the target's path through a
  * rename and after its removal, and the task pairs of each entries */
 static void test_deps(void **state)
@@ -3576,6 +3672,7 @@ int main(void)
 		T(test_make_tasks_moves),
 		T(test_make_tasks_rollback),
 		T(test_deps),
+		T(test_task_counts),
 		T(test_deps_unmade),
 	};
 #undef T
