@@ -12,7 +12,13 @@
 - `logs`: a task's output; `-f` follows a running node line by line (the
   task waits on files the test creates) and ends when it does;
   `--previous` and `--attempt N` on a task that failed twice and then
-  succeeded.
+  succeeded; `-f` started before such a task's first attempt prints every
+  line of each of its attempts once, in order, with a separator line
+  between attempts, and exits 0 (a task that fails for good: 2).
+- The mount point: without --mount and $JOBFS_MOUNT the only jobfs mount
+  (in a private mount namespace where it is the only one); two mounts are
+  exit 4 naming both; a $JOBFS_MOUNT or --mount that is no jobfs mount
+  point, exit 4.
 - `top` in tmux, at 100 and 200 columns: the group's name, a progress bar
   that advances between two captures, down+enter opens the group's tasks,
   `l` a node's logs, `q` quits and the pane's process exits; with stdout
