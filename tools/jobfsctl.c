@@ -921,6 +921,7 @@ static int follow_logs(const struct ctl *c, const char *node, long from)
 	ctl_strf(p, sizeof(p), "%s/watch", f.task);
 	f.wfd = open(p, O_RDONLY | O_CLOEXEC);
 	for (;;) {
+		struct stat sb;
 		long n;
 		/* the task's state before the node's attempt and the logs: once
 		 * it is final, no attempt follows and the last one's output is
@@ -939,11 +940,21 @@ static int follow_logs(const struct ctl *c, const char *node, long from)
 				f.fd = open(p, O_RDONLY | O_CLOEXEC);
 			}
 			follow_watch_attempt(&f);
+			if (f.fd >= 0 && fstat(f.fd, &sb) == 0 && sb.st_size < f.off) {
+				/* rotated at the daemon's --log-cap: what is kept
+				 * begins before where this had got to (as tail -f) */
+				fprintf(stderr,
+					"jobfsctl: logs -f %s: attempt %ld's logs were rotated at "
+					"the log cap; on from the start of what is kept\n",
+					ctl_rel(c, node), f.a);
+				f.off = 0;
+			}
 			if (f.fd >= 0)
 				copy_from(f.fd, &f.off, &f.last);
-			if (f.a < n && f.fd >= 0) {
+			if (f.a < n) {
 				/* a newer attempt exists, so this one had ended
-				 * before n was read: all of it is copied */
+				 * before n was read: all of it is copied (or its
+				 * logs cannot be opened: on to the next) */
 				follow_next(&f);
 				continue;
 			}

@@ -455,13 +455,13 @@ def test_jobfsctl_mount_discovery(env):
     check([x["NAME"] for x in rows] == ["queues/q"], "the only mount: %r" % r.stdout)
 
     # two: exit 4, both named, --mount suggested
-    state2, mnt2 = os.path.join(env.tmp, "state2"), os.path.join(env.tmp, "mnt2")
+    state2, mnt2 = os.path.join(env.tmp, "state2"), os.path.join(env.tmp, "second")
     os.makedirs(state2)
     os.makedirs(mnt2)
     d2 = Daemon(env, state2, mnt2).start()
     r = ctl_alone(env, [env.mnt, mnt2], "get", "queues")
     check(r.returncode == 4, "two mounts: exit %d, %r" % (r.returncode, r.stderr))
-    check(env.mnt in r.stderr and mnt2 in r.stderr and "--mount" in r.stderr,
+    check("2 jobfs mounts (%s, %s)" % (env.mnt, mnt2) in r.stderr and "--mount" in r.stderr,
           "two mounts: the message %r" % r.stderr)
     # either named is used, and only it
     r = ctl_alone(env, [env.mnt, mnt2], "--mount", mnt2, "get", "queues")
