@@ -179,28 +179,58 @@ static void unescape(char *s)
 	*w = '\0';
 }
 
-int jc_mount_find(const char *mounts_text, char *out, size_t n)
+/* The mount point of a jobfs line of /proc/self/mounts into dir (unescaped);
+ * false for any other line. */
+static bool jobfs_line(const char *line, size_t len, char *dir, size_t dirn)
+{
+	char src[256], d[4096], type[64];
+	char *l = strndup(line, len);
+	bool yes = l && sscanf(l, "%255s %4095s %63s", src, d, type) == 3 &&
+		   (strcmp(type, "fuse.jobfs") == 0 || strcmp(src, "jobfs") == 0);
+	free(l);
+	if (yes) {
+		unescape(d);
+		copy(dir, dirn, d);
+	}
+	return yes;
+}
+
+int jc_mount_find(const char *mounts_text, char *out, size_t n, char *all, size_t alln)
 {
 	int count = 0;
 	const char *line = mounts_text;
 	copy(out, n, "");
+	if (all)
+		copy(all, alln, "");
 	while (line && *line) {
 		const char *end = strchr(line, '\n');
 		size_t len = end ? (size_t)(end - line) : strlen(line);
-		char src[256], dir[4096], type[64];
-		char fmt[64];
-		char *l = strndup(line, len);
-		snprintf(fmt, sizeof(fmt), "%%255s %%4095s %%63s");
-		if (l && sscanf(l, fmt, src, dir, type) == 3 &&
-		    (strcmp(type, "fuse.jobfs") == 0 || strcmp(src, "jobfs") == 0)) {
-			unescape(dir);
+		char dir[4096];
+		if (jobfs_line(line, len, dir, sizeof(dir))) {
 			if (count++ == 0)
 				copy(out, n, dir);
+			if (all) {
+				size_t used = strlen(all);
+				snprintf(all + used, alln - used, "%s%s", used ? ", " : "", dir);
+			}
 		}
-		free(l);
 		line = end ? end + 1 : NULL;
 	}
 	return count;
+}
+
+bool jc_mount_is(const char *mounts_text, const char *dir)
+{
+	const char *line = mounts_text;
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char d[4096];
+		if (jobfs_line(line, len, d, sizeof(d)) && strcmp(d, dir) == 0)
+			return true;
+		line = end ? end + 1 : NULL;
+	}
+	return false;
 }
 
 int jc_path_resolve(const char *mnt, const char *arg, char *out, size_t n)

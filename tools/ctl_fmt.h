@@ -67,8 +67,13 @@ void jc_eta(char *buf, size_t n, int64_t eta, int64_t now);
 
 /* "the only jobfs mount" in the text of /proc/self/mounts (fstype
  * fuse.jobfs, or source jobfs); octal escapes (\040) undone.  Returns the
- * number of jobfs mounts; out holds the first. */
-int jc_mount_find(const char *mounts_text, char *out, size_t n);
+ * number of jobfs mounts; out holds the first, and all (when not NULL)
+ * every one in order, ", " between them (for a message naming them). */
+int jc_mount_find(const char *mounts_text, char *out, size_t n, char *all, size_t alln);
+
+/* Is dir (absolute, as realpath gives it) the mount point of a jobfs mount
+ * in the text of /proc/self/mounts? */
+bool jc_mount_is(const char *mounts_text, const char *dir);
 
 /* PATH as the user gave it (relative to the mount, or absolute under it)
  * to the absolute path under mnt; "" and "." are the mount itself.

@@ -43,7 +43,9 @@ static const char usage_text[] =
 	"  get [PATH] [-o json|yaml]          a table of objects (STATE PROGRESS AGE COST)\n"
 	"  describe PATH [-o json|yaml]       an object's status, children and events\n"
 	"  logs PATH [-f] [--previous] [--attempt N]\n"
-	"                                     a node's logs (a task: its node 0)\n"
+	"                                     a node's logs (a task: its node 0); -f follows\n"
+	"                                     every attempt from the current one (or N) until\n"
+	"                                     the task ends, \"==> attempt N ...\" between two\n"
 	"  wait PATH [--timeout SECONDS]      block until the object ends\n"
 	"  cost [PATH]                        cost, rate and estimate per object\n"
 	"\n"
@@ -55,7 +57,7 @@ static const char usage_text[] =
 	"  1   refused or bad input (the spec's error on stderr; Invalid)\n"
 	"  2   the object Failed\n"
 	"  3   the object was Stopped\n"
-	"  4   no such path, or no (single) jobfs mount\n"
+	"  4   no such path or attempt, or no (single) jobfs mount\n"
 	"  5   wait --timeout ran out\n"
 	"  64  usage\n"
 	"  70  other errors (I/O, memory)\n";
@@ -790,31 +792,191 @@ static int node_of(const struct ctl *c, const char *path, char *out, size_t n)
 	return JC_REFUSED;
 }
 
-static bool copy_from(int fd, off_t *off)
+/* Copy fd from *off to its end onto stdout; bytes copied, *last the last
+ * byte copied. */
+static size_t copy_from(int fd, off_t *off, char *last)
 {
 	char buf[65536];
-	bool any = false;
+	size_t any = 0;
 	for (;;) {
 		ssize_t r = pread(fd, buf, sizeof(buf), *off);
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r <= 0)
 			break;
 		fwrite(buf, 1, (size_t)r, stdout);
 		*off += r;
-		any = true;
+		*last = buf[r - 1];
+		any += (size_t)r;
 	}
 	fflush(stdout);
 	return any;
 }
 
-/* Has the task of node dir ended for good (no further attempt)? */
-static bool node_done(const char *node)
+/*
+ * logs -f: every attempt of a node from the one it starts at, each read
+ * from its own attempts/<a>/logs (which only grows) rather than the node's
+ * logs (which shows another file when the attempt switches), so that no
+ * line is missed or repeated.  Between two attempts a line
+ *   ==> attempt A+1 (attempt A STATE: MESSAGE) <==
+ * It ends when the node's task has ended for good (Succeeded, Failed,
+ * Stopped: no further attempt), after the last attempt's logs, with the
+ * task's exit code.  It wakes on inotify of the node's, the task's and the
+ * attempt's files (the daemon touches them on a change and as logs grow)
+ * and on the end of the task's `watch` stream, with a 2 s timer as the
+ * fallback.
+ */
+struct follow {
+	char node[PATH_MAX], task[PATH_MAX];
+	long a;    /* the attempt being read */
+	int fd;    /* its logs, or -1 */
+	off_t off; /* read so far */
+	char last; /* the last byte written ('\n' at the start) */
+	int in;    /* inotify, or -1 */
+	int awd;   /* the watch on attempts/<a>, or -1 */
+	int wfd;   /* the task's watch stream; -1 once it ended */
+};
+
+static void follow_watch_attempt(struct follow *f)
 {
-	char task[PATH_MAX];
+	char dir[PATH_MAX];
+	if (f->in < 0 || f->awd >= 0)
+		return;
+	ctl_strf(dir, sizeof(dir), "%s/attempts/%ld", f->node, f->a);
+	f->awd = inotify_add_watch(f->in, dir, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
+}
+
+/* attempt a ended and a+1 exists: the separator, then a+1 from its start */
+static void follow_next(struct follow *f)
+{
+	char dir[PATH_MAX];
 	struct jc_status st;
-	ctl_strf(task, sizeof(task), "%s/../..", node);
-	if (ctl_read_status(task, &st) != 0 && ctl_read_status(node, &st) != 0)
-		return true;
-	return jc_state_exit(st.state) >= 0;
+	ctl_strf(dir, sizeof(dir), "%s/attempts/%ld", f->node, f->a);
+	if (f->last != '\n')
+		putchar('\n');
+	if (ctl_read_status(dir, &st) == 0 && st.state[0])
+		printf("==> attempt %ld (attempt %ld %s%s%s) <==\n", f->a + 1, f->a, st.state,
+		       st.message[0] ? ": " : "", st.message);
+	else
+		printf("==> attempt %ld <==\n", f->a + 1);
+	fflush(stdout);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->off = 0;
+	f->last = '\n';
+	if (f->awd >= 0)
+		inotify_rm_watch(f->in, f->awd);
+	f->awd = -1;
+	f->a++;
+}
+
+/* Block until something may have changed (or 2 s passed). */
+static void follow_sleep(struct follow *f)
+{
+	struct pollfd pfd[2];
+	nfds_t n = 0;
+	if (f->in >= 0)
+		pfd[n++] = (struct pollfd){ .fd = f->in, .events = POLLIN };
+	if (f->wfd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = f->wfd, .events = POLLIN };
+	if (poll(pfd, n, 2000) <= 0)
+		return;
+	for (nfds_t i = 0; i < n; i++) {
+		char buf[4096];
+		if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if (pfd[i].fd == f->in) {
+			while (read(f->in, buf, sizeof(buf)) > 0)
+				;
+		} else if (read(f->wfd, buf, sizeof(buf)) <= 0) {
+			/* the task finished: not reopened (it would end at once) */
+			close(f->wfd);
+			f->wfd = -1;
+		}
+	}
+}
+
+static int follow_logs(const struct ctl *c, const char *node, long from)
+{
+	struct follow f = { .fd = -1, .last = '\n', .in = -1, .awd = -1, .wfd = -1 };
+	char p[PATH_MAX];
+	struct jc_status st;
+	int code;
+	ctl_strf(f.node, sizeof(f.node), "%s", node);
+	ctl_strf(f.task, sizeof(f.task), "%s/../..", node);
+	ctl_strf(p, sizeof(p), "%s/attempts", node);
+	if (!is_dir(p) || ctl_read_status(f.task, &st) != 0) {
+		fprintf(stderr, "jobfsctl: logs -f %s: not a task or a node\n", ctl_rel(c, node));
+		return JC_REFUSED;
+	}
+	f.a = from;
+	if (from == 0) /* the current attempt; the first before any ran */
+		f.a = ctl_read_status(node, &st) == 0 && st.attempt > 1 ? st.attempt : 1;
+	f.in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (f.in >= 0) {
+		inotify_add_watch(f.in, f.node, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
+		inotify_add_watch(f.in, f.task, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
+	}
+	ctl_strf(p, sizeof(p), "%s/watch", f.task);
+	f.wfd = open(p, O_RDONLY | O_CLOEXEC);
+	for (;;) {
+		struct stat sb;
+		long n;
+		/* the task's state before the node's attempt and the logs: once
+		 * it is final, no attempt follows and the last one's output is
+		 * all written */
+		if (ctl_read_status(f.task, &st) != 0) {
+			fprintf(stderr, "jobfsctl: logs -f %s: %s\n", ctl_rel(c, node),
+				errno == ENOENT ? "no such object (removed)" : strerror(errno));
+			code = errno == ENOENT ? JC_NOTFOUND : JC_ERROR;
+			break;
+		}
+		code = jc_state_exit(st.state);
+		n = ctl_read_status(node, &st) == 0 && st.attempt > 0 ? st.attempt : 0;
+		if (f.a <= n) {
+			if (f.fd < 0) {
+				ctl_strf(p, sizeof(p), "%s/attempts/%ld/logs", node, f.a);
+				f.fd = open(p, O_RDONLY | O_CLOEXEC);
+			}
+			follow_watch_attempt(&f);
+			if (f.fd >= 0 && fstat(f.fd, &sb) == 0 && sb.st_size < f.off) {
+				/* rotated at the daemon's --log-cap: what is kept
+				 * begins before where this had got to (as tail -f) */
+				fprintf(stderr,
+					"jobfsctl: logs -f %s: attempt %ld's logs were rotated at "
+					"the log cap; on from the start of what is kept\n",
+					ctl_rel(c, node), f.a);
+				f.off = 0;
+			}
+			if (f.fd >= 0)
+				copy_from(f.fd, &f.off, &f.last);
+			if (f.a < n) {
+				/* a newer attempt exists, so this one had ended
+				 * before n was read: all of it is copied (or its
+				 * logs cannot be opened: on to the next) */
+				follow_next(&f);
+				continue;
+			}
+		}
+		if (code >= 0) {
+			if (f.a > n && from > 0) {
+				fprintf(stderr,
+					"jobfsctl: logs -f %s: no attempt %ld (%ld in all)\n",
+					ctl_rel(c, node), f.a, n);
+				code = JC_NOTFOUND;
+			}
+			break;
+		}
+		follow_sleep(&f);
+	}
+	if (f.in >= 0)
+		close(f.in);
+	if (f.wfd >= 0)
+		close(f.wfd);
+	if (f.fd >= 0)
+		close(f.fd);
+	return code;
 }
 
 static int cmd_logs(struct ctl *c, int argc, char **argv)
@@ -828,8 +990,9 @@ static int cmd_logs(struct ctl *c, int argc, char **argv)
 	char path[PATH_MAX], node[PATH_MAX], file[PATH_MAX];
 	bool follow = false, previous = false;
 	long attempt = 0;
-	int opt, rc, fd, in = -1;
+	int opt, rc, fd;
 	off_t off = 0;
+	char last;
 	while ((opt = getopt_long(argc, argv, "fp", opts, NULL)) != -1) {
 		char *end;
 		switch (opt) {
@@ -840,8 +1003,9 @@ static int cmd_logs(struct ctl *c, int argc, char **argv)
 			previous = true;
 			break;
 		case 'a':
+			errno = 0;
 			attempt = strtol(optarg, &end, 10);
-			if (*end || attempt < 1)
+			if (*end || !optarg[0] || errno || attempt < 1)
 				return usage("logs: --attempt takes a number from 1");
 			break;
 		default:
@@ -852,10 +1016,15 @@ static int cmd_logs(struct ctl *c, int argc, char **argv)
 		return usage("logs: give one PATH");
 	if (previous && attempt)
 		return usage("logs: --previous or --attempt, not both");
+	if (previous && follow)
+		return usage("logs: -f follows from the current attempt, or from --attempt N; "
+			     "not with --previous");
 	if ((rc = resolve(c, argv[optind], path, sizeof(path))) != JC_OK)
 		return rc;
 	if ((rc = node_of(c, path, node, sizeof(node))) != JC_OK)
 		return rc;
+	if (follow)
+		return follow_logs(c, node, attempt);
 	if (attempt)
 		ctl_strf(file, sizeof(file), "%s/attempts/%ld/logs", node, attempt);
 	else
@@ -866,30 +1035,7 @@ static int cmd_logs(struct ctl *c, int argc, char **argv)
 			errno == ENOENT && attempt ? "no such attempt" : strerror(errno));
 		return errno == ENOENT ? JC_NOTFOUND : JC_ERROR;
 	}
-	copy_from(fd, &off);
-	if (follow && !previous && !attempt) {
-		/* inotify on the file (the daemon touches it within a second of
-		 * a change), a 1 s timer as the fallback */
-		in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-		if (in >= 0)
-			inotify_add_watch(in, file, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
-		for (;;) {
-			struct pollfd pfd = { .fd = in, .events = POLLIN };
-			struct stat sb;
-			bool done = node_done(node);
-			if (fstat(fd, &sb) == 0 && sb.st_size < off)
-				off = 0; /* a new attempt's logs */
-			if (!copy_from(fd, &off) && done)
-				break;
-			if (poll(&pfd, in >= 0 ? 1 : 0, 1000) > 0) {
-				char buf[4096];
-				while (read(in, buf, sizeof(buf)) > 0)
-					;
-			}
-		}
-	}
-	if (in >= 0)
-		close(in);
+	copy_from(fd, &off, &last);
 	close(fd);
 	return JC_OK;
 }
@@ -972,30 +1118,53 @@ static const struct cmd {
 	{ "cost", cmd_cost, false },
 };
 
+/*
+ * The mount point: --mount, else $JOBFS_MOUNT, else the only jobfs mount in
+ * /proc/self/mounts.  A named one must be a jobfs mount point itself (a
+ * plain directory, or one inside the tree, would give empty listings and
+ * "no such path" for everything, which says nothing of the real mistake).
+ */
 static int find_mount(struct ctl *c, const char *opt)
 {
 	const char *env = getenv("JOBFS_MOUNT");
+	const char *named = opt ? opt : env && env[0] ? env : NULL;
+	const char *from = opt ? "--mount" : "$JOBFS_MOUNT";
+	char all[2048];
 	char *mounts;
 	int n;
-	if (opt || (env && env[0])) {
-		if (!realpath(opt ? opt : env, c->mnt)) {
-			fprintf(stderr, "jobfsctl: mount point %s: %s\n", opt ? opt : env,
-				strerror(errno));
-			return JC_NOTFOUND;
-		}
-		return JC_OK;
+	if (named && !realpath(named, c->mnt)) {
+		fprintf(stderr, "jobfsctl: %s %s: %s\n", from, named, strerror(errno));
+		return JC_NOTFOUND;
 	}
 	mounts = ctl_read_file("/proc/self/mounts", 64u << 20);
 	if (!mounts) {
 		fprintf(stderr, "jobfsctl: /proc/self/mounts: %s\n", strerror(errno));
 		return JC_NOTFOUND;
 	}
-	n = jc_mount_find(mounts, c->mnt, sizeof(c->mnt));
+	if (named) {
+		bool ok = jc_mount_is(mounts, c->mnt);
+		char first[PATH_MAX];
+		if (!ok) {
+			n = jc_mount_find(mounts, first, sizeof(first), all, sizeof(all));
+			fprintf(stderr, "jobfsctl: %s %s: not a jobfs mount point (%s%s)\n", from,
+				named, n ? "jobfs is mounted at " : "no jobfs mount here",
+				n ? all : "");
+		}
+		free(mounts);
+		return ok ? JC_OK : JC_NOTFOUND;
+	}
+	n = jc_mount_find(mounts, c->mnt, sizeof(c->mnt), all, sizeof(all));
 	free(mounts);
 	if (n == 1)
 		return JC_OK;
-	fprintf(stderr, "jobfsctl: %s; name one with --mount MNT or $JOBFS_MOUNT\n",
-		n == 0 ? "no jobfs mount" : "several jobfs mounts");
+	if (n == 0)
+		fprintf(stderr, "jobfsctl: no jobfs mount; mount one, or name its mount point "
+				"with --mount MNT or $JOBFS_MOUNT\n");
+	else
+		fprintf(stderr,
+			"jobfsctl: %d jobfs mounts (%s); name one with --mount MNT "
+			"or $JOBFS_MOUNT\n",
+			n, all);
 	return JC_NOTFOUND;
 }
 

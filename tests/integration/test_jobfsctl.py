@@ -12,7 +12,13 @@
 - `logs`: a task's output; `-f` follows a running node line by line (the
   task waits on files the test creates) and ends when it does;
   `--previous` and `--attempt N` on a task that failed twice and then
-  succeeded.
+  succeeded; `-f` started before such a task's first attempt prints every
+  line of each of its attempts once, in order, with a separator line
+  between attempts, and exits 0 (a task that fails for good: 2).
+- The mount point: without --mount and $JOBFS_MOUNT the only jobfs mount
+  (in a private mount namespace where it is the only one); two mounts are
+  exit 4 naming both; a $JOBFS_MOUNT or --mount that is no jobfs mount
+  point, exit 4.
 - `top` in tmux, at 100 and 200 columns: the group's name, a progress bar
   that advances between two captures, down+enter opens the group's tasks,
   `l` a node's logs, `q` quits and the pane's process exits; with stdout
@@ -28,9 +34,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 
-from jfit import SANITIZER_MARKS, LineReader, case, check, have, jobfs_bin
+from jfit import SANITIZER_MARKS, Daemon, LineReader, case, check, have, jobfs_bin
 
 GATED = """\
 completions: %(n)d
@@ -265,6 +272,215 @@ def test_jobfsctl_logs_follow(env):
     check(rc == 0, "logs -f did not end with its node: %s" % rc)
     lr.pump(0.1)
     check(lr.lines == ["line 1", "line 2", "line 3"], "lines: %r" % lr.lines)
+
+
+# the command of a task whose attempts 1 and 2 fail and 3 succeeds: each
+# prints three numbered lines, waits for its gate go.<attempt>, then prints
+# a fourth line and a last one without a newline (which `logs`, a stream of
+# lines, ends with one: stdout keeps it as written)
+ATTEMPTS = ('retries: 2\nafter: [blk]\ncommand: ["/bin/sh", "-c"]\n'
+            'args: ["n=$(( $(cat %(d)s/ctr 2>/dev/null || echo 0) + 1 )); echo $n > %(d)s/ctr; '
+            'for i in 1 2 3; do echo attempt $n line $i; done; '
+            'while [ ! -e %(d)s/go.$n ]; do sleep 0.05; done; '
+            'echo attempt $n line 4; printf \'attempt %%s tail\' $n; [ $n -ge 3 ]"]\n')
+
+
+def attempt_lines(n):
+    return ["attempt %d line %d" % (n, i) for i in (1, 2, 3, 4)] + ["attempt %d tail" % n]
+
+
+SEP = re.compile(r"^==> attempt (\d+) \(attempt (\d+) (\w+): (.*)\) <==$")
+
+
+def check_follow_output(text, first, last, what):
+    """text is attempts first..last, each whole and once, in order, with
+    the separator before each but the first."""
+    check(text.endswith("\n"), "%s: no newline at the end: %r" % (what, text[-40:]))
+    lines = text.split("\n")[:-1]
+    want = []
+    for n in range(first, last + 1):
+        if n > first:
+            want.append("SEP %d" % n)
+        want += attempt_lines(n)
+    got = []
+    for l in lines:
+        m = SEP.match(l)
+        if m:
+            check(int(m.group(1)) == int(m.group(2)) + 1 and m.group(3) == "Failed"
+                  and "exit code 1" in m.group(4), "%s: separator %r" % (what, l))
+            got.append("SEP %s" % m.group(1))
+        else:
+            got.append(l)
+    check(got == want, "%s: lines %r, not %r" % (what, got, want))
+
+
+@case(timeout=120)
+def test_jobfsctl_logs_follow_attempts(env):
+    """logs -f across attempts: a task fails twice and then succeeds
+    (retries: 2); a follower started before its first attempt prints every
+    line of each attempt once, in order, with a separator line between
+    attempts, and exits 0 when the task has Succeeded.
+
+    The task waits (`after:`) for a group that waits on a gate file, so the
+    follower is started while the node has no attempt yet; each attempt
+    prints three lines, then waits for its own gate before its last two, so
+    the test sees the follower hold at each point (and the node's `logs`
+    switch to the next attempt under it) whatever the machine's speed.
+    Then: `--attempt N` and `--previous` give each attempt's own lines,
+    `-f --attempt 1` on the ended task replays all three at once, `-f
+    --attempt 4` is exit 4, `-f --previous` 64; a task that fails for good
+    is exit 2 from `-f`."""
+    d = gate_dir(env)
+    env.group('command: ["/bin/sh", "-c"]\nargs: ["while [ ! -e %s/blk ]; do sleep 0.05; done"]\n'
+              % d, name="blk")
+    env.group(ATTEMPTS % {"d": d})
+    t = "queues/q/groups/g/tasks/0"
+    node = env.p(t, "nodes", "0")
+    env.poll_until(lambda: os.path.isdir(node), 20, "the task's node")
+    check(env.status(t + "/nodes/0").get("attempt") in (0, "0", ""),
+          "the node ran before its gate: %r" % env.status(t + "/nodes/0"))
+    p = env.popen([ctl_bin(), "--mount", env.mnt, "logs", "-f", t])
+    lr = LineReader(p)
+    open(os.path.join(d, "blk"), "w").close()
+    for n in (1, 2, 3):
+        lr.wait_for(lambda ls: "attempt %d line 3" % n in ls, 30, "attempt %d's line 3" % n)
+        check(p.poll() is None, "logs -f ended in attempt %d" % n)
+        check("attempt %d line 4" % n not in lr.lines, "line 4 before its gate")
+        open(os.path.join(d, "go.%d" % n), "w").close()
+    try:
+        rc = p.wait(30)
+    except subprocess.TimeoutExpired:
+        rc = None
+    check(rc == 0, "logs -f did not end 0 with its Succeeded task: %s" % rc)
+    while not lr.eof:
+        lr.pump(1)
+    check(lr.buf == b"", "a line cut short: %r" % lr.buf)
+    text = "".join(l + "\n" for l in lr.lines)
+    check_follow_output(text, 1, 3, "logs -f from before the first attempt")
+    check(env.status(t)["state"] == "Succeeded", "task %r" % env.status(t))
+
+    # each attempt on its own, as before
+    for a in (1, 2, 3):
+        r = ctl(env, "logs", t, "--attempt", str(a), check_rc=0)
+        check(r.stdout == "".join(l + "\n" for l in attempt_lines(a)), "--attempt %d: %r" % (a, r.stdout))
+    check(ctl(env, "logs", t, check_rc=0).stdout == "".join(l + "\n" for l in attempt_lines(3)), "logs")
+    check(ctl(env, "logs", t, "--previous", check_rc=0).stdout == "".join(l + "\n" for l in attempt_lines(2)),
+          "--previous")
+    # -f on the ended task: from the current attempt, or from --attempt N on
+    r = ctl(env, "logs", t, "-f", check_rc=0)
+    check(r.stdout == "".join(l + "\n" for l in attempt_lines(3)), "-f after the end: %r" % r.stdout)
+    r = ctl(env, "logs", "-f", "--attempt", "1", t, check_rc=0)
+    check_follow_output(r.stdout, 1, 3, "-f --attempt 1")
+    r = ctl(env, "logs", "-f", "--attempt", "2", t + "/nodes/0", check_rc=0)
+    check_follow_output(r.stdout, 2, 3, "-f --attempt 2 of the node")
+    r = ctl(env, "logs", "-f", "--attempt", "4", t, check_rc=4)
+    check("no attempt 4" in r.stderr, "-f --attempt 4: %r" % r.stderr)
+    ctl(env, "logs", "-f", "--previous", t, check_rc=64)
+    ctl(env, "logs", "-f", t + "/nodes/0/attempts/1", check_rc=1)
+
+    # a task that fails for good: -f exits 2, after both attempts
+    env.group('retries: 1\ncommand: ["/bin/sh", "-c"]\nargs: ["echo try; exit 3"]\n', name="bad")
+    ctl(env, "wait", "queues/q/groups/bad", check_rc=2, timeout=60)
+    r = ctl(env, "logs", "-f", "--attempt", "1", "queues/q/groups/bad/tasks/0", check_rc=2)
+    lines = r.stdout.splitlines()
+    check(len(lines) == 3 and lines[0] == "try" and lines[2] == "try"
+          and re.match(r"^==> attempt 2 \(attempt 1 Failed: .*exit code 3.*\) <==$", lines[1]),
+          "-f of a failed task: %r" % r.stdout)
+
+
+# ------------------------------------------------------------ the mount point
+
+NS_SCRIPT = r"""
+import os, subprocess, sys
+keep = sys.argv[1].split(":")
+argv = sys.argv[2:]
+def unescape(s):
+    out, i = "", 0
+    while i < len(s):
+        if s[i] == "\\" and s[i + 1:i + 4].isdigit():
+            out += chr(int(s[i + 1:i + 4], 8)); i += 4
+        else:
+            out += s[i]; i += 1
+    return out
+def jobfs():
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            src, mp, typ = line.split()[:3]
+            if typ == "fuse.jobfs" or src == "jobfs":
+                yield unescape(mp)
+for mp in list(jobfs()):
+    if mp not in keep:
+        subprocess.run(["umount", "-l", mp], check=True)
+left = sorted(jobfs())
+if left != sorted(keep):
+    sys.exit("namespace: jobfs mounts %r, not %r" % (left, keep))
+os.execvp(argv[0], argv)
+"""
+
+
+def ctl_alone(env, keep, *args):
+    """jobfsctl ARGS (no --mount, $JOBFS_MOUNT unset) in a private mount
+    namespace where the only jobfs mounts are the ones in keep."""
+    e = dict(os.environ)
+    e.pop("JOBFS_MOUNT", None)
+    argv = ["unshare", "-m", "--propagation", "private", sys.executable, "-c", NS_SCRIPT,
+            ":".join(keep), ctl_bin()] + list(args)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30, env=e, cwd="/")
+
+
+@case(timeout=90)
+def test_jobfsctl_mount_discovery(env):
+    """Without --mount and $JOBFS_MOUNT jobfsctl uses the only jobfs mount
+    in /proc/self/mounts; with two it names both and says to use --mount
+    (exit 4); a $JOBFS_MOUNT or --mount that is no jobfs mount point is a
+    clear error (exit 4).
+
+    Other tests (and other users' daemons) may have jobfs mounted on this
+    machine while this one runs, so "the only mount" cannot be arranged in
+    the machine's own mount namespace.  jobfsctl runs instead in a private
+    mount namespace of its own (`unshare -m --propagation private`: a copy
+    of the machine's mount table whose changes propagate nowhere), where a
+    helper lazily unmounts every jobfs mount but this test's before it
+    execs jobfsctl, and fails if the table then holds any other.  An
+    unmount there only drops that namespace's copy: the other mounts, and
+    their daemons, are untouched (the FUSE connection lives on in the
+    machine's namespace), and the copy goes when jobfsctl exits."""
+    if not have("unshare") or os.geteuid() != 0:
+        raise AssertionError("the test needs unshare(1) and root for a mount namespace")
+    env.queue("q")
+    # one jobfs mount: found
+    r = ctl_alone(env, [env.mnt], "get", "queues")
+    check(r.returncode == 0, "the only mount: exit %d, %r" % (r.returncode, r.stderr))
+    rows = table(r.stdout)
+    check([x["NAME"] for x in rows] == ["queues/q"], "the only mount: %r" % r.stdout)
+
+    # two: exit 4, both named, --mount suggested
+    state2, mnt2 = os.path.join(env.tmp, "state2"), os.path.join(env.tmp, "second")
+    os.makedirs(state2)
+    os.makedirs(mnt2)
+    d2 = Daemon(env, state2, mnt2).start()
+    r = ctl_alone(env, [env.mnt, mnt2], "get", "queues")
+    check(r.returncode == 4, "two mounts: exit %d, %r" % (r.returncode, r.stderr))
+    check("2 jobfs mounts (%s, %s)" % (env.mnt, mnt2) in r.stderr and "--mount" in r.stderr,
+          "two mounts: the message %r" % r.stderr)
+    # either named is used, and only it
+    r = ctl_alone(env, [env.mnt, mnt2], "--mount", mnt2, "get", "queues")
+    check(r.returncode == 0 and "queues/q" not in r.stdout, "--mount the second: %r" % (r,))
+    r = subprocess.run([ctl_bin(), "get", "queues"], capture_output=True, text=True,
+                       env=dict(os.environ, JOBFS_MOUNT=env.mnt))
+    check(r.returncode == 0 and "queues/q" in r.stdout, "$JOBFS_MOUNT: %r" % (r,))
+    d2.unmount()
+
+    # a named mount point that is no jobfs mount: a plain directory, a
+    # directory inside the tree
+    for bad in (env.work, env.p("queues")):
+        r = subprocess.run([ctl_bin(), "get"], capture_output=True, text=True,
+                           env=dict(os.environ, JOBFS_MOUNT=bad))
+        check(r.returncode == 4 and "$JOBFS_MOUNT %s: not a jobfs mount point" % bad in r.stderr,
+              "JOBFS_MOUNT=%s: exit %d, %r" % (bad, r.returncode, r.stderr))
+        r = subprocess.run([ctl_bin(), "--mount", bad, "get"], capture_output=True, text=True)
+        check(r.returncode == 4 and "--mount %s: not a jobfs mount point" % bad in r.stderr,
+              "--mount %s: exit %d, %r" % (bad, r.returncode, r.stderr))
 
 
 # ------------------------------------------------------------ top in tmux

@@ -148,33 +148,63 @@ static void test_time(void **state)
 
 static void test_mount_find(void **state)
 {
-	char m[256];
+	char m[256], all[256];
 	(void)state;
 	assert_int_equal(jc_mount_find("proc /proc proc rw 0 0\n"
 				       "jobfs /mnt/jobs fuse.jobfs rw,nosuid 0 0\n"
 				       "tmpfs /tmp tmpfs rw 0 0\n",
-				       m, sizeof(m)),
+				       m, sizeof(m), all, sizeof(all)),
 			 1);
 	assert_string_equal(m, "/mnt/jobs");
-	/* two: the count says so, the first is given */
+	assert_string_equal(all, "/mnt/jobs");
+	/* two: the count says so, the first is given, and both named */
 	assert_int_equal(jc_mount_find("jobfs /a fuse.jobfs rw 0 0\n"
+				       "tmpfs /tmp tmpfs rw 0 0\n"
 				       "jobfs /b fuse.jobfs rw 0 0",
-				       m, sizeof(m)),
+				       m, sizeof(m), all, sizeof(all)),
 			 2);
 	assert_string_equal(m, "/a");
+	assert_string_equal(all, "/a, /b");
+	/* too many for the buffer: cut, still terminated */
+	assert_int_equal(jc_mount_find("jobfs /aaaa fuse.jobfs rw 0 0\n"
+				       "jobfs /bbbb fuse.jobfs rw 0 0\n",
+				       m, sizeof(m), all, 8),
+			 2);
+	assert_string_equal(all, "/aaaa, ");
 	/* a space in the mount point, escaped by the kernel */
-	assert_int_equal(jc_mount_find("jobfs /my\\040jobs fuse.jobfs rw 0 0\n", m, sizeof(m)), 1);
+	assert_int_equal(
+		jc_mount_find("jobfs /my\\040jobs fuse.jobfs rw 0 0\n", m, sizeof(m), NULL, 0), 1);
 	assert_string_equal(m, "/my jobs");
 	/* the source name alone (another subtype), and other FUSE mounts */
 	assert_int_equal(jc_mount_find("jobfs /x fuse rw 0 0\n"
 				       "sshfs#h: /y fuse.sshfs rw 0 0\n",
-				       m, sizeof(m)),
+				       m, sizeof(m), NULL, 0),
 			 1);
 	assert_string_equal(m, "/x");
-	assert_int_equal(jc_mount_find("tmpfs /tmp tmpfs rw 0 0\n", m, sizeof(m)), 0);
+	assert_int_equal(jc_mount_find("tmpfs /tmp tmpfs rw 0 0\n", m, sizeof(m), all, sizeof(all)),
+			 0);
 	assert_string_equal(m, "");
-	assert_int_equal(jc_mount_find("", m, sizeof(m)), 0);
-	assert_int_equal(jc_mount_find("garbage\n\n", m, sizeof(m)), 0);
+	assert_string_equal(all, "");
+	assert_int_equal(jc_mount_find("", m, sizeof(m), NULL, 0), 0);
+	assert_int_equal(jc_mount_find("garbage\n\n", m, sizeof(m), NULL, 0), 0);
+}
+
+static void test_mount_is(void **state)
+{
+	static const char mounts[] = "proc /proc proc rw 0 0\n"
+				     "jobfs /mnt/jobs fuse.jobfs rw,nosuid 0 0\n"
+				     "jobfs /my\\040jobs fuse.jobfs rw 0 0\n"
+				     "sshfs#h: /y fuse.sshfs rw 0 0\n";
+	(void)state;
+	assert_true(jc_mount_is(mounts, "/mnt/jobs"));
+	assert_true(jc_mount_is(mounts, "/my jobs"));
+	/* not a mount point: inside one, a prefix of one, another file system */
+	assert_false(jc_mount_is(mounts, "/mnt/jobs/queues"));
+	assert_false(jc_mount_is(mounts, "/mnt"));
+	assert_false(jc_mount_is(mounts, "/mnt/job"));
+	assert_false(jc_mount_is(mounts, "/y"));
+	assert_false(jc_mount_is(mounts, "/proc"));
+	assert_false(jc_mount_is("", "/mnt/jobs"));
 }
 
 static void test_path_resolve(void **state)
@@ -240,8 +270,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status_parse), cmocka_unit_test(test_state_exit),
 		cmocka_unit_test(test_bar),          cmocka_unit_test(test_time),
-		cmocka_unit_test(test_mount_find),   cmocka_unit_test(test_path_resolve),
-		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_mount_find),   cmocka_unit_test(test_mount_is),
+		cmocka_unit_test(test_path_resolve), cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
