@@ -18,16 +18,22 @@
 #   JOBFS_S3_PORT=N scripts/test.sh           its port (default 17480)
 set -eu
 cd "$(dirname "$0")/.."
+t0=$(date +%s)
+# a phase's line, with the minutes and seconds since the start
+say() {
+	t=$(($(date +%s) - t0))
+	printf '== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"
+}
 scripts/deps.sh
 status=0
 # the layout .clang-format describes, on every C file
-echo "== format: scripts/format.sh --check"
+say "format: scripts/format.sh --check"
 scripts/format.sh --check || status=1
 suites=${JOBFS_TEST_SUITES:-"unit integration"}
 run() {
 	dir=$1
 	for s in $suites; do
-		echo "== $dir: $s"
+		say "$dir: $s"
 		meson test -C "$dir" --suite "$s" --print-errorlogs --no-rebuild \
 			--logbase "testlog-$s" || status=1
 	done
@@ -38,7 +44,9 @@ slurm_dir=$(mktemp -d /tmp/jobfs-slurm.XXXXXX)
 slurm_dirs=$slurm_dir
 reg_dir=$(mktemp -d /tmp/jobfs-registry.XXXXXX)
 s3_dir=$(mktemp -d /tmp/jobfs-s3.XXXXXX)
+fuzz_pid=
 stop_clusters() {
+	[ -z "$fuzz_pid" ] || kill "$fuzz_pid" 2>/dev/null || true
 	for d in $slurm_dirs; do scripts/slurm-cluster.sh stop "$d" >/dev/null 2>&1 || true; done
 	scripts/registry.sh stop "$reg_dir" >/dev/null 2>&1 || true
 	scripts/s3.sh stop "$s3_dir" >/dev/null 2>&1 || true
@@ -51,7 +59,7 @@ if scripts/registry.sh start "$reg_dir" > "$reg_dir/env"; then
 	set -a
 	. "$reg_dir/env"
 	set +a
-	echo "== registry: up at $JOBFS_REGISTRY"
+	say "registry: up at $JOBFS_REGISTRY"
 else
 	echo "== registry: the test registries did not start; their tests will fail" >&2
 	status=1
@@ -62,7 +70,7 @@ if JOBFS_S3_STORE_MB=${JOBFS_S3_STORE_MB:-4096} scripts/s3.sh start "$s3_dir" > 
 	set -a
 	. "$s3_dir/env.out"
 	set +a
-	echo "== s3: radosgw up at $JOBFS_S3_ENDPOINT"
+	say "s3: radosgw up at $JOBFS_S3_ENDPOINT"
 else
 	echo "== s3: radosgw did not start; the object sources' tests will fail" >&2
 	status=1
@@ -75,7 +83,7 @@ if JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$slurm_dir" > "$slurm_dir/e
 	JOBFS_SLURM_URL=$(sed -n 's/^JOBFS_SLURM_URL=//p' "$slurm_dir/env")
 	JOBFS_SLURM_JWT_URL=$(sed -n 's/^JOBFS_SLURM_JWT_URL=//p' "$slurm_dir/env")
 	export SLURM_CONF JOBFS_SLURM_URL JOBFS_SLURM_JWT_URL
-	echo "== slurm: a cluster of 4 nodes is up ($SLURM_CONF)"
+	say "slurm: a cluster of 4 nodes is up ($SLURM_CONF)"
 else
 	echo "== slurm: the test cluster did not start; its tests will fail" >&2
 	status=1
@@ -88,6 +96,17 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export ASAN_OPTIONS UBSAN_OPTIONS
 scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false
 run build-asan
+# bounded fuzzing of every parser, fixed seed (JOBFS_FUZZ_SECONDS=0: skip),
+# beside the slurm suites that follow: they mostly wait for Slurm, the
+# fuzzers compute (a fuzzer's run is time-bounded, so sharing the cores
+# costs it executions, never a result it would not have found alone)
+fuzz_seconds=${JOBFS_FUZZ_SECONDS:-60}
+rm -f build-fuzz/fuzz-results
+if [ "$fuzz_seconds" != 0 ]; then
+	say "build-fuzz: fuzz ($fuzz_seconds s per target), beside the slurm suites"
+	scripts/fuzz.sh "$fuzz_seconds" >build/fuzz.log 2>&1 &
+	fuzz_pid=$!
+fi
 # the slurm suite again (plain build) on clusters as many sites configure
 # them: untyped GPUs (Gres=gpu:8, mapped onto a model by the cluster file)
 # and CPU-only nodes, one at a time on the same ports
@@ -98,7 +117,7 @@ for kind in untyped none; do
 	slurm_dirs="$slurm_dirs $kdir"
 	log=build/slurm-$kind.log
 	if JOBFS_SLURM_GRES=$kind JOBFS_SLURM_JWT=1 scripts/slurm-cluster.sh start "$kdir" > "$kdir/env"; then
-		echo "== slurm ($kind GRES): the slurm suite"
+		say "slurm ($kind GRES): the slurm suite"
 		# shellcheck disable=SC2046
 		(export $(cat "$kdir/env"); JOBFS_BIN=build/tools/jobfs \
 			python3 tests/integration/run.py -k slurm) > "$log" 2>&1 || status=1
@@ -111,12 +130,13 @@ for kind in untyped none; do
 	scripts/slurm-cluster.sh stop "$kdir" >/dev/null 2>&1 || true
 done ;;
 esac
-# bounded fuzzing of every parser, fixed seed (JOBFS_FUZZ_SECONDS=0: skip)
-fuzz_seconds=${JOBFS_FUZZ_SECONDS:-60}
-rm -f build-fuzz/fuzz-results
-if [ "$fuzz_seconds" != 0 ]; then
-	echo "== build-fuzz: fuzz ($fuzz_seconds s per target)"
-	scripts/fuzz.sh "$fuzz_seconds" || status=1
+if [ -n "$fuzz_pid" ]; then
+	fuzz_status=0
+	wait "$fuzz_pid" || fuzz_status=$?
+	fuzz_pid=
+	say "build-fuzz: fuzz results"
+	cat build/fuzz.log
+	[ "$fuzz_status" = 0 ] || status=1
 fi
 python3 - "$suites" "$fuzz_seconds" <<'PY'
 import json, os, re, sys
