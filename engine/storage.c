@@ -37,10 +37,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <signal.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -719,6 +719,34 @@ static void sync_failed_now(struct jf_engine *e, const struct jf_store_rec *r, c
 	jf_eng_changed(e, JF_CH_STORE, r->id, 0, 0, 0, false);
 }
 
+/* posix_spawn of jobfs-sync: stdin in, stdout and stderr out, no signal
+ * blocked or caught.  0 or an errno. */
+static int spawn_sync(const char *tool, const char *const *argv, int in, int out, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	int rc;
+	sigemptyset(&none);
+	sigfillset(&all);
+	if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
+		return rc;
+	if ((rc = posix_spawnattr_init(&at)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	if (!(rc = posix_spawn_file_actions_adddup2(&fa, in, 0)) &&
+	    !(rc = posix_spawn_file_actions_adddup2(&fa, out, 1)) &&
+	    !(rc = posix_spawn_file_actions_adddup2(&fa, out, 2)) &&
+	    !(rc = posix_spawnattr_setsigmask(&at, &none)) &&
+	    !(rc = posix_spawnattr_setsigdefault(&at, &all)) &&
+	    !(rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)))
+		rc = posix_spawn(pid, tool, &fa, &at, (char *const *)argv, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
 static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const char *why)
 {
 	struct jf_stor *s = e->stor;
@@ -769,35 +797,29 @@ static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const 
 			argv[a++] = gid;
 		}
 	}
+	/* it ends with the daemon that started it (SIGTERM: it keeps its
+	 * partial downloads), so the next daemon resumes it rather than
+	 * racing an orphan for the lock: jobfs-sync sets PR_SET_PDEATHSIG
+	 * itself, as the child of a posix_spawn cannot before its exec */
+	char parent[24];
+	snprintf(parent, sizeof(parent), "%ld", (long)getpid());
+	argv[a++] = "--parent";
+	argv[a++] = parent;
 	argv[a++] = dir;
 	argv[a] = NULL;
-	/* its own log, opened here: the child only dups and execs */
+	/* its own log, opened here: the child only dups and execs.  Spawned,
+	 * not forked: a fork copies the daemon's page tables (0.5 ms) and
+	 * makes every page the daemon writes until the exec a copy (the
+	 * step that starts the sync committed in 3 to 5 ms instead of 0.3),
+	 * all of it on the way to a waiting node's start */
 	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	int rc = 0;
 	pid_t pid = -1;
-	if (in < 0 || out < 0) {
+	if (in < 0 || out < 0)
 		rc = errno;
-	} else {
-		pid = fork();
-		if (pid == 0) {
-			/* a sync ends with the daemon that started it (SIGTERM:
-			 * it keeps its partial downloads), so the next daemon
-			 * resumes it rather than racing an orphan for the lock */
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			if (getppid() == 1)
-				_exit(127);
-			sigset_t none;
-			sigemptyset(&none);
-			sigprocmask(SIG_SETMASK, &none, NULL);
-			if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
-				_exit(127);
-			execve(s->sync_tool, (char *const *)argv, environ);
-			_exit(127);
-		}
-		if (pid < 0)
-			rc = errno;
-	}
+	else
+		rc = spawn_sync(s->sync_tool, argv, in, out, &pid);
 	if (in >= 0)
 		close(in);
 	if (out >= 0)

@@ -467,6 +467,23 @@ def test_object_sync_killed_daemon(env):
                        if f.endswith(".part")), what="a partial download", timeout=60,
                    interval=0.01)
     env.daemon.kill9()
+
+    def syncs_of_cache():
+        found = []
+        for d in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % d, "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if cache.encode() in argv and any(a.endswith(b"jobfs-sync") for a in argv[:1]):
+                found.append(d)
+        return found
+
+    # the killed daemon's sync ends with it (jobfs-sync --parent: SIGTERM
+    # when its parent dies), before the next daemon starts another
+    env.poll_until(lambda: not syncs_of_cache(), what="the sync to end with its daemon",
+                   timeout=30, interval=0.05)
     env.start()
     st = env.wait("objects/big", ("Ready", "Failed"), timeout=180)
     check(st["state"] == "Ready" and st["objects"] == 6, "status %s" % st)
