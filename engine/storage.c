@@ -19,11 +19,14 @@
  *   a sync when a spec is accepted, on `resync`, and when a group that
  *   mounts the source wants to start a node and the source has not
  *   synced since the group was accepted (so each group starts on an
- *   up-to-date cache: one listing, no GET when nothing changed).  A sync
- *   is polled at each tick (waitpid WNOHANG on its pid: ours); its end
- *   writes state, figures and a `Synced` or Warning `Failed` event in one
- *   step and schedules.  A failed sync is tried again for waiting groups
- *   after a back-off (Kubernetes' pull back-off: 10 s doubling to 5 min).
+ *   up-to-date cache: one listing, no GET when nothing changed); a group
+ *   that nothing else holds back starts that sync in the step that
+ *   accepts it.  A sync is posix_spawned (jobfs-sync --parent: it dies
+ *   with the daemon); its pidfd in the loop's epoll says when it ends,
+ *   and its end writes state, figures and a `Synced` or Warning `Failed`
+ *   event in one step with the pass that starts what waited for it.  A
+ *   failed sync is tried again for waiting groups after a back-off
+ *   (Kubernetes' pull back-off: 10 s doubling to 5 min).
  * - A restart: a source left Syncing (its sync died with the daemon or
  *   was killed) is synced again at the first tick; jobfs-sync resumes
  *   its partial downloads, and the last manifest stays valid until the
@@ -1036,7 +1039,15 @@ static void waits_said(struct jf_engine *e, struct grt *g, const char *msg)
 	g->syncing_said = true;
 }
 
+static bool waits(struct jf_engine *e, struct grt *g, const char *why_sync);
+
 bool jf_eng_stor_waits(struct jf_engine *e, struct grt *g)
+{
+	return waits(e, g, "a group that mounts it is about to start");
+}
+
+/* jf_eng_stor_waits; why_sync: what the Syncing event of a sync it starts says */
+static bool waits(struct jf_engine *e, struct grt *g, const char *why_sync)
 {
 	if (!g->spec || !e->stor)
 		return false;
@@ -1063,7 +1074,7 @@ bool jf_eng_stor_waits(struct jf_engine *e, struct grt *g)
 			continue;
 		}
 		if (!sync_of(e, r.id) && r.spec[0] && (!m || !m->retry_ms || now >= m->retry_ms))
-			start_sync(e, &r, "a group that mounts it is about to start");
+			start_sync(e, &r, why_sync);
 		struct jf_store_rec cur;
 		const char *state = "syncing";
 		const char *why = "";
@@ -1103,6 +1114,18 @@ bool jf_eng_stor_waits(struct jf_engine *e, struct grt *g)
 		}
 	}
 	return false;
+}
+
+void jf_eng_stor_accepted(struct jf_engine *e, struct grt *g)
+{
+	bool objects = false;
+	for (size_t i = 0; g->spec && i < g->spec->nstorage; i++)
+		objects = objects || g->spec->storage[i].type == JF_STORE_OBJECT;
+	/* the gates the pass asks before jf_eng_stor_waits (schedule.c:
+	 * add_group); a pull back-off cannot be a new group's */
+	if (!objects || g->dep_any || g->spec->unit_runtime > 0 || jf_eng_budget_waits(e, g))
+		return;
+	waits(e, g, "a group that mounts it was accepted");
 }
 
 enum jf_err jf_eng_stor_check(struct jf_engine *e, const struct jf_spec *s, uid_t uid,

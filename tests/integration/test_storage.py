@@ -372,10 +372,13 @@ def test_object_source(env):
     logs = env.read(os.path.join(g, "tasks/0/nodes/0/logs"))
     check(gs["state"] == "Succeeded", "%s: %s\n%s" % (gs["state"], gs["message"], logs))
     check(logs == "alpha\n300000\nread-only\n", "logs %r" % logs)
-    # the group's start synced again: one listing, nothing fetched
+    # the group's start synced again: one listing, nothing fetched, begun
+    # in the step that accepted the group (not in the pass after it)
     st = env.status("objects/models")
     check(st["last_sync"]["fetched"] == 0 and st["last_sync"]["listing_pages"] == 1,
           "the second sync: %s" % st["last_sync"])
+    ev = env.read("objects/models/events")
+    check("a group that mounts it was accepted" in ev, "events:\n%s" % ev)
     # upstream: one changed, one removed, one added; resync
     with open(os.path.join(src, "a.txt"), "wb") as f:
         f.write(b"alpha two\n")
