@@ -409,6 +409,10 @@ bool jf_eng_stor_reap(struct jf_engine *e); /* true when a sync ended */
  * synced since g->sync_after_ms)?  Starts the syncs it needs and says so
  * in the group's message. */
 bool jf_eng_stor_waits(struct jf_engine *e, struct grt *g);
+/* A group just accepted that may start at once (no after:, no spot window,
+ * its queue's budget not spent): its object sources' syncs start now, in
+ * the step that accepts it, not in the pass after it. */
+void jf_eng_stor_accepted(struct jf_engine *e, struct grt *g);
 /* At submission: every volume and object source the spec names exists
  * and uid may use it; else an error naming the entry. */
 enum jf_err jf_eng_stor_check(struct jf_engine *e, const struct jf_spec *s, uid_t uid,

@@ -531,6 +531,9 @@ static enum jf_err req_submit(struct jf_engine *e, int64_t group_id, const char 
 		/* what its after: says already (deps.c) */
 		if (rt && rt->dep_any)
 			jf_eng_dep_accepted(e, rt);
+		/* its object sources sync from now, not from the pass (0.4 ms on) */
+		if (rt)
+			jf_eng_stor_accepted(e, rt);
 		notify_group(e, g.queue_id, group_id, true);
 		jf_eng_schedule(e);
 	} else {

@@ -66,6 +66,11 @@ static void curl_init_once(void)
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+void jf_s3_global_init(void)
+{
+	pthread_once(&curl_once, curl_init_once);
+}
+
 /* ---- the client ---------------------------------------------------------- */
 
 static enum jf_err check_endpoint(const char *e, struct jf_error *err)

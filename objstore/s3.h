@@ -58,6 +58,10 @@ struct jf_s3_opts {
 
 struct jf_s3;
 
+/* libcurl's global init (TLS libraries and their config), once per
+ * process; jf_s3_new does it too.  Early, it may overlap other work. */
+void jf_s3_global_init(void);
+
 /* Check o and keep a copy of it (the credentials too: wiped by free). */
 enum jf_err jf_s3_new(const struct jf_s3_opts *o, struct jf_s3 **out, struct jf_error *err);
 void jf_s3_free(struct jf_s3 *s);

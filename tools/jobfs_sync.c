@@ -5,7 +5,7 @@
  *
  *   jobfs-sync --endpoint URL --bucket B [--prefix P] [--region R]
  *              [--credentials PATH [--profile NAME]] [--as-uid U --as-gid G]
- *              [--parallel N] [--timeout S] [--fsync-each] DIR
+ *              [--parallel N] [--timeout S] [--fsync-each] [--parent PID] DIR
  *
  * DIR's layout and the algorithm are objstore/sync.h's.  --credentials
  * is an AWS shared-credentials file (objstore/creds.h; profile "default"
@@ -13,8 +13,10 @@
  * --as-gid: when run as root, the file is opened and read by a child
  * process that has become that user (its groups too), so a user cannot
  * make the daemon read a file that user could not; the bytes come back
- * over a pipe.  The credentials then live in this process's memory only:
- * never in argv, the environment, a message or a file.  --timeout S
+ * over a pipe, and the child's user and group lookups (about 1.5 ms) run
+ * while this process sets up libcurl.  For uid 0 it is read here: root
+ * reads any file.  The credentials then live in this process's memory
+ * only: never in argv, the environment, a message or a file.  --timeout S
  * (default 30): a connection not made, or a transfer slower than 1 KiB/s,
  * for S seconds fails that request; each request is tried 4 times in all
  * (0.5 s, 1 s, 2 s apart), so an endpoint that refuses connections fails a
@@ -24,8 +26,11 @@
  *
  * On stdout, the result (DIR/result.json's line); on failure also one line
  * on stderr.  SIGTERM or SIGINT end a sync cleanly, keeping what was
- * downloaded for the next one (the parent decides when this process dies:
- * no PR_SET_PDEATHSIG).
+ * downloaded for the next one.  --parent PID (what the daemon passes, its
+ * own pid): SIGTERM when the thread that started this process ends
+ * (PR_SET_PDEATHSIG), and exit 2 at once if the parent is no longer PID
+ * (it ended before that was set); without it, the parent decides when
+ * this process dies.
  *
  * Exit codes: 0 synced; 1 bad usage; 2 the sync failed (the message is on
  * stderr and in DIR/result.json); 3 another sync of DIR holds its lock.
@@ -39,11 +44,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "objstore/creds.h"
+#include "objstore/s3.h"
 #include "objstore/sync.h"
 
 #define EXIT_USAGE  1
@@ -53,7 +60,7 @@
 static const char usage_text[] =
 	"usage: jobfs-sync --endpoint URL --bucket B [--prefix P] [--region R]\n"
 	"                  [--credentials PATH [--profile NAME]] [--as-uid U --as-gid G]\n"
-	"                  [--parallel N] [--timeout S] [--fsync-each] DIR\n";
+	"                  [--parallel N] [--timeout S] [--fsync-each] [--parent PID] DIR\n";
 
 static volatile sig_atomic_t stop_flag;
 
@@ -153,6 +160,8 @@ static enum jf_err read_as(const char *path, const char *profile, uid_t uid, gid
 		child_read(p[1], path, uid, gid);
 	}
 	close(p[1]);
+	/* while the child looks the user up (NSS) and reads */
+	jf_s3_global_init();
 	size_t cap = JF_CREDS_FILE_MAX + 1 + sizeof(int32_t);
 	char *buf = malloc(cap);
 	ssize_t n = buf ? read_all(p[0], buf, cap) : -1;
@@ -190,7 +199,9 @@ static enum jf_err read_as(const char *path, const char *profile, uid_t uid, gid
 static enum jf_err read_creds(const char *path, const char *profile, bool as, uid_t uid, gid_t gid,
 			      struct jf_creds *out, struct jf_error *err)
 {
-	if (as && geteuid() == 0)
+	/* as root for root: root's own rights (its capabilities pass over
+	 * the file's mode and groups), no child to become it */
+	if (as && geteuid() == 0 && uid != 0)
 		return read_as(path, profile, uid, gid, out, err);
 	if (as && uid != geteuid())
 		return jf_error_set(err, JF_EACCES, 0,
@@ -247,13 +258,14 @@ int main(int argc, char **argv)
 		{ "parallel", required_argument, NULL, 'j' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "fsync-each", no_argument, NULL, 'F' },
+		{ "parent", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct jf_sync_opts o;
 	memset(&o, 0, sizeof(o));
 	const char *creds_path = NULL, *profile = NULL;
-	long uid = -1, gid = -1, parallel = 16, timeout = 30;
+	long uid = -1, gid = -1, parallel = 16, timeout = 30, parent = 0;
 	int ch;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
@@ -302,6 +314,12 @@ int main(int argc, char **argv)
 		case 'F':
 			o.fsync_each = true;
 			break;
+		case 'X':
+			if (!parse_long(optarg, 1, 0x7fffffff, &parent)) {
+				fprintf(stderr, "jobfs-sync: --parent needs a pid\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -330,6 +348,10 @@ int main(int argc, char **argv)
 	o.stop = &stop_flag;
 	umask(022);
 	catch_signals();
+	if (parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != (pid_t)parent)) {
+		fprintf(stderr, "jobfs-sync: the parent process %ld has ended\n", parent);
+		return EXIT_FAILED;
+	}
 
 	struct jf_error err;
 	jf_error_clear(&err);

@@ -14,7 +14,7 @@ real objects put through tests/fixtures/s3util.py.
   endpoint that is down (a closed port: fails within its retries, naming
   the endpoint), an empty prefix (ok, 0 objects, said so), a second sync of
   the same cache (exit 3), a credentials file that --as-uid's user cannot
-  read;
+  read (root's own is read as root), --parent that is not the parent;
 - hostile keys: "../", "a/../../b", a control character, "a//b", and "f"
   beside "f/x" are skipped and named; nothing is written outside the cache;
 - kill -9 in the middle of large objects: the rerun continues the .part
@@ -349,6 +349,14 @@ def test_refusals(env):
         # bad usage
         p = subprocess.run([sync_bin(), "--bucket", "x", cache], capture_output=True, text=True)
         check(p.returncode == 1 and "usage" in p.stderr, "usage: %d" % p.returncode)
+        rc, res, out, err = run_sync(env, b, cache, "elsewhere", extra=["--parent", "x"])
+        check(rc == 1 and "--parent needs a pid" in err, "--parent x: %d %s" % (rc, err))
+        # --parent: a parent that is not (any more) this process's: exit 2 at
+        # once; its own parent: synced
+        rc, res, out, err = run_sync(env, b, cache, "elsewhere", extra=["--parent", "1"])
+        check(rc == 2 and "the parent process 1 has ended" in err, "--parent 1: %d %s" % (rc, err))
+        res = synced(env, b, cache, "elsewhere", extra=["--parent", str(os.getpid())])
+        check(res["objects"] == 1, "%s" % res)
 
 
 @case(timeout=120)
@@ -368,6 +376,10 @@ def test_credentials_as_user(env):
         e = dict(b.e, JOBFS_S3_CREDENTIALS=creds)
         b.e = e
         as_nobody = ["--as-uid", "65534", "--as-gid", "65534"]
+        # as root for root: read with root's rights (no child), a root-only file
+        res = synced(env, b, os.path.join(env.work, "cache-root"), "p",
+                     extra=["--as-uid", "0", "--as-gid", "0"])
+        check(res["fetched"] == 1, "%s" % res)
         rc, res, out, err = run_sync(env, b, cache, "p", extra=as_nobody)
         check(rc == 2 and "cannot be read as uid 65534" in err and "Permission denied" in err,
               "as nobody: %d %s" % (rc, err))

@@ -372,10 +372,13 @@ def test_object_source(env):
     logs = env.read(os.path.join(g, "tasks/0/nodes/0/logs"))
     check(gs["state"] == "Succeeded", "%s: %s\n%s" % (gs["state"], gs["message"], logs))
     check(logs == "alpha\n300000\nread-only\n", "logs %r" % logs)
-    # the group's start synced again: one listing, nothing fetched
+    # the group's start synced again: one listing, nothing fetched, begun
+    # in the step that accepted the group (not in the pass after it)
     st = env.status("objects/models")
     check(st["last_sync"]["fetched"] == 0 and st["last_sync"]["listing_pages"] == 1,
           "the second sync: %s" % st["last_sync"])
+    ev = env.read("objects/models/events")
+    check("a group that mounts it was accepted" in ev, "events:\n%s" % ev)
     # upstream: one changed, one removed, one added; resync
     with open(os.path.join(src, "a.txt"), "wb") as f:
         f.write(b"alpha two\n")
@@ -467,6 +470,23 @@ def test_object_sync_killed_daemon(env):
                        if f.endswith(".part")), what="a partial download", timeout=60,
                    interval=0.01)
     env.daemon.kill9()
+
+    def syncs_of_cache():
+        found = []
+        for d in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % d, "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if cache.encode() in argv and any(a.endswith(b"jobfs-sync") for a in argv[:1]):
+                found.append(d)
+        return found
+
+    # the killed daemon's sync ends with it (jobfs-sync --parent: SIGTERM
+    # when its parent dies), before the next daemon starts another
+    env.poll_until(lambda: not syncs_of_cache(), what="the sync to end with its daemon",
+                   timeout=30, interval=0.05)
     env.start()
     st = env.wait("objects/big", ("Ready", "Failed"), timeout=180)
     check(st["state"] == "Ready" and st["objects"] == 6, "status %s" % st)
