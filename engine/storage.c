@@ -76,6 +76,8 @@ struct sync {
 	int64_t id;
 	pid_t pid;
 	int pidfd;          /* in the stor's epoll, -1 if none */
+	int donefd;         /* its --done-fd's read end, in the epoll; -1 once read */
+	bool ended;         /* its done line acted on: only to be reaped now */
 	int64_t started_ms; /* engine clock */
 };
 
@@ -94,7 +96,7 @@ struct over {
 };
 
 struct jf_stor {
-	int epfd; /* the syncs' pidfds: readable when one has ended */
+	int epfd; /* the syncs' pidfds and done pipes: readable when one has ended */
 	char *sync_tool;
 	char *volumes_dir;
 	/* the volumes' measuring thread (volumes_measure): it walks each
@@ -279,9 +281,12 @@ void jf_eng_stor_free(struct jf_engine *e)
 		kill(s->syncs[i].pid, SIGTERM);
 		waitpid(s->syncs[i].pid, NULL, 0);
 	}
-	for (size_t i = 0; i < s->nsyncs; i++)
+	for (size_t i = 0; i < s->nsyncs; i++) {
 		if (s->syncs[i].pidfd >= 0)
 			close(s->syncs[i].pidfd);
+		if (s->syncs[i].donefd >= 0)
+			close(s->syncs[i].donefd);
+	}
 	if (s->epfd >= 0)
 		close(s->epfd);
 	free(s->sync_tool);
@@ -327,12 +332,24 @@ static void forget(struct jf_engine *e, int64_t id)
 		}
 }
 
+/* The running sync of source id: one whose end was acted on (only its
+ * process is left to reap) is not. */
 static struct sync *sync_of(struct jf_engine *e, int64_t id)
 {
 	for (size_t i = 0; i < e->stor->nsyncs; i++)
-		if (e->stor->syncs[i].id == id)
+		if (e->stor->syncs[i].id == id && !e->stor->syncs[i].ended)
 			return &e->stor->syncs[i];
 	return NULL;
+}
+
+/* Out of the epoll and closed: a sync's done pipe. */
+static void done_close(struct jf_stor *s, struct sync *sy)
+{
+	if (sy->donefd < 0)
+		return;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, sy->donefd, NULL);
+	close(sy->donefd);
+	sy->donefd = -1;
 }
 
 static void stor_event(struct jf_engine *e, int64_t id, const char *kind, const char *type,
@@ -644,6 +661,7 @@ static enum jf_err req_rmstore(struct jf_engine *e, int64_t id, struct jf_error 
 			epoll_ctl(e->stor->epfd, EPOLL_CTL_DEL, sy->pidfd, NULL);
 			close(sy->pidfd);
 		}
+		done_close(e->stor, sy);
 		*sy = e->stor->syncs[--e->stor->nsyncs];
 	}
 	char dir[4096];
@@ -722,9 +740,10 @@ static void sync_failed_now(struct jf_engine *e, const struct jf_store_rec *r, c
 	jf_eng_changed(e, JF_CH_STORE, r->id, 0, 0, 0, false);
 }
 
-/* posix_spawn of jobfs-sync: stdin in, stdout and stderr out, no signal
- * blocked or caught.  0 or an errno. */
-static int spawn_sync(const char *tool, const char *const *argv, int in, int out, pid_t *pid)
+/* posix_spawn of jobfs-sync: stdin in, stdout and stderr out, fd 3 done
+ * (its --done-fd), no signal blocked or caught.  0 or an errno. */
+static int spawn_sync(const char *tool, const char *const *argv, int in, int out, int done,
+		      pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -741,6 +760,7 @@ static int spawn_sync(const char *tool, const char *const *argv, int in, int out
 	if (!(rc = posix_spawn_file_actions_adddup2(&fa, in, 0)) &&
 	    !(rc = posix_spawn_file_actions_adddup2(&fa, out, 1)) &&
 	    !(rc = posix_spawn_file_actions_adddup2(&fa, out, 2)) &&
+	    !(rc = posix_spawn_file_actions_adddup2(&fa, done, 3)) &&
 	    !(rc = posix_spawnattr_setsigmask(&at, &none)) &&
 	    !(rc = posix_spawnattr_setsigdefault(&at, &all)) &&
 	    !(rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)))
@@ -808,6 +828,10 @@ static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const 
 	snprintf(parent, sizeof(parent), "%ld", (long)getpid());
 	argv[a++] = "--parent";
 	argv[a++] = parent;
+	/* its exit code on fd 3 once the result is written: acted on before
+	 * the process has torn itself down (about 1.2 ms sooner) */
+	argv[a++] = "--done-fd";
+	argv[a++] = "3";
 	argv[a++] = dir;
 	argv[a] = NULL;
 	/* its own log, opened here: the child only dups and execs.  Spawned,
@@ -817,16 +841,21 @@ static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const 
 	 * all of it on the way to a waiting node's start */
 	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int done[2] = { -1, -1 };
 	int rc = 0;
 	pid_t pid = -1;
-	if (in < 0 || out < 0)
+	if (in < 0 || out < 0 || pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0)
 		rc = errno;
 	else
-		rc = spawn_sync(s->sync_tool, argv, in, out, &pid);
+		rc = spawn_sync(s->sync_tool, argv, in, out, done[1], &pid);
 	if (in >= 0)
 		close(in);
 	if (out >= 0)
 		close(out);
+	if (done[1] >= 0)
+		close(done[1]);
+	if (rc != 0 && done[0] >= 0)
+		close(done[0]);
 	if (rc != 0) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "cannot start %s: %s", s->sync_tool, strerror(rc));
@@ -835,14 +864,22 @@ static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const 
 		return;
 	}
 	struct sync *sy = &s->syncs[s->nsyncs++];
-	*sy = (struct sync){ .id = r->id, .pid = pid, .pidfd = -1, .started_ms = jf_eng_now(e) };
-	/* its end wakes the loop (jf_eng_stor_fd); without a pidfd, the tick */
+	*sy = (struct sync){
+		.id = r->id, .pid = pid, .pidfd = -1, .donefd = -1, .started_ms = jf_eng_now(e)
+	};
+	/* its done line and its end wake the loop (jf_eng_stor_fd); without
+	 * the epoll, the tick */
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = pfd };
 	if (pfd >= 0 && s->epfd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, pfd, &ev) == 0)
 		sy->pidfd = pfd;
 	else if (pfd >= 0)
 		close(pfd);
+	ev.data.fd = done[0];
+	if (s->epfd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, done[0], &ev) == 0)
+		sy->donefd = done[0];
+	else
+		close(done[0]);
 	struct src_memo *m = memo(e, r->id);
 	if (m)
 		jf_eng_step_begin(e);
@@ -967,17 +1004,45 @@ bool jf_eng_stor_reap(struct jf_engine *e)
 	struct jf_stor *s = e->stor;
 	bool ended = false;
 	for (size_t i = 0; s && i < s->nsyncs;) {
+		/* its done line: the sync is over (result written, lock let go)
+		 * though its process may still be exiting */
+		struct sync *sy = &s->syncs[i];
+		if (!sy->ended && sy->donefd >= 0) {
+			char line[16];
+			ssize_t n = read(sy->donefd, line, sizeof(line) - 1);
+			if (n >= 0 || errno != EAGAIN)
+				done_close(s, sy);
+			int code = -1;
+			if (n > 0) {
+				line[n] = 0;
+				char *end;
+				long v = strtol(line, &end, 10);
+				if (end != line && *end == '\n' && v >= 0 && v < 256)
+					code = (int)v;
+			}
+			if (code >= 0) {
+				sy->ended = true;
+				struct sync copy = *sy;
+				sync_ended(e, &copy, code << 8); /* as WIFEXITED, code */
+				ended = true;
+				sy = &s->syncs[i]; /* the array did not move: syncs[] is fixed */
+			}
+		}
 		int ws;
-		pid_t w = waitpid(s->syncs[i].pid, &ws, WNOHANG);
-		if (w == s->syncs[i].pid || (w < 0 && errno == ECHILD)) {
-			struct sync done = s->syncs[i];
+		pid_t w = waitpid(sy->pid, &ws, WNOHANG);
+		if (w == sy->pid || (w < 0 && errno == ECHILD)) {
+			struct sync done = *sy;
 			s->syncs[i] = s->syncs[--s->nsyncs];
 			if (done.pidfd >= 0) {
 				epoll_ctl(s->epfd, EPOLL_CTL_DEL, done.pidfd, NULL);
 				close(done.pidfd);
 			}
-			sync_ended(e, &done, w < 0 ? (1 << 8) : ws);
-			ended = true;
+			done_close(s, &done);
+			/* ended without a done line (killed, or an early exit) */
+			if (!done.ended) {
+				sync_ended(e, &done, w < 0 ? (1 << 8) : ws);
+				ended = true;
+			}
 			continue;
 		}
 		i++;

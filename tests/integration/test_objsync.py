@@ -14,7 +14,9 @@ real objects put through tests/fixtures/s3util.py.
   endpoint that is down (a closed port: fails within its retries, naming
   the endpoint), an empty prefix (ok, 0 objects, said so), a second sync of
   the same cache (exit 3), a credentials file that --as-uid's user cannot
-  read (root's own is read as root), --parent that is not the parent;
+  read (root's own is read as root), --parent that is not the parent,
+  --done-fd (the exit code as a line once the result is written; nothing
+  on an early exit);
 - hostile keys: "../", "a/../../b", a control character, "a//b", and "f"
   beside "f/x" are skipped and named; nothing is written outside the cache;
 - kill -9 in the middle of large objects: the rerun continues the .part
@@ -357,6 +359,32 @@ def test_refusals(env):
         check(rc == 2 and "the parent process 1 has ended" in err, "--parent 1: %d %s" % (rc, err))
         res = synced(env, b, cache, "elsewhere", extra=["--parent", str(os.getpid())])
         check(res["objects"] == 1, "%s" % res)
+        # --done-fd: the exit code as a line once the result is written (0
+        # synced, 2 failed); an early exit (the lock held) writes nothing
+        for ep, want in ((None, 0), ("http://127.0.0.1:%d" % closed_port(), 2)):
+            r, w = os.pipe()
+            argv = [sync_bin(), "--endpoint", ep or b.e["JOBFS_S3_ENDPOINT"], "--bucket", b.name,
+                    "--prefix", "elsewhere", "--credentials", b.e["JOBFS_S3_CREDENTIALS"],
+                    "--timeout", "5", "--done-fd", str(w), cache]
+            p = subprocess.run(argv, capture_output=True, text=True, pass_fds=(w,), timeout=60)
+            os.close(w)
+            line = os.read(r, 64)
+            os.close(r)
+            check(p.returncode == want and line == b"%d\n" % want,
+                  "--done-fd (%s): exit %d, line %r: %s" % (ep, p.returncode, line, p.stderr))
+        with open(os.path.join(cache, "lock"), "a") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            r, w = os.pipe()
+            p = subprocess.run([sync_bin(), "--endpoint", b.e["JOBFS_S3_ENDPOINT"], "--bucket",
+                                b.name, "--done-fd", str(w), cache], capture_output=True,
+                               text=True, pass_fds=(w,), timeout=60)
+            os.close(w)
+            line = os.read(r, 64)
+            os.close(r)
+        check(p.returncode == 3 and line == b"", "--done-fd, locked: %d %r" % (p.returncode, line))
+        rc, res, out, err = run_sync(env, b, cache, "elsewhere", extra=["--done-fd", "1"])
+        check(rc == 1 and "--done-fd needs an open fd from 3 on" in err, "--done-fd 1: %d %s"
+              % (rc, err))
 
 
 @case(timeout=120)
