@@ -22,11 +22,13 @@
  *   up-to-date cache: one listing, no GET when nothing changed); a group
  *   that nothing else holds back starts that sync in the step that
  *   accepts it.  A sync is posix_spawned (jobfs-sync --parent: it dies
- *   with the daemon); its pidfd in the loop's epoll says when it ends,
- *   and its end writes state, figures and a `Synced` or Warning `Failed`
- *   event in one step with the pass that starts what waited for it.  A
- *   failed sync is tried again for waiting groups after a back-off
- *   (Kubernetes' pull back-off: 10 s doubling to 5 min).
+ *   with the daemon); the line it writes on its done pipe (--done-fd)
+ *   once its result is written, else its pidfd, both in the loop's
+ *   epoll, say when it ends, and its end writes state, figures and a
+ *   `Synced` or Warning `Failed` event in one step with the pass that
+ *   starts what waited for it.  A failed sync is tried again for waiting
+ *   groups after a back-off (Kubernetes' pull back-off: 10 s doubling to
+ *   5 min).
  * - A restart: a source left Syncing (its sync died with the daemon or
  *   was killed) is synced again at the first tick; jobfs-sync resumes
  *   its partial downloads, and the last manifest stays valid until the
