@@ -2,7 +2,7 @@
 """Integration tests for jobfs: mount the real filesystem, drive it with real
 programs and real processes, and check what comes out.  No mocks.
 
-    python3 tests/integration/run.py [-k SUBSTRING]... [--long] [-v] [--keep]
+    python3 tests/integration/run.py [-k SUBSTRING]... [-x SUBSTRING]... [--long] [-v] [--keep]
 
 Each test runs in its own child process with a fresh state directory and
 mount point (mkdtemp under /tmp) and a hard timeout.  The daemon is
@@ -270,6 +270,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-k", action="append", default=[], metavar="SUBSTRING",
                     help="run only tests whose name contains SUBSTRING (repeatable)")
+    ap.add_argument("-x", action="append", default=[], metavar="SUBSTRING",
+                    help="skip tests whose name contains SUBSTRING (repeatable; after -k)")
     ap.add_argument("--long", action="store_true", help="also run the long variants")
     ap.add_argument("-v", action="store_true", help="print test output even on PASS")
     ap.add_argument("--keep", action="store_true", help="keep every test's temp dir")
@@ -286,6 +288,8 @@ def main():
     tests = discover()
     if args.k:
         tests = [t for t in tests if any(k in t["name"] or k in t["id"] for k in args.k)]
+    if args.x:
+        tests = [t for t in tests if not any(x in t["name"] or x in t["id"] for x in args.x)]
     if not args.long:
         tests = [t for t in tests if not t["long"]]
     if args.list:
