@@ -39,12 +39,13 @@
  */
 #include "engine/engine_int.h"
 
+#include "backends/child.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
@@ -62,7 +63,6 @@
 #include "core/spec.h"
 #include "core/storage.h"
 
-extern char **environ;
 
 #define STOR_MAX_SYNCS     64
 #define SYNC_BACKOFF_FIRST 10000
@@ -742,36 +742,6 @@ static void sync_failed_now(struct jf_engine *e, const struct jf_store_rec *r, c
 	jf_eng_changed(e, JF_CH_STORE, r->id, 0, 0, 0, false);
 }
 
-/* posix_spawn of jobfs-sync: stdin in, stdout and stderr out, fd 3 done
- * (its --done-fd), no signal blocked or caught.  0 or an errno. */
-static int spawn_sync(const char *tool, const char *const *argv, int in, int out, int done,
-		      pid_t *pid)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, all;
-	int rc;
-	sigemptyset(&none);
-	sigfillset(&all);
-	if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
-		return rc;
-	if ((rc = posix_spawnattr_init(&at)) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		return rc;
-	}
-	if (!(rc = posix_spawn_file_actions_adddup2(&fa, in, 0)) &&
-	    !(rc = posix_spawn_file_actions_adddup2(&fa, out, 1)) &&
-	    !(rc = posix_spawn_file_actions_adddup2(&fa, out, 2)) &&
-	    !(rc = posix_spawn_file_actions_adddup2(&fa, done, 3)) &&
-	    !(rc = posix_spawnattr_setsigmask(&at, &none)) &&
-	    !(rc = posix_spawnattr_setsigdefault(&at, &all)) &&
-	    !(rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)))
-		rc = posix_spawn(pid, tool, &fa, &at, (char *const *)argv, environ);
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc;
-}
-
 static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const char *why)
 {
 	struct jf_stor *s = e->stor;
@@ -849,7 +819,8 @@ static void start_sync(struct jf_engine *e, const struct jf_store_rec *r, const 
 	if (in < 0 || out < 0 || pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0)
 		rc = errno;
 	else
-		rc = spawn_sync(s->sync_tool, argv, in, out, done[1], &pid);
+		rc = jf_spawn(s->sync_tool, (char *const *)argv,
+			      (const int[]){ in, out, out, done[1] }, 4, &pid);
 	if (in >= 0)
 		close(in);
 	if (out >= 0)

@@ -7,11 +7,12 @@
  */
 #include "tools/ctl_fmt.h"
 
+#include "core/timefmt.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static void copy(char *buf, size_t n, const char *s)
 {
@@ -113,20 +114,12 @@ void jc_bar(char *buf, size_t n, long long done, long long total, int width)
 
 int64_t jc_parse_time(const char *s)
 {
-	struct tm tm;
-	int y, mo, d, h, mi, se;
-	char z;
-	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &z) != 7 ||
-	    z != 'Z')
+	int64_t ms;
+	/* only the form the tree writes, "2026-12-05T00:56:23Z": no offset,
+	 * no fraction */
+	if (!s || strlen(s) != 20 || s[19] != 'Z' || !jf_time_parse_rfc3339(s, &ms))
 		return -1;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = se;
-	return (int64_t)timegm(&tm);
+	return ms / 1000;
 }
 
 void jc_duration(char *buf, size_t n, int64_t secs)

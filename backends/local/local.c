@@ -53,6 +53,7 @@
  */
 #include "backends/local/local.h"
 #include "backends/shimproto.h"
+#include "backends/child.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -64,7 +65,6 @@
 #include <pwd.h>
 #include <grp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -635,35 +635,16 @@ static void shim_discard(pid_t pid, int pidfd, int grace_ms, char *how, size_t n
 	jf_local_describe_wait(&si, how, n);
 }
 
+/* the shim: stdin and stdout /dev/null, stderr the daemon's, its ready
+ * pipe on LOCAL_READY_FD */
 static int spawn_shim(struct local *lb, const char *run_dir, int ready_w, pid_t *pid)
 {
-	extern char **environ;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, all;
 	char *argv[] = { lb->shim_path, (char *)run_dir, NULL };
-	int rc;
-
-	sigemptyset(&none);
-	sigfillset(&all);
-	if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
-		return rc;
-	if ((rc = posix_spawnattr_init(&at)) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		return rc;
-	}
-	if ((rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) ||
-	    (rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0)) ||
-	    (rc = posix_spawn_file_actions_adddup2(&fa, ready_w, LOCAL_READY_FD)) ||
-	    (rc = posix_spawnattr_setsigmask(&at, &none)) ||
-	    (rc = posix_spawnattr_setsigdefault(&at, &all)) ||
-	    (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)))
-		goto out;
-	rc = posix_spawn(pid, lb->shim_path, &fa, &at, argv, environ);
-out:
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc;
+	int fds[LOCAL_READY_FD + 1] = { JF_SPAWN_NULL, JF_SPAWN_NULL };
+	for (int i = 2; i < LOCAL_READY_FD; i++)
+		fds[i] = JF_SPAWN_KEEP;
+	fds[LOCAL_READY_FD] = ready_w;
+	return jf_spawn(lb->shim_path, argv, fds, LOCAL_READY_FD + 1, pid);
 }
 
 static enum jf_err local_start(struct jf_runner *be, const struct jf_launch *l, uint64_t cookie,
