@@ -41,6 +41,9 @@ int ctl_read_status(const char *dir, struct jc_status *st);
 /* path relative to the mount (for display): a pointer into abs. */
 const char *ctl_rel(const struct ctl *c, const char *abs);
 
+/* Render t to stdout and free it: JC_OK, or JC_ERROR when out of memory. */
+int ctl_table_print(struct jc_table *t);
+
 int ctl_top(struct ctl *c, int argc, char **argv);
 
 #endif

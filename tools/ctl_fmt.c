@@ -156,6 +156,15 @@ void jc_eta(char *buf, size_t n, int64_t eta, int64_t now)
 		jc_duration(buf, n, eta - now);
 }
 
+void jc_status_eta(char *buf, size_t n, const struct jc_status *st, int64_t now)
+{
+	int64_t t = jc_parse_time(st->eta[0] ? st->eta : st->eta_finish);
+	if (t < 0 || jc_state_exit(st->state) >= 0)
+		copy(buf, n, "-");
+	else
+		jc_eta(buf, n, t, now);
+}
+
 /* Undo the octal escapes of /proc/self/mounts (\040 space, \011 tab, ...). */
 static void unescape(char *s)
 {

@@ -65,6 +65,10 @@ void jc_age(char *buf, size_t n, const char *when, int64_t now);
  * once it has passed (the prediction is late, not negative). */
 void jc_eta(char *buf, size_t n, int64_t eta, int64_t now);
 
+/* The ETA cell of a status: jc_eta of its eta (else eta_finish) at now,
+ * "-" when it has neither or is finished. */
+void jc_status_eta(char *buf, size_t n, const struct jc_status *st, int64_t now);
+
 /* "the only jobfs mount" in the text of /proc/self/mounts (fstype
  * fuse.jobfs, or source jobfs); octal escapes (\040) undone.  Returns the
  * number of jobfs mounts; out holds the first, and all (when not NULL)

@@ -431,7 +431,6 @@ static void draw_status_row(struct top *t, int y, const struct row *r, bool sele
 	struct cols k;
 	char bar[64], prog[48], eta[32], reason[600];
 	int64_t now = time(NULL);
-	int64_t e = jc_parse_time(r->st.eta[0] ? r->st.eta : r->st.eta_finish);
 	layout(&k, w);
 	attr_t a = selected ? A_REVERSE : A_NORMAL;
 	if (selected)
@@ -448,10 +447,7 @@ static void draw_status_row(struct top *t, int y, const struct row *r, bool sele
 	put(t, y, k.rate, 0, a, r->st.cost_rate, 12);
 	if (w >= 160)
 		put(t, y, k.cost, 0, a, r->st.cost, 17);
-	if (e >= 0 && jc_state_exit(r->st.state) < 0)
-		jc_eta(eta, sizeof(eta), e, now);
-	else
-		ctl_strf(eta, sizeof(eta), "-");
+	jc_status_eta(eta, sizeof(eta), &r->st, now);
 	put(t, y, k.eta, 0, a, eta, 8);
 	if (w >= 160 && r->st.message[0])
 		ctl_strf(reason, sizeof(reason), "%s%s%s", r->st.reason, r->st.reason[0] ? " " : "",
@@ -703,31 +699,25 @@ static int plain(struct top *t)
 					   "RATE", "COST",  "ETA",      "REASON" };
 	struct jc_table *tb = jc_table_new(8, hdr);
 	int64_t now = time(NULL);
-	char *text;
 	if (!tb)
 		return JC_ERROR;
 	load_main(t);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct row *r = &t->rows[i];
-		char bar[64] = "", prog[48] = "", eta[32] = "-";
-		int64_t e = jc_parse_time(r->st.eta[0] ? r->st.eta : r->st.eta_finish);
+		char bar[64] = "", prog[48] = "", eta[32];
 		if (r->st.total >= 0) {
 			jc_bar(bar, sizeof(bar), r->st.done, r->st.total, 22);
 			ctl_strf(prog, sizeof(prog), "%lld/%lld", r->st.done, r->st.total);
 		}
-		if (e >= 0 && jc_state_exit(r->st.state) < 0)
-			jc_eta(eta, sizeof(eta), e, now);
+		jc_status_eta(eta, sizeof(eta), &r->st, now);
 		const char *row[] = { ctl_rel(t->c, r->path), r->st.state, bar, prog,
 				      r->st.cost_rate,        r->st.cost,  eta, r->st.reason };
-		jc_table_add(tb, row);
+		if (jc_table_add(tb, row) != 0) {
+			jc_table_free(tb);
+			return JC_ERROR;
+		}
 	}
-	text = jc_table_render(tb);
-	jc_table_free(tb);
-	if (!text)
-		return JC_ERROR;
-	fputs(text, stdout);
-	free(text);
-	return JC_OK;
+	return ctl_table_print(tb);
 }
 
 /* ---------------------------------------------------------------- main loop */

@@ -281,16 +281,6 @@ static void cell_progress(char *buf, size_t n, const struct jc_status *st)
 		ctl_strf(buf, n, "-");
 }
 
-static void cell_eta(char *buf, size_t n, const struct jc_status *st, int64_t now)
-{
-	int64_t t = jc_parse_time(st->eta[0] ? st->eta : st->eta_finish);
-	if (t < 0 || jc_state_exit(st->state) >= 0) {
-		ctl_strf(buf, n, "-");
-		return;
-	}
-	jc_eta(buf, n, t, now);
-}
-
 static const char *orblank(const char *s)
 {
 	return s && s[0] ? s : "-";
@@ -302,7 +292,6 @@ static int print_table(const struct ctl *c, const struct objlist *l)
 					   "COST", "RATE",  "ETA",      "REASON" };
 	struct jc_table *t = jc_table_new(8, hdr);
 	int64_t now = now_s();
-	char *text;
 	if (!t)
 		return JC_ERROR;
 	for (size_t i = 0; i < l->n; i++) {
@@ -312,7 +301,7 @@ static int print_table(const struct ctl *c, const struct objlist *l)
 			continue; /* gone between the listing and the read */
 		cell_progress(prog, sizeof(prog), &st);
 		jc_age(age, sizeof(age), st.created, now);
-		cell_eta(eta, sizeof(eta), &st, now);
+		jc_status_eta(eta, sizeof(eta), &st, now);
 		const char *row[] = { ctl_rel(c, l->v[i]),
 				      st.state,
 				      prog,
@@ -326,7 +315,12 @@ static int print_table(const struct ctl *c, const struct objlist *l)
 			return JC_ERROR;
 		}
 	}
-	text = jc_table_render(t);
+	return ctl_table_print(t);
+}
+
+int ctl_table_print(struct jc_table *t)
+{
+	char *text = jc_table_render(t);
 	jc_table_free(t);
 	if (!text)
 		return JC_ERROR;

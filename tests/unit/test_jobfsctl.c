@@ -144,6 +144,24 @@ static void test_time(void **state)
 	assert_string_equal(b, "now");
 	jc_eta(b, sizeof(b), 900, 1000);
 	assert_string_equal(b, "now");
+
+	/* a status's ETA cell: its eta, else eta_finish; "-" when finished
+	 * or when it has neither */
+	struct jc_status st;
+	memset(&st, 0, sizeof(st));
+	int64_t t0 = jc_parse_time("2026-12-05T00:00:00Z");
+	snprintf(st.state, sizeof(st.state), "Waiting");
+	jc_status_eta(b, sizeof(b), &st, t0);
+	assert_string_equal(b, "-");
+	snprintf(st.eta_finish, sizeof(st.eta_finish), "2026-12-05T00:02:05Z");
+	jc_status_eta(b, sizeof(b), &st, t0);
+	assert_string_equal(b, "2m05s");
+	snprintf(st.eta, sizeof(st.eta), "2026-12-05T01:01:00Z");
+	jc_status_eta(b, sizeof(b), &st, t0);
+	assert_string_equal(b, "1h01m");
+	snprintf(st.state, sizeof(st.state), "Succeeded");
+	jc_status_eta(b, sizeof(b), &st, t0);
+	assert_string_equal(b, "-");
 }
 
 static void test_mount_find(void **state)
