@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-from jfit import SANITIZER_MARKS, Daemon, LineReader, case, check, have, jobfs_bin
+from jfit import SANITIZER_MARKS, Daemon, LineReader, TestFailure, case, check, have, jobfs_bin
 
 GATED = """\
 completions: %(n)d
@@ -526,6 +526,20 @@ def bar_of(screen, name):
     return None
 
 
+def poll_screen(env, tm, pred, what, timeout=20):
+    """The first capture for which pred holds; on time-out the last one is
+    in the failure."""
+    last = [""]
+
+    def once():
+        last[0] = tm.capture()
+        return last[0] if pred(last[0]) else None
+    try:
+        return env.poll_until(once, timeout, what)
+    except TestFailure as e:
+        raise TestFailure("%s; last screen: %r" % (e, last[0])) from None
+
+
 def drive_top(env, cols, gates, shots):
     tm = Tmux(env, cols)
     g = "queues/q/groups/g"
@@ -550,16 +564,17 @@ def drive_top(env, cols, gates, shots):
     # down to the group, enter: its tasks
     tm.keys("Down")
     tm.keys("Enter")
-    scr = env.poll_until(lambda: (lambda s: s if "TASK" in s and g in s else None)(tm.capture()),
-                         20, "the group's view")
-    check(re.search(r"^%d\s+Succeeded\s+1\s" % n, scr, re.M), "task %d row: %r" % (n, scr))
-    check(re.search(r"^3\s+Running\s", scr, re.M) or n == 3, "task 3 row: %r" % scr)
+    # tmux may capture a screen that curses is still painting: wait for
+    # the whole of what is checked, not for its first line
+    def group_view(s):
+        return ("TASK" in s and g in s and re.search(r"^%d\s+Succeeded\s+1\s" % n, s, re.M)
+                and (n == 3 or re.search(r"^3\s+Running\s", s, re.M)))
+    scr = poll_screen(env, tm, group_view, "the group's view with task %d done, 3 running" % n)
     # down to a running task, l: its node's logs
     tm.keys("Down")
     tm.keys("l")
-    scr = env.poll_until(lambda: (lambda s: s if "logs  " + g in s else None)(tm.capture()),
-                         20, "the logs view")
-    check("%s/tasks/1/nodes/0/logs" % g in scr and "start 1" in scr, "logs view: %r" % scr)
+    poll_screen(env, tm, lambda s: "logs  %s/tasks/1/nodes/0/logs" % g in s and "start 1" in s,
+                "the logs view of task 1 with its first line")
     tm.keys("Escape")
     env.poll_until(lambda: "TASK" in tm.capture(), 20, "back to the group")
     tm.keys("q")
