@@ -9,6 +9,7 @@
 #define JF_CTL_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tools/ctl_fmt.h"
@@ -41,9 +42,20 @@ int ctl_read_status(const char *dir, struct jc_status *st);
 /* path relative to the mount (for display): a pointer into abs. */
 const char *ctl_rel(const struct ctl *c, const char *abs);
 
+/* why (if any) and the usage line on stderr: JC_USAGE. */
+int ctl_usage(const char *why);
+/* stat(2) says: a directory; anything. */
+bool ctl_is_dir(const char *path);
+bool ctl_exists(const char *path);
+/* arg (relative to the mount, or absolute under it) as an absolute path
+ * into out: JC_OK, or JC_NOTFOUND said on stderr. */
+int ctl_resolve(const struct ctl *c, const char *arg, char *out, size_t n);
+
 /* Render t to stdout and free it: JC_OK, or JC_ERROR when out of memory. */
 int ctl_table_print(struct jc_table *t);
 
+/* Subcommands in files of their own: ctl_top.c, ctl_logs.c. */
 int ctl_top(struct ctl *c, int argc, char **argv);
+int ctl_logs(struct ctl *c, int argc, char **argv);
 
 #endif

@@ -62,7 +62,7 @@ static const char usage_text[] =
 	"  64  usage\n"
 	"  70  other errors (I/O, memory)\n";
 
-static int usage(const char *why)
+int ctl_usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "jobfsctl: %s\n", why);
@@ -152,19 +152,19 @@ static int64_t now_s(void)
 	return (int64_t)time(NULL);
 }
 
-static bool is_dir(const char *path)
+bool ctl_is_dir(const char *path)
 {
 	struct stat sb;
 	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static bool exists(const char *path)
+bool ctl_exists(const char *path)
 {
 	struct stat sb;
 	return stat(path, &sb) == 0;
 }
 
-static int resolve(const struct ctl *c, const char *arg, char *out, size_t n)
+int ctl_resolve(const struct ctl *c, const char *arg, char *out, size_t n)
 {
 	if (jc_path_resolve(c->mnt, arg, out, n) != 0) {
 		fprintf(stderr, "jobfsctl: %s: not a path under the mount %s\n", arg, c->mnt);
@@ -224,7 +224,7 @@ static int list_objects(const char *dir, struct objlist *l)
 			continue;
 		ctl_strf(p, sizeof(p), "%s/%s", dir, e->d_name);
 		ctl_strf(s, sizeof(s), "%s/status.json", p);
-		if (exists(s) && objlist_add(l, p) != 0) {
+		if (ctl_exists(s) && objlist_add(l, p) != 0) {
 			closedir(d);
 			return -1;
 		}
@@ -243,7 +243,7 @@ static int list_children(const char *obj, struct objlist *l)
 	char p[PATH_MAX];
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
 		ctl_strf(p, sizeof(p), "%s/%s", obj, sub[i]);
-		if (is_dir(p))
+		if (ctl_is_dir(p))
 			return list_objects(p, l);
 	}
 	return list_objects(obj, l);
@@ -439,21 +439,21 @@ static int cmd_get(struct ctl *c, int argc, char **argv)
 	int opt, rc;
 	while ((opt = getopt_long(argc, argv, "o:", out_opts, NULL)) != -1) {
 		if (opt != 'o')
-			return usage(NULL);
+			return ctl_usage(NULL);
 		fmt = optarg;
 	}
 	if ((rc = check_format(fmt)) != JC_OK)
 		return rc;
 	if (argc - optind > 1)
-		return usage("get: one PATH at most");
-	if ((rc = resolve(c, optind < argc ? argv[optind] : "", path, sizeof(path))) != JC_OK)
+		return ctl_usage("get: one PATH at most");
+	if ((rc = ctl_resolve(c, optind < argc ? argv[optind] : "", path, sizeof(path))) != JC_OK)
 		return rc;
 	ctl_strf(sp, sizeof(sp), "%s/status.json", path);
 	if (strcmp(path, c->mnt) == 0)
 		rc = list_all(c, &l);
-	else if (exists(sp))
+	else if (ctl_exists(sp))
 		rc = objlist_add(&l, path);
-	else if (is_dir(path))
+	else if (ctl_is_dir(path))
 		rc = list_objects(path, &l);
 	else {
 		fprintf(stderr, "jobfsctl: get %s: %s\n", ctl_rel(c, path), strerror(ENOENT));
@@ -512,14 +512,14 @@ static int cmd_describe(struct ctl *c, int argc, char **argv)
 	int opt, rc;
 	while ((opt = getopt_long(argc, argv, "o:", out_opts, NULL)) != -1) {
 		if (opt != 'o')
-			return usage(NULL);
+			return ctl_usage(NULL);
 		fmt = optarg;
 	}
 	if ((rc = check_format(fmt)) != JC_OK)
 		return rc;
 	if (argc - optind != 1)
-		return usage("describe: give one PATH");
-	if ((rc = resolve(c, argv[optind], path, sizeof(path))) != JC_OK)
+		return ctl_usage("describe: give one PATH");
+	if ((rc = ctl_resolve(c, argv[optind], path, sizeof(path))) != JC_OK)
 		return rc;
 	ctl_strf(p, sizeof(p), "%s/status", path);
 	if (!(status = ctl_read_file(p, STATUS_CAP))) {
@@ -677,14 +677,14 @@ static int cmd_wait(struct ctl *c, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end;
 		if (opt != 't')
-			return usage(NULL);
+			return ctl_usage(NULL);
 		timeout = strtod(optarg, &end);
 		if (*end || timeout <= 0)
-			return usage("wait: --timeout takes a number of seconds");
+			return ctl_usage("wait: --timeout takes a number of seconds");
 	}
 	if (argc - optind != 1)
-		return usage("wait: give one PATH");
-	if ((rc = resolve(c, argv[optind], path, sizeof(path))) != JC_OK)
+		return ctl_usage("wait: give one PATH");
+	if ((rc = ctl_resolve(c, argv[optind], path, sizeof(path))) != JC_OK)
 		return rc;
 	return wait_object(c, path, &b, timeout);
 }
@@ -704,12 +704,12 @@ static int cmd_submit(struct ctl *c, int argc, char **argv)
 	size_t len, off = 0;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (opt != 'w')
-			return usage(NULL);
+			return ctl_usage(NULL);
 		wait = true;
 	}
 	if (argc - optind != 2)
-		return usage("submit: give PATH and SPEC");
-	if ((rc = resolve(c, argv[optind], path, sizeof(path))) != JC_OK)
+		return ctl_usage("submit: give PATH and SPEC");
+	if ((rc = ctl_resolve(c, argv[optind], path, sizeof(path))) != JC_OK)
 		return rc;
 	spec = strcmp(argv[optind + 1], "-") == 0 ? ctl_read_file("/dev/stdin", SPEC_CAP)
 						  : ctl_read_file(argv[optind + 1], SPEC_CAP);
@@ -761,279 +761,6 @@ static int cmd_submit(struct ctl *c, int argc, char **argv)
 	return JC_OK;
 }
 
-/* ---------------------------------------------------------------- logs */
-
-/* The node directory of path: a node as it is, a task's node 0. */
-static int node_of(const struct ctl *c, const char *path, char *out, size_t n)
-{
-	char p[PATH_MAX];
-	ctl_strf(p, sizeof(p), "%s/logs", path);
-	if (exists(p)) {
-		ctl_strf(out, n, "%s", path);
-		return JC_OK;
-	}
-	ctl_strf(p, sizeof(p), "%s/nodes/0", path);
-	if (is_dir(p)) {
-		ctl_strf(out, n, "%s", p);
-		return JC_OK;
-	}
-	if (!exists(path)) {
-		fprintf(stderr, "jobfsctl: logs %s: no such object\n", ctl_rel(c, path));
-		return JC_NOTFOUND;
-	}
-	fprintf(stderr, "jobfsctl: logs %s: not a task or a node (name one: %s/tasks/0)\n",
-		ctl_rel(c, path), ctl_rel(c, path));
-	return JC_REFUSED;
-}
-
-/* Copy fd from *off to its end onto stdout; bytes copied, *last the last
- * byte copied. */
-static size_t copy_from(int fd, off_t *off, char *last)
-{
-	char buf[65536];
-	size_t any = 0;
-	for (;;) {
-		ssize_t r = pread(fd, buf, sizeof(buf), *off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		fwrite(buf, 1, (size_t)r, stdout);
-		*off += r;
-		*last = buf[r - 1];
-		any += (size_t)r;
-	}
-	fflush(stdout);
-	return any;
-}
-
-/*
- * logs -f: every attempt of a node from the one it starts at, each read
- * from its own attempts/<a>/logs (which only grows) rather than the node's
- * logs (which shows another file when the attempt switches), so that no
- * line is missed or repeated.  Between two attempts a line
- *   ==> attempt A+1 (attempt A STATE: MESSAGE) <==
- * It ends when the node's task has ended for good (Succeeded, Failed,
- * Stopped: no further attempt), after the last attempt's logs, with the
- * task's exit code.  It wakes on inotify of the node's, the task's and the
- * attempt's files (the daemon touches them on a change and as logs grow)
- * and on the end of the task's `watch` stream, with a 2 s timer as the
- * fallback.
- */
-struct follow {
-	char node[PATH_MAX], task[PATH_MAX];
-	long a;    /* the attempt being read */
-	int fd;    /* its logs, or -1 */
-	off_t off; /* read so far */
-	char last; /* the last byte written ('\n' at the start) */
-	int in;    /* inotify, or -1 */
-	int awd;   /* the watch on attempts/<a>, or -1 */
-	int wfd;   /* the task's watch stream; -1 once it ended */
-};
-
-static void follow_watch_attempt(struct follow *f)
-{
-	char dir[PATH_MAX];
-	if (f->in < 0 || f->awd >= 0)
-		return;
-	ctl_strf(dir, sizeof(dir), "%s/attempts/%ld", f->node, f->a);
-	f->awd = inotify_add_watch(f->in, dir, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
-}
-
-/* attempt a ended and a+1 exists: the separator, then a+1 from its start */
-static void follow_next(struct follow *f)
-{
-	char dir[PATH_MAX];
-	struct jc_status st;
-	ctl_strf(dir, sizeof(dir), "%s/attempts/%ld", f->node, f->a);
-	if (f->last != '\n')
-		putchar('\n');
-	if (ctl_read_status(dir, &st) == 0 && st.state[0])
-		printf("==> attempt %ld (attempt %ld %s%s%s) <==\n", f->a + 1, f->a, st.state,
-		       st.message[0] ? ": " : "", st.message);
-	else
-		printf("==> attempt %ld <==\n", f->a + 1);
-	fflush(stdout);
-	if (f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
-	f->off = 0;
-	f->last = '\n';
-	if (f->awd >= 0)
-		inotify_rm_watch(f->in, f->awd);
-	f->awd = -1;
-	f->a++;
-}
-
-/* Block until something may have changed (or 2 s passed). */
-static void follow_sleep(struct follow *f)
-{
-	struct pollfd pfd[2];
-	nfds_t n = 0;
-	if (f->in >= 0)
-		pfd[n++] = (struct pollfd){ .fd = f->in, .events = POLLIN };
-	if (f->wfd >= 0)
-		pfd[n++] = (struct pollfd){ .fd = f->wfd, .events = POLLIN };
-	if (poll(pfd, n, 2000) <= 0)
-		return;
-	for (nfds_t i = 0; i < n; i++) {
-		char buf[4096];
-		if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
-		if (pfd[i].fd == f->in) {
-			while (read(f->in, buf, sizeof(buf)) > 0)
-				;
-		} else if (read(f->wfd, buf, sizeof(buf)) <= 0) {
-			/* the task finished: not reopened (it would end at once) */
-			close(f->wfd);
-			f->wfd = -1;
-		}
-	}
-}
-
-static int follow_logs(const struct ctl *c, const char *node, long from)
-{
-	struct follow f = { .fd = -1, .last = '\n', .in = -1, .awd = -1, .wfd = -1 };
-	char p[PATH_MAX];
-	struct jc_status st;
-	int code;
-	ctl_strf(f.node, sizeof(f.node), "%s", node);
-	ctl_strf(f.task, sizeof(f.task), "%s/../..", node);
-	ctl_strf(p, sizeof(p), "%s/attempts", node);
-	if (!is_dir(p) || ctl_read_status(f.task, &st) != 0) {
-		fprintf(stderr, "jobfsctl: logs -f %s: not a task or a node\n", ctl_rel(c, node));
-		return JC_REFUSED;
-	}
-	f.a = from;
-	if (from == 0) /* the current attempt; the first before any ran */
-		f.a = ctl_read_status(node, &st) == 0 && st.attempt > 1 ? st.attempt : 1;
-	f.in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (f.in >= 0) {
-		inotify_add_watch(f.in, f.node, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
-		inotify_add_watch(f.in, f.task, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
-	}
-	ctl_strf(p, sizeof(p), "%s/watch", f.task);
-	f.wfd = open(p, O_RDONLY | O_CLOEXEC);
-	for (;;) {
-		struct stat sb;
-		long n;
-		/* the task's state before the node's attempt and the logs: once
-		 * it is final, no attempt follows and the last one's output is
-		 * all written */
-		if (ctl_read_status(f.task, &st) != 0) {
-			fprintf(stderr, "jobfsctl: logs -f %s: %s\n", ctl_rel(c, node),
-				errno == ENOENT ? "no such object (removed)" : strerror(errno));
-			code = errno == ENOENT ? JC_NOTFOUND : JC_ERROR;
-			break;
-		}
-		code = jc_state_exit(st.state);
-		n = ctl_read_status(node, &st) == 0 && st.attempt > 0 ? st.attempt : 0;
-		if (f.a <= n) {
-			if (f.fd < 0) {
-				ctl_strf(p, sizeof(p), "%s/attempts/%ld/logs", node, f.a);
-				f.fd = open(p, O_RDONLY | O_CLOEXEC);
-			}
-			follow_watch_attempt(&f);
-			if (f.fd >= 0 && fstat(f.fd, &sb) == 0 && sb.st_size < f.off) {
-				/* rotated at the daemon's --log-cap: what is kept
-				 * begins before where this had got to (as tail -f) */
-				fprintf(stderr,
-					"jobfsctl: logs -f %s: attempt %ld's logs were rotated at "
-					"the log cap; on from the start of what is kept\n",
-					ctl_rel(c, node), f.a);
-				f.off = 0;
-			}
-			if (f.fd >= 0)
-				copy_from(f.fd, &f.off, &f.last);
-			if (f.a < n) {
-				/* a newer attempt exists, so this one had ended
-				 * before n was read: all of it is copied (or its
-				 * logs cannot be opened: on to the next) */
-				follow_next(&f);
-				continue;
-			}
-		}
-		if (code >= 0) {
-			if (f.a > n && from > 0) {
-				fprintf(stderr,
-					"jobfsctl: logs -f %s: no attempt %ld (%ld in all)\n",
-					ctl_rel(c, node), f.a, n);
-				code = JC_NOTFOUND;
-			}
-			break;
-		}
-		follow_sleep(&f);
-	}
-	if (f.in >= 0)
-		close(f.in);
-	if (f.wfd >= 0)
-		close(f.wfd);
-	if (f.fd >= 0)
-		close(f.fd);
-	return code;
-}
-
-static int cmd_logs(struct ctl *c, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "follow", no_argument, NULL, 'f' },
-		{ "previous", no_argument, NULL, 'p' },
-		{ "attempt", required_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char path[PATH_MAX], node[PATH_MAX], file[PATH_MAX];
-	bool follow = false, previous = false;
-	long attempt = 0;
-	int opt, rc, fd;
-	off_t off = 0;
-	char last;
-	while ((opt = getopt_long(argc, argv, "fp", opts, NULL)) != -1) {
-		char *end;
-		switch (opt) {
-		case 'f':
-			follow = true;
-			break;
-		case 'p':
-			previous = true;
-			break;
-		case 'a':
-			errno = 0;
-			attempt = strtol(optarg, &end, 10);
-			if (*end || !optarg[0] || errno || attempt < 1)
-				return usage("logs: --attempt takes a number from 1");
-			break;
-		default:
-			return usage(NULL);
-		}
-	}
-	if (argc - optind != 1)
-		return usage("logs: give one PATH");
-	if (previous && attempt)
-		return usage("logs: --previous or --attempt, not both");
-	if (previous && follow)
-		return usage("logs: -f follows from the current attempt, or from --attempt N; "
-			     "not with --previous");
-	if ((rc = resolve(c, argv[optind], path, sizeof(path))) != JC_OK)
-		return rc;
-	if ((rc = node_of(c, path, node, sizeof(node))) != JC_OK)
-		return rc;
-	if (follow)
-		return follow_logs(c, node, attempt);
-	if (attempt)
-		ctl_strf(file, sizeof(file), "%s/attempts/%ld/logs", node, attempt);
-	else
-		ctl_strf(file, sizeof(file), "%s/%s", node, previous ? "logs.prev" : "logs");
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "jobfsctl: logs %s: %s\n", ctl_rel(c, file),
-			errno == ENOENT && attempt ? "no such attempt" : strerror(errno));
-		return errno == ENOENT ? JC_NOTFOUND : JC_ERROR;
-	}
-	copy_from(fd, &off, &last);
-	close(fd);
-	return JC_OK;
-}
-
 /* ---------------------------------------------------------------- cost */
 
 static int cmd_cost(struct ctl *c, int argc, char **argv)
@@ -1047,8 +774,8 @@ static int cmd_cost(struct ctl *c, int argc, char **argv)
 	char *text;
 	int rc;
 	if (argc > 2)
-		return usage("cost: one PATH at most");
-	if ((rc = resolve(c, argc == 2 ? argv[1] : "", path, sizeof(path))) != JC_OK)
+		return ctl_usage("cost: one PATH at most");
+	if ((rc = ctl_resolve(c, argc == 2 ? argv[1] : "", path, sizeof(path))) != JC_OK)
 		return rc;
 	ctl_strf(sp, sizeof(sp), "%s/status.json", path);
 	if (strcmp(path, c->mnt) == 0) {
@@ -1058,7 +785,7 @@ static int cmd_cost(struct ctl *c, int argc, char **argv)
 		ctl_strf(q, sizeof(q), "%s/tasks", c->mnt);
 		if (rc == 0)
 			rc = list_objects(q, &l);
-	} else if (exists(sp)) {
+	} else if (ctl_exists(sp)) {
 		rc = objlist_add(&l, path);
 		if (rc == 0)
 			rc = list_children(path, &l);
@@ -1108,7 +835,7 @@ static const struct cmd {
 } cmds[] = {
 	{ "top", ctl_top, true },    { "submit", cmd_submit, false },
 	{ "get", cmd_get, false },   { "describe", cmd_describe, false },
-	{ "logs", cmd_logs, false }, { "wait", cmd_wait, false },
+	{ "logs", ctl_logs, false }, { "wait", cmd_wait, false },
 	{ "cost", cmd_cost, false },
 };
 
@@ -1185,11 +912,11 @@ int main(int argc, char **argv)
 			printf("jobfsctl %s\n", JF_VERSION);
 			return JC_OK;
 		default:
-			return usage(NULL);
+			return ctl_usage(NULL);
 		}
 	}
 	if (optind >= argc)
-		return usage("give a command");
+		return ctl_usage("give a command");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		int rc;
 		char **sub = argv + optind;
@@ -1206,5 +933,5 @@ int main(int argc, char **argv)
 		return cmds[i].fn(&c, subc, sub);
 	}
 	fprintf(stderr, "jobfsctl: %s: no such command\n", argv[optind]);
-	return usage(NULL);
+	return ctl_usage(NULL);
 }
