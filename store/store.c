@@ -57,6 +57,26 @@ static void note_error(struct jf_store *st, const char *what)
 	snprintf(st->errmsg, sizeof(st->errmsg), "%s: %s", what, sqlite3_errmsg(st->db));
 }
 
+enum jf_err jf_q_finish(sqlite3_stmt *s, enum jf_err rc)
+{
+	sqlite3_reset(s);
+	return rc;
+}
+
+int64_t jf_q_one_id(sqlite3_stmt *s)
+{
+	int64_t id = JF_STEP_ROW(s) ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_reset(s);
+	return id;
+}
+
+enum jf_err jf_q_last_id(struct jf_store *st, int64_t *id)
+{
+	if (id)
+		*id = sqlite3_last_insert_rowid(st->db);
+	return JF_OK;
+}
+
 enum jf_err jf_q_exec(struct jf_store *st, sqlite3_stmt *s)
 {
 	if (st->depth > 0 && st->failed)

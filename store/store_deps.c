@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STEP_ROW(s) (sqlite3_step(s) == SQLITE_ROW)
 
 enum jf_err jf_dep_clear(struct jf_store *st, int64_t group_id)
 {
@@ -43,7 +42,7 @@ static enum jf_err rows(sqlite3_stmt *s, int (*fn)(void *ctx, const struct jf_de
 			void *ctx)
 {
 	struct jf_dep_rec r;
-	while (STEP_ROW(s)) {
+	while (JF_STEP_ROW(s)) {
 		memset(&r, 0, sizeof(r));
 		r.id = sqlite3_column_int64(s, 0);
 		r.group_id = sqlite3_column_int64(s, 1);
@@ -111,7 +110,7 @@ enum jf_err jf_dep_targets(struct jf_store *st, int64_t group_id, int64_t *out, 
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, group_id);
-	while (STEP_ROW(s)) {
+	while (JF_STEP_ROW(s)) {
 		if (*n < max)
 			out[*n] = sqlite3_column_int64(s, 0);
 		(*n)++;
@@ -138,7 +137,7 @@ enum jf_err jf_dep_summary(struct jf_store *st, int64_t group_id, struct jf_dep_
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, group_id);
 	enum jf_err rc = JF_EIO;
-	if (STEP_ROW(s)) {
+	if (JF_STEP_ROW(s)) {
 		sum->waits = sqlite3_column_int64(s, 0);
 		sum->each_waits = sqlite3_column_int64(s, 1);
 		sum->never = sqlite3_column_int64(s, 2);
@@ -156,7 +155,7 @@ enum jf_err jf_dep_each_waiting(struct jf_store *st, int64_t *n)
 	if (!s)
 		return JF_EIO;
 	enum jf_err rc = JF_EIO;
-	if (STEP_ROW(s)) {
+	if (JF_STEP_ROW(s)) {
 		*n = sqlite3_column_int64(s, 0);
 		rc = JF_OK;
 	}
@@ -174,7 +173,7 @@ enum jf_err jf_dep_ready_tasks(struct jf_store *st, int64_t group_id, bool unsub
 	sqlite3_bind_int64(s, 1, group_id);
 	sqlite3_bind_int(s, 2, unsubmitted ? 1 : 0);
 	sqlite3_bind_int(s, 3, limit);
-	while (STEP_ROW(s))
+	while (JF_STEP_ROW(s))
 		if (fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		       sqlite3_column_int64(s, 2)))
 			break;
@@ -193,7 +192,7 @@ enum jf_err jf_dep_unready_tasks(struct jf_store *st, int64_t group_id, int64_t 
 	jf_q_id(s, 2, target_id);
 	sqlite3_bind_int64(s, 3, ok_mask);
 	sqlite3_bind_int(s, 4, limit);
-	while (STEP_ROW(s))
+	while (JF_STEP_ROW(s))
 		if (fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)))
 			break;
 	sqlite3_reset(s);

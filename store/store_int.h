@@ -66,6 +66,14 @@ struct jf_store {
 
 /* The cached statement for q, reset and with bindings cleared. NULL on error. */
 sqlite3_stmt *jf_q(struct jf_store *st, enum jf_q q);
+/* A step of s gave a row. */
+#define JF_STEP_ROW(s) (sqlite3_step(s) == SQLITE_ROW)
+/* s reset; rc returned (a getter's or a list's last line). */
+enum jf_err jf_q_finish(sqlite3_stmt *s, enum jf_err rc);
+/* The id in the first column of s's first row (binds done), 0 if none; s reset. */
+int64_t jf_q_one_id(sqlite3_stmt *s);
+/* JF_OK, the id of the row last inserted into *id when id is not NULL. */
+enum jf_err jf_q_last_id(struct jf_store *st, int64_t *id);
 /* Run a statement that returns no rows (binds already done): JF_OK or JF_EIO. */
 enum jf_err jf_q_exec(struct jf_store *st, sqlite3_stmt *s);
 /* Run q, which returns no rows, with ?1 = id: JF_OK or JF_EIO. */

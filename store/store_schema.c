@@ -172,7 +172,7 @@ static const char *const migrations[] = {
 	"UPDATE groups SET flags = 1 WHERE message = 'waiting for a low-risk window';",
 	/* 8 -> 9: a big group's task rows are made a chunk at a time after
 	 * its acceptance, so that one submission does not hold the daemon
-	 * for seconds (store_objects.c: jf_group_make_tasks).  unmade: how
+	 * for seconds (store_tasks.c: jf_group_make_tasks).  unmade: how
 	 * many of its rows, the highest indexes, are not made yet; the
 	 * state, message and finish time they will be made with move as the
 	 * made rows' do (a stop, a restart), so they count as tasks in that

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STEP_ROW(s) (sqlite3_step(s) == SQLITE_ROW)
 
 enum jf_err jf_stor_create(struct jf_store *st, int kind, const char *name, uint32_t uid,
 			   uint32_t gid, int64_t now_ms, int64_t *id)
@@ -31,7 +30,7 @@ enum jf_err jf_stor_create(struct jf_store *st, int kind, const char *name, uint
 static enum jf_err row(sqlite3_stmt *s, struct jf_store_rec *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (!STEP_ROW(s)) {
+	if (!JF_STEP_ROW(s)) {
 		sqlite3_reset(s);
 		return JF_ENOENT;
 	}
@@ -135,7 +134,7 @@ enum jf_err jf_stor_list(struct jf_store *st, int kind, int64_t after, int limit
 	sqlite3_bind_int(s, 1, kind);
 	sqlite3_bind_int64(s, 2, after);
 	sqlite3_bind_int(s, 3, limit);
-	while (STEP_ROW(s)) {
+	while (JF_STEP_ROW(s)) {
 		char name[JF_NAME_MAX];
 		jf_q_copy(s, 1, name, sizeof(name));
 		if (fn(ctx, sqlite3_column_int64(s, 0), name))
@@ -165,7 +164,7 @@ enum jf_err jf_stor_unuse(struct jf_store *st, int64_t node_id, int64_t *ids, si
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, node_id);
-	while (STEP_ROW(s))
+	while (JF_STEP_ROW(s))
 		if (*got < n)
 			ids[(*got)++] = sqlite3_column_int64(s, 0);
 	sqlite3_reset(s);
@@ -181,7 +180,7 @@ enum jf_err jf_stor_users(struct jf_store *st, int64_t id, int (*fn)(void *ctx, 
 	if (!s)
 		return JF_EIO;
 	sqlite3_bind_int64(s, 1, id);
-	while (STEP_ROW(s)) {
+	while (JF_STEP_ROW(s)) {
 		const char *p = (const char *)sqlite3_column_text(s, 0);
 		if (fn(ctx, p ? p : ""))
 			break;
