@@ -262,6 +262,7 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 		return;
 	enum jf_state state = rec.state;
 	int64_t completions = rec.completions;
+	unsigned flags = rec.flags;
 	jf_group_release(&rec);
 	if (state != JF_ST_WAITING && state != JF_ST_RUNNING)
 		return;
@@ -304,8 +305,13 @@ void jf_eng_settle_group(struct jf_engine *e, struct grt *g)
 	if (gc.running > 0 && state == JF_ST_WAITING)
 		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_START, "");
 	else if (gc.running == 0 && state == JF_ST_RUNNING)
+		/* a group held back by a gate (JF_GF_*: budget, after:, a sync,
+		 * a spot window) keeps the gate's message: it is still why it
+		 * waits, and the next pass would only say it again */
 		jf_eng_move(e, JF_OBJ_GROUP(g), JF_EV_IDLE,
-			    g->pull_until_ms > jf_eng_now(e) ? g->pull_msg : "");
+			    g->pull_until_ms > jf_eng_now(e) ? g->pull_msg
+			    : flags                          ? NULL
+							     : "");
 }
 
 /*

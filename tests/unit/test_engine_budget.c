@@ -235,6 +235,16 @@ static bool task0_ended(struct fix *f, int64_t g)
 	return jf_state_final(task_state(f, g, 0)) && open_attempts(f) == 0;
 }
 
+/* task0_ended, and at every look on the way: a group flagged Budget says
+ * why in its message (its going idle keeps the message). */
+static bool task0_ended_flag_said(struct fix *f, int64_t g)
+{
+	char msg[512];
+	if (group_flags(f, g, msg, sizeof(msg)) & JF_GF_BUDGET)
+		assert_non_null(strstr(msg, "Budget: queue q has spent"));
+	return task0_ended(f, g);
+}
+
 static bool nothing_open(struct fix *f, int64_t g)
 {
 	(void)g;
@@ -332,7 +342,7 @@ static void test_reached_mid_group_then_period_rolls(void **state)
 	assert_int_equal(jf_task_find(jf_engine_store(f->e), g, 0, &t0), JF_OK);
 	assert_int_equal(jf_engine_ctl(f->e, g, t0.id, "stop", &err), JF_OK);
 	jf_task_release(&t0);
-	assert_true(run_until(f, task0_ended, g, 10000));
+	assert_true(run_until(f, task0_ended_flag_said, g, 10000));
 	for (int i = 0; i < 5; i++)
 		turn(f, 20);
 	assert_int_equal(task_state(f, g, 1), JF_ST_WAITING);
