@@ -67,8 +67,9 @@ def test_output_kept_records_gone(env):
     g = env.group(LOUD, name="loud")
     env.wait(g, "Succeeded", timeout=30)
     logs = os.path.join(g, "tasks", "1", "nodes", "0", "logs")
-    env.poll_until(lambda: not any(
-        os.path.exists(os.path.join(env.state, "runs", d, "1", "result"))
+    # the tidying unlinks a run's records one by one: wait for all of them
+    env.poll_until(lambda: all(
+        sorted(os.listdir(os.path.join(env.state, "runs", d, "1"))) == ["logs", "stdout", "work"]
         for d in run_dirs(env)), 20, "the records to go")
     for d in run_dirs(env):
         have = sorted(os.listdir(os.path.join(env.state, "runs", d, "1")))

@@ -243,8 +243,9 @@ def test_refused(env):
 def test_busy_while_a_container_uses_it(env):
     """A running node's container uses the image: used_by names the node,
     rmdir is EBUSY and removes nothing; once the node ended, rmdir works.
-    (The node runs a few seconds and ends by itself: a daemon unmounted
-    right after `ctl stop` of a running container did not exit in 10 s.)"""
+    (The node runs 12 s, long enough for the checks on a loaded machine,
+    and ends by itself: a daemon unmounted right after `ctl stop` of a
+    running container did not exit in 10 s.)"""
     if os.geteuid() != 0:
         skip_or_fail("images: containers need jobfs to run as root")
     if not jfit.have("crun"):
@@ -252,7 +253,7 @@ def test_busy_while_a_container_uses_it(env):
     lay = layout(env)
     env.use_runtime("oci")
     g = env.group("image: oci:%s:latest\nimage_pull_policy: IfNotPresent\n"
-                  "args: [\"sleep\", \"4\"]\n" % lay, name="uses")
+                  "args: [\"sleep\", \"12\"]\n" % lay, name="uses")
     node = os.path.join(g, "tasks/0/nodes/0")
     env.wait(node, "Running", timeout=60)
     names = os.listdir(env.p("images"))
@@ -266,8 +267,8 @@ def test_busy_while_a_container_uses_it(env):
     check(os.listdir(env.p("images")) == names, "the used image went")
     check(os.path.exists(os.path.join(cache(env), "refs", names[0] + ".json")),
           "the used image's record went")
-    st = env.wait(g, ("Succeeded", "Failed"), timeout=30)
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
     check(st["state"] == "Succeeded", "the group ended %s: %s" % (st["state"], st["message"]))
-    env.poll_until(lambda: env.status(d)["used_by"] == [], 5, "used_by to empty")
+    env.poll_until(lambda: env.status(d)["used_by"] == [], 10, "used_by to empty")
     os.rmdir(env.p(d))
     check(os.listdir(env.p("images")) == [], "after rmdir: %s" % os.listdir(env.p("images")))

@@ -54,7 +54,7 @@ args:
     ck=$JOB_CHECKPOINT_DIR/step; i=0
     [ -f $ck ] && i=$(cat $ck)
     trap 'echo $i > $ck; exit 143' TERM
-    while [ $i -lt 20 ]; do sleep 0.1 & wait $!; i=$((i+1)); done
+    while [ $i -lt 20 ] || [ ! -e @GO@ ]; do sleep 0.1 & wait $!; i=$((i+1)); done
 """
 
 OD = 'gpu: A800\ngpus: 2\ncommand: ["/bin/sh", "-c", "sleep 1"]\n'
@@ -224,7 +224,9 @@ def test_plots(env):
     """Spot and on-demand work, a preemption, a failed-then-retried task and
     a batch; every plot parses, counts right, and renders in Chromium."""
     env.use_cluster(CLUSTER)
-    spot = env.group(SPOT, name="spot", queue="train")
+    # the spot tasks run on until od has preempted them and ended
+    go = os.path.join(env.tmp, "spot-go")
+    spot = env.group(SPOT.replace("@GO@", go), name="spot", queue="train")
     env.wait(spot, pred=lambda s: s["running"] == 2, timeout=20, what="2 spot tasks running")
     time.sleep(0.5)
     od = env.group(OD, name="od", queue="serve")
@@ -233,6 +235,7 @@ def test_plots(env):
     env.submit("tasks/sweep", 'count: 3\ncommand: ["/bin/sh", "-c", "sleep 0.3"]\n')
     for g in (od, retry, "tasks/sweep"):
         env.wait(g, "Succeeded", timeout=60)
+    open(go, "w").close()
     env.wait(spot, "Succeeded", timeout=60)
     st = env.status(retry)
     check(st["succeeded"] == 3, "retry: %s" % st)

@@ -39,8 +39,11 @@ def test_reasons_positions_behind_a_gang(env):
     env.write("queues/q/spec.yaml", "capacity: 8\n")
     gang = env.group("command: %s\nnodes: 2\ngpu: H800\ngpus: 8\ntimeout: 60s\n" % waiter(go),
                      name="gang")
-    env.wait(gang, ["Running"])
-    started = rfc3339(env.status(gang)["started"])
+    # the gang's bound is its nodes' start + 60 s: each node's start is
+    # recorded after the group is Running (placed), and a node's status
+    # says when the step that recorded it ran, never before its start
+    nodes = [gang + "/tasks/0/nodes/%d" % n for n in (0, 1)]
+    started = max(rfc3339(env.wait(n, ["Running"])["started"]) for n in nodes)
     b = env.group("command: [true]\nnodes: 2\ngpu: H800\ngpus: 8\ntimeout: 20s\n", name="b")
     c = env.group("command: [true]\ngpu: H800\ngpus: 8\ncompletions: 3\nparallelism: 1\n"
                   "timeout: 10s\n", name="c")
