@@ -596,11 +596,19 @@ static void test_adopt_running(void **state)
 	struct jf_error err = { 0 };
 
 	run_dir(f, dir, sizeof(dir));
-	start_sh(f->be, dir, "echo ready; sleep 0.5; exit 7", 77, &st);
+	/* it runs until the test has looked: a file beside its run dir */
+	char go[PATH_MAX + 8], cmd[2 * PATH_MAX];
+	snprintf(go, sizeof(go), "%s.go", dir);
+	snprintf(cmd, sizeof(cmd), "echo ready; while [ ! -e %s ]; do sleep 0.05; done; exit 7",
+		 go);
+	start_sh(f->be, dir, cmd, 77, &st);
 	jf_runner_free(f->be);
 	f->be = new_backend();
 	assert_int_equal(jf_runner_adopt(f->be, st.handle, dir, 78, &err), JF_OK);
 	assert_false(wait_result(f->be, 100, &res)); /* still running */
+	FILE *g = fopen(go, "w");
+	assert_non_null(g);
+	fclose(g);
 	expect_result(f->be, 5000, &res);
 	assert_int_equal(res.cookie, 78);
 	assert_int_equal(res.exit_code, 7);

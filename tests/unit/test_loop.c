@@ -238,13 +238,14 @@ static void test_deferred_overdue(void **state)
 	assert_int_equal(write(t.fds[0][1], "x", 1), 1);
 	assert_int_equal(jf_loop_run(l), JF_LOOP_STOPPED);
 	/* requests keep coming, so the pass never finds the channel empty: it
-	 * ran because it was overdue, after at least two requests (50 ms of
-	 * 20 ms requests), and the request after it stopped the loop */
+	 * ran because it was overdue, after a request at least (50 ms of 20 ms
+	 * requests, fewer if a sleep overshot), and the request after it
+	 * stopped the loop */
 	int pass = -1;
 	for (int i = 0; i < t.n; i++)
 		if (strncmp(t.log[i], "pass", 4) == 0)
 			pass = i;
-	assert_true(pass >= 2);
+	assert_true(pass >= 1);
 	assert_string_equal(t.log[pass], "pass-overdue");
 	assert_string_equal(t.log[t.n - 1], "first");
 	jf_loop_free(l);
