@@ -16,7 +16,7 @@ parallelism: %(n)d
 gpu: "4090"
 %(billing)s
 command: ["/bin/sh", "-c"]
-args: ["date +%%s.%%N > $REC/$JOB_TASK_INDEX.start; sleep %(secs)s; date +%%s.%%N > $REC/$JOB_TASK_INDEX.end"]
+args: ["date +%%s.%%N > $REC/$JOB_TASK_INDEX.start; sleep %(secs)s; while [ ! -e $REC/go ]; do sleep 0.05; done; date +%%s.%%N > $REC/$JOB_TASK_INDEX.end"]
 env:
   REC: "%(rec)s"
 """
@@ -53,7 +53,8 @@ def check_costs(env, g, queue, rows, n):
 def run_through(env, stops, kind):
     rec = os.path.join(env.work, "rec")
     os.makedirs(rec)
-    n, secs = 2, 4
+    # the tasks run at least 2 s, and on until the stops are over ($REC/go)
+    n, secs = 2, 2
     g = env.group(RECORDER % {"n": n, "secs": secs, "rec": rec, "billing": ""}, name="bill")
     env.wait(g, pred=lambda s: s["running"] == n, timeout=10, what="tasks running")
     env.poll_until(lambda: all(os.path.exists(os.path.join(rec, "%d.start" % i))
@@ -65,7 +66,8 @@ def run_through(env, stops, kind):
         else:
             env.daemon.kill9()
             env.start()
-    st = env.wait(g, ("Succeeded", "Failed"), timeout=secs + 15)
+    open(os.path.join(rec, "go"), "w").close()
+    st = env.wait(g, ("Succeeded", "Failed"), timeout=secs + 30)
     check(st["state"] == "Succeeded", "group ended %s: %s" % (st["state"], st["message"]))
     rows = env.ledger()
     for i in range(n):

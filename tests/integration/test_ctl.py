@@ -130,9 +130,17 @@ def test_shell_sees_refusals(env):
           "pause of a Stopped group without a newline: not EBUSY at close")
 
 
+# the first run of each task lasts until pause kills it; the second 1 s
+PAUSED = """\
+completions: 2
+parallelism: 2
+command: ["/bin/sh", "-c", "echo run >> %(w)s/runs.$JOB_TASK_INDEX; if [ $(wc -l < %(w)s/runs.$JOB_TASK_INDEX) -ge 2 ]; then sleep 1; else sleep 30; fi"]
+"""
+
+
 @case(timeout=60)
 def test_pause_resume(env):
-    g = env.group(SLEEPER % (2, 2, env.work, "1"))
+    g = env.group(PAUSED % {"w": env.work})
     env.wait(g, pred=lambda s: s["running"] == 2, timeout=10, what="2 running")
     pids = running_pids(env, g, 2)
     check(env.ctl(g, "pause") == 0, "pause refused")

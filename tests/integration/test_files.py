@@ -189,20 +189,39 @@ command: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do echo line $i; slee
     env.wait(g, "Succeeded", timeout=10)
 
 
+def has_open(pid, path):
+    """Process pid has path open (its /proc fd links)."""
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == path:
+                return True
+        except OSError:
+            pass
+    return False
+
+
 @case(timeout=60)
 def test_tail_f_logs_of_waiting_task(env):
     """tail -f on the logs of a task that has not run yet follows them once it
     runs (the file has no attempt behind it at open)."""
+    # task 0 (and with it task 1) waits for the test's go
+    go = os.path.join(env.tmp, "go")
     spec = """\
 completions: 2
 parallelism: 1
-command: ["/bin/sh", "-c", "sleep 1; echo task $JOB_TASK_INDEX"]
-"""
+command: ["/bin/sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done; echo task $JOB_TASK_INDEX"]
+""" % go
     g = env.group(spec)
     node = os.path.join(g, "tasks/1/nodes/0")
     check(env.status(os.path.join(g, "tasks/1"))["state"] == "Waiting", "task 1 not waiting")
     tail = env.popen(["tail", "-n", "+1", "-f", env.p(node, "logs")])
     rd = LineReader(tail)
+    env.poll_until(lambda: has_open(tail.pid, env.p(node, "logs")), 10, "tail to open the logs")
+    open(go, "w").close()
     rd.wait_for(lambda ls: "task 1" in ls, 10, "task 1's line from tail -f")
     check(rd.lines == ["task 1"], "tail -f lines: %r" % rd.lines)
     tail.kill()
@@ -212,15 +231,20 @@ command: ["/bin/sh", "-c", "sleep 1; echo task $JOB_TASK_INDEX"]
 
 @case(timeout=60)
 def test_tail_f_events(env):
+    # task 0 (and with it the others) waits for the test's go, given once
+    # tail has the events open
+    go = os.path.join(env.tmp, "go")
     spec = """\
 completions: 3
 parallelism: 1
-command: ["/bin/sh", "-c", "sleep 0.5"]
-"""
+command: ["/bin/sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done; sleep 0.5"]
+""" % go
     g = env.group(spec)
     env.wait(os.path.join(g, "tasks/0"), "Running", timeout=10)
     tail = env.popen(["tail", "-n", "0", "-f", env.p(g, "events")])
     rd = LineReader(tail)
+    env.poll_until(lambda: has_open(tail.pid, env.p(g, "events")), 10, "tail to open the events")
+    open(go, "w").close()
     # new events after tail started: the next tasks start and finish
     rd.wait_for(lambda ls: any(" Started " in l and "tasks/1" in l for l in ls), 10,
                 "a Started event for task 1")

@@ -16,7 +16,9 @@ from jfit import TestFailure, case, check, money, parse_status, pid_alive
 def test_deadline_exceeded(env):
     g = env.group('timeout: 1s\nretries: 0\ncommand: ["/bin/sh", "-c", "echo go; sleep 30"]\n')
     node = os.path.join(g, "tasks/0/nodes/0")
-    env.wait(node, "Running", timeout=10)
+    # Running lasts its 1 s timeout: a slow look may find it ended (its pid
+    # stays in its status)
+    env.wait(node, ("Running", "Failed"), timeout=10)
     pid = env.status(node)["pid"]
     st = env.wait(g, ("Succeeded", "Failed"), timeout=20)
     check(st["state"] == "Failed", "a timed-out task ended %s" % st["state"])

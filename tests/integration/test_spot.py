@@ -35,6 +35,7 @@ args:
     if [ -f $ck ]; then i=$(cat $ck); echo "resumed at $i attempt $JOB_ATTEMPT"; fi
     trap 'echo $i > $ck; echo "SIGTERM at $i"; exit 143' TERM
     while [ $i -lt 40 ]; do sleep 0.1 & wait $!; i=$((i+1)); done
+    while [ ! -e @GO@ ]; do sleep 0.1 & wait $!; done
     echo "done $i attempt $JOB_ATTEMPT"
 """
 
@@ -56,20 +57,24 @@ def test_preempt_a800(env):
     env.use_cluster(A800 % {"grace": "3s"})
     check("preempt_grace: 3s" in env.read("cluster/settings"),
           "cluster/settings: %r" % env.read("cluster/settings"))
-    spot = env.group(STEPPER, name="spot", queue="qs")
+    # the spot tasks end once the test is done with them (spot-go), the
+    # on-demand one once it has looked at them (od-go)
+    spot_go, od_go = os.path.join(env.tmp, "spot-go"), os.path.join(env.tmp, "od-go")
+    spot = env.group(STEPPER.replace("@GO@", spot_go), name="spot", queue="qs")
     env.wait(spot, pred=lambda s: s["running"] == 8, timeout=15, what="8 spot tasks running")
     # a node has its pid once its supervisor reported (starts do not wait)
     pids = {i: env.wait(os.path.join(spot, "tasks/%d/nodes/0" % i), "Running", timeout=10)["pid"]
             for i in range(8)}
     time.sleep(0.5)   # let the steppers count a little, so a checkpoint is > 0
-    od = env.group('gpu: A800\ngpus: 4\ncommand: ["/bin/sh", "-c", "echo on-demand; sleep 1"]\n',
-                   name="od", queue="qo")
-    env.wait(od, ("Running", "Succeeded"), timeout=30)
-    # the victims wait again (the on-demand task holds their GPUs for 1 s)
+    od = env.group('gpu: A800\ngpus: 4\ncommand: ["/bin/sh", "-c", "echo on-demand; '
+                   'while [ ! -e %s ]; do sleep 0.05; done"]\n' % od_go, name="od", queue="qo")
+    env.wait(od, "Running", timeout=30)
+    # the victims wait again while the on-demand task holds their GPUs
     st = env.status(spot)
     check(st["preempted"] == 4 and st["waiting"] == 4 and st["running"] == 4,
           "spot group while the on-demand task runs: %s" % st)
     check(env.status("queues/qs")["preempted"] == 4, "queue: %s" % env.status("queues/qs"))
+    open(od_go, "w").close()
     st = env.wait(od, ("Succeeded", "Failed"), timeout=15)
     # by the daemon's own records: it started within the grace of its creation
     # (3 s, plus a second: the times are whole seconds)
@@ -80,6 +85,7 @@ def test_preempt_a800(env):
     ev = env.read(os.path.join(od, "events"))
     check(" Preempting group " in ev, "no Preempting event on the on-demand group:\n" + ev)
 
+    open(spot_go, "w").close()
     st = env.wait(spot, ("Succeeded", "Failed"), timeout=30)
     check(st["state"] == "Succeeded", "spot ended %s: %s" % (st["state"], st["message"]))
     victims = []

@@ -28,14 +28,17 @@ def test_cat_watch_yields_lines(env):
     env.poll_until(lambda: blocked_in_fuse(cat.pid), 5, "cat watch to block")
     rd.pump(0.2)
     check(rd.lines == [], "watch yielded %r before anything changed" % rd.lines)
+    # task 0 runs until the test has seen its Started line
+    go = os.path.join(env.tmp, "go")
     env.submit(g, """\
 completions: 2
 parallelism: 1
-command: ["/bin/sh", "-c", "sleep 0.6"]
-""")
+command: ["/bin/sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done; sleep 0.6"]
+""" % go)
     first = rd.wait_for(lambda ls: [l for l in ls if " Started " in l], 10, "a Started line")
     check(not any(" Completed " in l for l in rd.lines),
           "Completed arrived together with the first Started: %r" % rd.lines)
+    open(go, "w").close()
     rd.wait_for(lambda ls: any(" Completed " in l and "tasks/1" in l for l in ls), 10,
                 "task 1's Completed line")
     for l in rd.lines:
@@ -160,19 +163,23 @@ def test_inotify_status(env):
 def test_inotify_logs_and_events(env):
     if not have("inotifywait"):
         raise Skip("inotifywait not installed (apt package inotify-tools)")
-    g = env.group('command: ["/bin/sh", "-c", "sleep 0.5; echo one; sleep 1; echo two; sleep 0.5"]\n')
+    # the node prints once the watches are up (the test's go), then ends
+    go = os.path.join(env.tmp, "go")
+    g = env.group('command: ["/bin/sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done; '
+                  'echo one; sleep 1; echo two; sleep 0.5"]\n' % go)
     node = os.path.join(g, "tasks/0/nodes/0")
     env.wait(node, "Running", timeout=10)
     os.stat(env.p(node, "logs"))      # looked up: its growth is announced
     iw = env.popen(["inotifywait", "-m", "-e", "modify,close_write",
                     env.p(node, "logs"), env.p(g, "events")], stderr=subprocess.STDOUT)
     rd = LineReader(iw)
-    rd.wait_for(lambda ls: any("Watches established" in l for l in ls), 5,
+    rd.wait_for(lambda ls: any("Watches established" in l for l in ls), 10,
                 "inotifywait to be ready")
-    rd.wait_for(lambda ls: any("logs" in l and "MODIFY" in l for l in ls), 4,
+    open(go, "w").close()
+    rd.wait_for(lambda ls: any("logs" in l and "MODIFY" in l for l in ls), 10,
                 "an inotify MODIFY on logs while the node prints")
     env.wait(g, "Succeeded", timeout=10)
-    rd.wait_for(lambda ls: any("events" in l and "MODIFY" in l for l in ls), 2,
+    rd.wait_for(lambda ls: any("events" in l and "MODIFY" in l for l in ls), 10,
                 "an inotify MODIFY on the group's events")
 
 
