@@ -14,17 +14,21 @@ LINE = "line %07d " + "x" * 60 + "\n"
 LINE_LEN = len(LINE % 1)                        # 74 bytes
 MI = 1024 * 1024
 
-# python3 flood.py N PAUSE BURSTS LINGER: a line on stderr, a pause (for
-# tail -f to begin), then N numbered lines on stdout in BURSTS bursts 0.3 s
-# apart (so that a reader polling every second sees the file between
-# rotations), then LINGER seconds more before it exits
+# python3 flood.py N START BURSTS END: a line on stderr, then (once the
+# file START exists, "-": at once; for tail -f to begin) N numbered lines
+# on stdout in BURSTS bursts 0.3 s apart (so that a reader polling every
+# second sees the file between rotations), then it exits once the file END
+# exists ("-": at once): the test holds it running while it looks
 FLOOD = """\
-import sys, time
+import os, sys, time
 n, bursts = int(sys.argv[1]), int(sys.argv[3])
-pause, linger = float(sys.argv[2]), float(sys.argv[4])
+start, end = sys.argv[2], sys.argv[4]
+def gate(path):
+    while path != "-" and not os.path.exists(path):
+        time.sleep(0.05)
 sys.stderr.write("start\\n")
 sys.stderr.flush()
-time.sleep(pause)
+gate(start)
 w = sys.stdout.write
 for i in range(1, n + 1):
     w("line %07d " % i + "x" * 60 + "\\n")
@@ -32,18 +36,26 @@ for i in range(1, n + 1):
         sys.stdout.flush()
         time.sleep(0.3)
 sys.stdout.flush()
-time.sleep(linger)
+gate(end)
 """
 
 
-def flood_group(env, n, pause, bursts=1, linger=0):
+def flood_group(env, n, bursts=1, start=False, end=False):
+    """The flood's group and node; start, end: gate it on files that
+    go(env, "start") and go(env, "end") create."""
     script = os.path.join(env.work, "flood.py")
     with open(script, "w") as f:
         f.write(FLOOD)
-    spec = 'command: ["python3", "%s", "%d", "%s", "%d", "%s"]\n' % (script, n, pause, bursts,
-                                                                     linger)
+    gates = [os.path.join(env.work, w) if on else "-"
+             for w, on in (("start", start), ("end", end))]
+    spec = 'command: ["python3", "%s", "%d", "%s", "%d", "%s"]\n' % (script, n, gates[0], bursts,
+                                                                     gates[1])
     g = env.group(spec)
     return g, os.path.join(g, "tasks/0/nodes/0")
+
+
+def go(env, which):
+    open(os.path.join(env.work, which), "w").close()
 
 
 def run_dir(env):
@@ -89,17 +101,20 @@ def test_logcap_flood(env):
     env.daemon_args = ["--log-cap", "1Mi"]
     env.remount()
     n = 700000                                   # 51.8 MB
-    g, node = flood_group(env, n, 2.0, bursts=12, linger=8)
+    g, node = flood_group(env, n, bursts=12, start=True, end=True)
     env.wait(node, "Running", timeout=10)
     # tail -f begun before the flood; its output to a file (tens of MB at most)
     tout = os.path.join(env.work, "tail.out")
     terr = os.path.join(env.work, "tail.err")
     with open(tout, "wb") as o, open(terr, "wb") as e:
         tail = env.popen(["tail", "-n", "+1", "-f", env.p(node, "logs")], stdout=o, stderr=e)
+    env.poll_until(lambda: open(tout, "rb").read(6) == b"start\n", 20, "tail -f to show start")
+    go(env, "start")
     # the event comes while the node still runs (the engine looks every 5 s)
-    env.poll_until(lambda: " LogRotated " in env.read(os.path.join(node, "events")), 20,
+    env.poll_until(lambda: " LogRotated " in env.read(os.path.join(node, "events")), 30,
                    "a LogRotated event", interval=0.2)
     check(env.status(node)["state"] == "Running", "LogRotated came only once the node ended")
+    go(env, "end")
     st = env.wait(g, ("Succeeded", "Failed"), timeout=60)
     check(st["state"] == "Succeeded", "group ended %s: %s" % (st["state"], st.get("message")))
     last = LINE % n
@@ -184,11 +199,12 @@ def test_logcap_zero_keeps_all(env):
     env.daemon_args = ["--log-cap", "0"]
     env.remount()
     n = 70000                                    # 5.2 MB
-    g, node = flood_group(env, n, 0, linger=2)
+    g, node = flood_group(env, n, end=True)
     # launch.json is read while the node runs: its end tidies it away
     env.wait(node, "Running", timeout=30)
     d = run_dir(env)
     check(json.load(open(os.path.join(d, "launch.json")))["log_cap"] == 0, "launch.json log_cap")
+    go(env, "end")
     st = env.wait(g, ("Succeeded", "Failed"), timeout=30)
     check(st["state"] == "Succeeded", "group ended %s" % st["state"])
     check(not glob.glob(os.path.join(d, "*.1")) and not os.path.exists(os.path.join(d, "rotation")),
@@ -204,9 +220,10 @@ def test_logcap_zero_keeps_all(env):
 @case(timeout=60)
 def test_logcap_default(env):
     """Without the option each node's files are capped at 1Gi."""
-    g, node = flood_group(env, 10, 0, linger=2)
+    g, node = flood_group(env, 10, end=True)
     env.wait(node, "Running", timeout=20)
     launch = json.load(open(os.path.join(run_dir(env), "launch.json")))
+    go(env, "end")
     env.wait(g, "Succeeded", timeout=20)
     check(launch["log_cap"] == 1024 * MI, "default log_cap %r, want 1Gi" % launch["log_cap"])
 
