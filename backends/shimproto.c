@@ -803,6 +803,36 @@ int64_t jf_shim_started_ms(const char *run_dir)
 	return ms;
 }
 
+bool jf_shim_gpus_valid(const char *text)
+{
+	size_t len = strlen(text);
+	if (len == 0 || len >= JF_SHIM_GPUS_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		bool digit = text[i] >= '0' && text[i] <= '9';
+		bool comma = text[i] == ',' && i > 0 && i + 1 < len && text[i + 1] != ',';
+		if (!digit && !comma)
+			return false;
+	}
+	return true;
+}
+
+void jf_shim_gpus(const char *run_dir, char *buf, size_t n)
+{
+	char path[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	if (n)
+		buf[0] = '\0';
+	if (path_in(path, sizeof(path), run_dir, "gpus") < 0 ||
+	    jf_shim_read(path, JF_SHIM_GPUS_MAX + 1, &text, &len) < 0)
+		return;
+	if (len && text[len - 1] == '\n')
+		text[--len] = '\0';
+	if (jf_shim_gpus_valid(text) && len < n)
+		memcpy(buf, text, len + 1);
+	free(text);
+}
+
 static bool int_field(json_t *o, const char *key, json_int_t *out)
 {
 	json_t *v = json_object_get(o, key);

@@ -162,6 +162,14 @@ int jf_shim_result(const char *run_dir, struct jf_run_result *out, char *why, si
 bool jf_shim_note_parse(const char *line, struct jf_run_result *res);
 /* START_MS from RUN_DIR/started, 0 if none. */
 int64_t jf_shim_started_ms(const char *run_dir);
+/* Is text a list of GPU ids as Slurm numbers a node's GPUs ("0", "3,4"):
+ * decimal ids joined by single commas, shorter than JF_SHIM_GPUS_MAX? */
+#define JF_SHIM_GPUS_MAX 256
+bool jf_shim_gpus_valid(const char *text);
+/* RUN_DIR/gpus into buf: the GPUs Slurm gave the node (its step's
+ * SLURM_STEP_GPUS), which jobfs-shim --slurm writes when it starts; ""
+ * when there is none or it is not such a list. */
+void jf_shim_gpus(const char *run_dir, char *buf, size_t n);
 
 struct jf_shim_rotation {
 	int64_t cap;

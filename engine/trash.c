@@ -132,8 +132,8 @@ static bool is_log(const char *name)
  * their temporaries (name.tmp, renamed onto name). */
 static bool is_record(const char *name)
 {
-	static const char *const recs[] = { "launch.json", "claim", "started", "result",
-					    "rotation" };
+	static const char *const recs[] = { "launch.json", "claim",    "started",
+					    "result",      "rotation", "gpus" };
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		size_t n = strlen(recs[i]);
 		if (!strncmp(name, recs[i], n) && (!name[n] || !strcmp(name + n, ".tmp")))

@@ -243,6 +243,9 @@ void stream_close(struct shim *s, struct proc *p, struct stream *st);
 void stream_read(struct shim *s, struct proc *p, struct stream *st);
 void proc_note(struct shim *s, struct proc *p, const char *text);
 void report_started(struct shim *s);
+/* Slurm mode: RUN_DIR/gpus, the node's SLURM_STEP_GPUS (else
+ * SLURM_JOB_GPUS), when Slurm gave it GPUs (shimproto.h: jf_shim_gpus). */
+void report_gpus(struct shim *s);
 int write_result(struct shim *s);
 
 /* ---- shim_pull.c ---- */

@@ -305,6 +305,22 @@ void report_started(struct shim *s)
 		fprintf(stderr, "jobfs-shim: started: %s\n", strerror(errno));
 }
 
+void report_gpus(struct shim *s)
+{
+	/* the GPUs Slurm gave this node, numbered as its gres_detail numbers
+	 * them: the daemon's answer to "which GPUs" when the element ended
+	 * before a poll saw it run (Slurm forgets the detail then) */
+	const char *v = getenv("SLURM_STEP_GPUS");
+	if (!v || !v[0])
+		v = getenv("SLURM_JOB_GPUS");
+	if (!v || !jf_shim_gpus_valid(v))
+		return;
+	char line[JF_SHIM_GPUS_MAX + 1];
+	int n = snprintf(line, sizeof(line), "%s\n", v);
+	if (write_atomic(s->dirfd, "gpus", line, (size_t)n, false) < 0)
+		fprintf(stderr, "jobfs-shim: gpus: %s\n", strerror(errno));
+}
+
 int write_result(struct shim *s)
 {
 	char msg[SHIM_MSG_MAX], sbuf[32];

@@ -29,7 +29,9 @@
  *   From there on the shim is the local mode with that RUN_DIR (claim,
  *   heartbeat, stdout/stderr/logs and rotation, started, result, the uid
  *   and gid change as root), except: the claim holds
- *   "slurm:SLURM_JOB_ID:NODE START_MS"; there is no ready pipe (fd 3 and
+ *   "slurm:SLURM_JOB_ID:NODE START_MS"; RUN_DIR/gpus holds the step's
+ *   SLURM_STEP_GPUS (Slurm's ids of the node's GPUs, for the daemon when
+ *   the job's gres_detail is gone); there is no ready pipe (fd 3 and
  *   up are left alone but close-on-exec); the shim stays in Slurm's
  *   session and process group (no setsid), so Slurm's signals reach it;
  *   the procs' cwd is RUN_DIR/work (0700, the launch user's) unless
@@ -854,6 +856,7 @@ int cmd_slurm(struct shim *s, const char *batch)
 	node_start(s);
 	if (!s->start_failed && s->sl.timeout_ms > 0)
 		s->timeout_at = mono_ms() + s->sl.timeout_ms;
+	report_gpus(s);
 	report_started(s);
 
 	if (run_loop(s) < 0) {

@@ -284,11 +284,19 @@ static void tell_started(struct slurm *s, struct sub *b, struct elem *el, int64_
 			n.hosts[i] = strdup(hosts[i]);
 		n.nhosts = n.hosts ? nh : 0;
 	}
-	/* the GPUs Slurm gave each node, when it says (one entry per node) */
-	if (n.nhosts && j->ngres_detail == n.nhosts && (n.gpu_ids = calloc(nh, sizeof(char *)))) {
+	/* the GPUs Slurm gave each node: the job's gres_detail (one entry per
+	 * node) while it runs; an element that ended before a poll saw it run
+	 * has none any more, and each node's supervisor wrote its own
+	 * (RUN_DIR/gpus, from the step's SLURM_STEP_GPUS) */
+	if (n.nhosts && (n.gpu_ids = calloc(nh, sizeof(char *)))) {
 		for (size_t i = 0; i < nh; i++) {
-			char ids[JF_NOTE_GPU_IDS_MAX];
-			jf_gres_gpu_ids(j->gres_detail[i], ids, sizeof(ids));
+			char ids[JF_NOTE_GPU_IDS_MAX], dir[4300];
+			if (j->ngres_detail == n.nhosts) {
+				jf_gres_gpu_ids(j->gres_detail[i], ids, sizeof(ids));
+			} else {
+				run_dir(b, el->idx, run, i, dir, sizeof(dir));
+				jf_shim_gpus(dir, ids, sizeof(ids));
+			}
 			n.gpu_ids[i] = strdup(ids);
 		}
 	}

@@ -770,6 +770,32 @@ def test_slurm_stop_and_timeout(env):
     check(3 <= int(rows[0]["seconds"]) <= 15, "billed %s s for a 3 s timeout" % rows[0]["seconds"])
 
 
+@case(timeout=90)
+def test_slurm_gpus_of_a_short_job(env):
+    """A job that ends at once, most likely before a poll sees it run
+    (when Slurm has forgotten its gres_detail): each node's status still
+    names the GPUs Slurm gave it, as the node saw them, from what its
+    supervisor wrote (RUN_DIR/gpus, the step's SLURM_STEP_GPUS)."""
+    env.use_slurm()
+    rec = os.path.join(env.work, "short")
+    os.makedirs(rec)
+    g = env.group("nodes: 2\n" + gpu(2) + "command: [\"/bin/sh\", \"-c\"]\n"
+                  "args: ['echo \"$CUDA_VISIBLE_DEVICES\" > %s/$JOB_NODE_INDEX']\n" % rec,
+                  name="short")
+    env.wait(g, "Succeeded", timeout=60)
+    for i in range(2):
+        n = env.status("%s/tasks/0/nodes/%d" % (g, i))
+        saw = open(os.path.join(rec, str(i))).read().strip()
+        if GPUS:
+            check(str(n["gpus"]) == "2" and len(n["cuda_visible_devices"].split(",")) == 2,
+                  "node %d: status gpus %s %r (it saw %r)"
+                  % (i, n["gpus"], n["cuda_visible_devices"], saw))
+        else:
+            check(str(n["gpus"]) == "0" and n["cuda_visible_devices"] == "",
+                  "node %d: %s %r on a CPU-only cluster" % (i, n["gpus"], n["cuda_visible_devices"]))
+    check_costs(env, g, want_rows=2)
+
+
 @case(timeout=120)
 def test_slurm_pause_resume(env):
     env.use_slurm()

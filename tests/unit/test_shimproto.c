@@ -459,6 +459,54 @@ static void test_result_evicted(void **state)
 	rmdir(dir);
 }
 
+/* RUN_DIR/gpus: Slurm's ids of a node's GPUs, read back; anything that is
+ * not a list of ids reads as none */
+static void write_gpus(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_gpus(void **state)
+{
+	(void)state;
+	assert_true(jf_shim_gpus_valid("0"));
+	assert_true(jf_shim_gpus_valid("3,4"));
+	assert_true(jf_shim_gpus_valid("0,1,2,3,4,5,6,7,10"));
+	static const char *const bad[] = {
+		"", ",", "0,", ",0", "0,,1", "0-1", "a", "0 1", "gpu:0"
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(jf_shim_gpus_valid(bad[i]));
+	char big[JF_SHIM_GPUS_MAX + 2];
+	memset(big, '1', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_false(jf_shim_gpus_valid(big));
+
+	char dir[] = "/tmp/jf-shimproto-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[sizeof(dir) + 16], buf[96];
+	snprintf(path, sizeof(path), "%s/gpus", dir);
+	jf_shim_gpus(dir, buf, sizeof(buf)); /* none */
+	assert_string_equal(buf, "");
+	write_gpus(path, "3,4\n");
+	jf_shim_gpus(dir, buf, sizeof(buf));
+	assert_string_equal(buf, "3,4");
+	write_gpus(path, "3,4");
+	jf_shim_gpus(dir, buf, sizeof(buf));
+	assert_string_equal(buf, "3,4");
+	write_gpus(path, "../x\n");
+	jf_shim_gpus(dir, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	write_gpus(path, "0,1,2,3\n");
+	jf_shim_gpus(dir, buf, 4); /* does not fit: none, not a cut list */
+	assert_string_equal(buf, "");
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_quantity(void **state)
 {
 	(void)state;
@@ -546,11 +594,17 @@ static void test_tree_usage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip_groups), cmocka_unit_test(test_no_groups),
-		cmocka_unit_test(test_round_trip_image),  cmocka_unit_test(test_note_parse),
-		cmocka_unit_test(test_bad_groups),        cmocka_unit_test(test_round_trip_mounts),
-		cmocka_unit_test(test_bad_mounts),        cmocka_unit_test(test_result_evicted),
-		cmocka_unit_test(test_quantity),          cmocka_unit_test(test_tree_usage),
+		cmocka_unit_test(test_round_trip_groups),
+		cmocka_unit_test(test_no_groups),
+		cmocka_unit_test(test_round_trip_image),
+		cmocka_unit_test(test_note_parse),
+		cmocka_unit_test(test_bad_groups),
+		cmocka_unit_test(test_round_trip_mounts),
+		cmocka_unit_test(test_bad_mounts),
+		cmocka_unit_test(test_result_evicted),
+		cmocka_unit_test(test_quantity),
+		cmocka_unit_test(test_tree_usage),
+		cmocka_unit_test(test_gpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
