@@ -40,6 +40,7 @@
 
 #include "core/billing.h"
 #include "core/budget.h"
+#include "core/grow.h"
 #include "core/quantity.h"
 
 struct qbud {
@@ -147,15 +148,37 @@ static struct grt *stoppable(struct jf_engine *e, const struct qbud *q, const st
 	return g && g->queue_id == q->queue_id ? g : NULL;
 }
 
-/* budget_action: stop: every task of q's groups that runs is stopped. */
+static void hold(struct jf_engine *e, struct grt *g, const struct qbud *q);
+
+/* budget_action: stop: every task of q's groups that runs is stopped.
+ * Their groups are held first: on a scheduling backend the hold of what
+ * waits is asked before the cancel of what runs, or Slurm would start the
+ * next element of an array (its throttle freed by the cancel) before the
+ * hold, and that would be stopped too. */
 static void stop_running(struct jf_engine *e, struct qbud *q)
 {
-	size_t i = 0;
-	int64_t k;
+	size_t i = 0, n = 0, cap = 0;
+	int64_t k, *gids = NULL;
 	void *v;
 	bool any = false;
-	while (!any && jf_idmap_next(&e->tasks, &i, &k, &v))
-		any = stoppable(e, q, v) != NULL;
+	while (jf_idmap_next(&e->tasks, &i, &k, &v)) {
+		struct grt *g = stoppable(e, q, v);
+		if (!g)
+			continue;
+		any = true;
+		bool seen = false;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = gids[j] == g->id;
+		if (!seen && jf_grow(&gids, &cap, n + 1, sizeof(*gids)))
+			gids[n++] = g->id;
+	}
+	/* held outside the walk: a hold's step may act on the tasks */
+	for (size_t j = 0; j < n; j++) {
+		struct grt *g = jf_eng_group(e, gids[j]);
+		if (g)
+			hold(e, g, q);
+	}
+	free(gids);
 	if (!any)
 		return;
 	i = 0;
