@@ -32,7 +32,10 @@
 # 17539): clear of the test Slurm cluster (16817 on) and the registries
 # (15000 on), and of another instance whose JOBFS_S3_PORT is 100 away.
 # JOBFS_S3_STORE_MB (default 2048) is the OSD's size: objects live in RAM
-# (about twice their size), and writes fail once it is 95% full.
+# (about twice their size), and writes fail once it is 95% full.  A deleted
+# object is freed only after radosgw's GC delay, so an instance kept for
+# many test runs fills up (about four integration suites at 2048): restart
+# it, or give it more.  scripts/test.sh starts one with 4096 per run.
 # Test buckets and objects: tests/fixtures/s3util.py (standard library only).
 #
 # Needs radosgw, ceph-mon, ceph-osd, ceph-common (scripts/deps.sh) and
