@@ -92,9 +92,7 @@ enum jf_err jf_ledger_open(struct jf_store *st, const struct jf_ledger_rec *r, i
 	sqlite3_bind_int64(s, 14, r->start_ms);
 	sqlite3_bind_int64(s, 15, r->rate);
 	enum jf_err rc = jf_q_exec(st, s);
-	if (!rc && id)
-		*id = sqlite3_last_insert_rowid(st->db);
-	return rc;
+	return rc ? rc : jf_q_last_id(st, id);
 }
 
 void jf_ledger_forget(struct jf_store *st)

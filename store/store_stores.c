@@ -22,9 +22,7 @@ enum jf_err jf_stor_create(struct jf_store *st, int kind, const char *name, uint
 	sqlite3_bind_int64(s, 4, gid);
 	sqlite3_bind_int64(s, 5, now_ms);
 	enum jf_err rc = jf_q_exec(st, s);
-	if (!rc && id)
-		*id = sqlite3_last_insert_rowid(st->db);
-	return rc;
+	return rc ? rc : jf_q_last_id(st, id);
 }
 
 static enum jf_err row(sqlite3_stmt *s, struct jf_store_rec *r)
