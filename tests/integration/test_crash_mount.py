@@ -15,7 +15,7 @@ import signal
 import subprocess
 import time
 
-from jfit import TestFailure, case, check
+from jfit import TestFailure, case, check, fds_to
 
 
 def fuse_holders(env):
@@ -30,17 +30,14 @@ def fuse_holders(env):
             with open("/proc/%d/cmdline" % pid, "rb") as f:
                 cmd = f.read()
             cwd = os.readlink("/proc/%d/cwd" % pid)
-            fds = os.listdir("/proc/%d/fd" % pid)
         except OSError:
             continue
         if env.tmp.encode() not in cmd and not cwd.startswith(env.tmp):
             continue
-        for fd in fds:
+        if fds_to(pid, "/dev/fuse"):
             try:
-                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "/dev/fuse":
-                    with open("/proc/%d/comm" % pid) as f:
-                        out[pid] = f.read().strip()
-                    break
+                with open("/proc/%d/comm" % pid) as f:
+                    out[pid] = f.read().strip()
             except OSError:
                 pass
     return out

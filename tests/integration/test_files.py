@@ -4,7 +4,7 @@ import os
 import subprocess
 import time
 
-from jfit import LineReader, TestFailure, case, check, money, parse_status
+from jfit import LineReader, TestFailure, case, check, fds_to, money, parse_status
 
 FINISHED = """\
 completions: 2
@@ -189,21 +189,6 @@ command: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do echo line $i; slee
     env.wait(g, "Succeeded", timeout=10)
 
 
-def has_open(pid, path):
-    """Process pid has path open (its /proc fd links)."""
-    try:
-        fds = os.listdir("/proc/%d/fd" % pid)
-    except OSError:
-        return False
-    for fd in fds:
-        try:
-            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == path:
-                return True
-        except OSError:
-            pass
-    return False
-
-
 @case(timeout=60)
 def test_tail_f_logs_of_waiting_task(env):
     """tail -f on the logs of a task that has not run yet follows them once it
@@ -220,7 +205,7 @@ command: ["/bin/sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done; echo task $J
     check(env.status(os.path.join(g, "tasks/1"))["state"] == "Waiting", "task 1 not waiting")
     tail = env.popen(["tail", "-n", "+1", "-f", env.p(node, "logs")])
     rd = LineReader(tail)
-    env.poll_until(lambda: has_open(tail.pid, env.p(node, "logs")), 10, "tail to open the logs")
+    env.poll_until(lambda: fds_to(tail.pid, env.p(node, "logs")), 10, "tail to open the logs")
     open(go, "w").close()
     rd.wait_for(lambda ls: "task 1" in ls, 10, "task 1's line from tail -f")
     check(rd.lines == ["task 1"], "tail -f lines: %r" % rd.lines)
@@ -243,7 +228,7 @@ command: ["/bin/sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done; sleep 0.5"]
     env.wait(os.path.join(g, "tasks/0"), "Running", timeout=10)
     tail = env.popen(["tail", "-n", "0", "-f", env.p(g, "events")])
     rd = LineReader(tail)
-    env.poll_until(lambda: has_open(tail.pid, env.p(g, "events")), 10, "tail to open the events")
+    env.poll_until(lambda: fds_to(tail.pid, env.p(g, "events")), 10, "tail to open the events")
     open(go, "w").close()
     # new events after tail started: the next tasks start and finish
     rd.wait_for(lambda ls: any(" Started " in l and "tasks/1" in l for l in ls), 10,

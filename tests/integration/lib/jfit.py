@@ -655,14 +655,12 @@ def all_stacks(pids):
             todo += _children(pid)
         elif pid not in pids:
             continue
-        fuse = [fd for fd in _listdir("/proc/%d/fd" % pid)
-                if _readlink("/proc/%d/fd/%s" % (pid, fd)) == "/dev/fuse"]
+        fuse = fds_to(pid, "/dev/fuse")
         out.append("== pid %d (%s) state %s, /dev/fuse fds %s"
                    % (pid, comm, _proc_state(pid), fuse or "none"))
         for t in _listdir("/proc/%d/task" % pid):
             wchan = _readtext("/proc/%d/task/%s/wchan" % (pid, t))
-            tfuse = [fd for fd in _listdir("/proc/%d/task/%s/fd" % (pid, t))
-                     if _readlink("/proc/%d/task/%s/fd/%s" % (pid, t, fd)) == "/dev/fuse"]
+            tfuse = fds_to(pid, "/dev/fuse", task=t)
             out.append("-- thread %s state %s wchan %s /dev/fuse fds %s\n%s"
                        % (t, _proc_state(pid, t), wchan, tfuse or "none",
                           _readtext("/proc/%d/task/%s/stack" % (pid, t))))
@@ -674,6 +672,13 @@ def all_stacks(pids):
             except subprocess.TimeoutExpired:
                 out.append("(gdb could not attach within 20 s)")
     return "\n".join(out)
+
+
+def fds_to(pid, target, task=None):
+    """The fds of process pid (or of its thread task) open on target, a
+    path as /proc/PID/fd's links name it; [] when it has gone."""
+    base = "/proc/%d/task/%s/fd" % (pid, task) if task else "/proc/%d/fd" % pid
+    return [fd for fd in _listdir(base) if _readlink("%s/%s" % (base, fd)) == target]
 
 
 def _readlink(path):
